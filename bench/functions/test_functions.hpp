@@ -1,0 +1,37 @@
+#pragma once
+// Standard global-optimisation test functions on their usual boxes, for benchmarks and the
+// behavioural tests. Every function is to be MINIMISED; `minimum` is the known global minimum value.
+#include <Eigen/Core>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tune::testfn {
+
+struct TestFunction {
+  std::string name;
+  Eigen::VectorXd lower;  // box, one entry per dimension
+  Eigen::VectorXd upper;
+  double minimum;         // global minimum value on the box
+  Eigen::VectorXd argmin; // one global minimiser
+  std::function<double(const Eigen::VectorXd&)> f;  // takes a point of the box (not the unit cube)
+
+  std::size_t dim() const { return static_cast<std::size_t>(lower.size()); }
+  // f at a point of the unit cube, mapped linearly to the box.
+  double at_unit(const Eigen::VectorXd& u) const;
+};
+
+TestFunction branin();        // [-5,10] x [0,15], min 0.397887
+TestFunction hartmann3();     // [0,1]^3, min -3.86278
+TestFunction hartmann6();     // [0,1]^6, min -3.32237
+TestFunction rosenbrock(std::size_t dim, double low = -5.0, double high = 10.0);  // min 0 at 1
+// The compressed-GP paper's 1-D example f(x) = sin x + cos x + 0.1 x on [0, 10], as a
+// minimisation of -f (the paper maximises f).
+TestFunction paper_example_1d();
+// The paper's Rosenbrock (a = 1, b = 10) on [-2, 2]^2.
+TestFunction paper_rosenbrock_2d();
+
+TestFunction by_name(const std::string& name);  // throws std::invalid_argument
+std::vector<std::string> names();
+
+}  // namespace tune::testfn

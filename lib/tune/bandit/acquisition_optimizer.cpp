@@ -1,0 +1,108 @@
+#include "tune/bandit/acquisition_optimizer.hpp"
+
+#include <nlopt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "tune/space/sampling.hpp"
+
+namespace tune {
+
+std::size_t AcquisitionOptimizerOptions::candidate_count(std::size_t dim) const {
+  if (candidates > 0) return candidates;
+  return std::clamp<std::size_t>(100 * dim, 256, 1024);
+}
+
+namespace {
+
+struct LocalObjective {
+  const GaussianProcess* gp;
+  const Acquisition* acquisition;
+  std::size_t dim;
+
+  static double callback(unsigned n, const double* x, double* g, void* self) {
+    const auto& o = *static_cast<LocalObjective*>(self);
+    const Eigen::Map<const Eigen::VectorXd> xv(x, n);
+    Eigen::VectorXd grad;
+    const double value = o.acquisition->score(o.gp->predict_with_gradient(xv), grad);
+    if (!std::isfinite(value)) {
+      if (g) std::fill(g, g + n, 0.0);
+      return -1e300;
+    }
+    if (g) Eigen::Map<Eigen::VectorXd>(g, n) = grad;
+    return value;
+  }
+};
+
+double normal_draw(Rng& rng) {
+  const double u1 = std::max(uniform01(rng), 1e-300), u2 = uniform01(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+}  // namespace
+
+std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acquisition& acquisition,
+                                          const SnapFunction& snap, const std::vector<Eigen::VectorXd>& anchors,
+                                          const AcquisitionOptimizerOptions& options, Rng& rng) {
+  const std::size_t dim = gp.dim();
+  const Eigen::Index d = static_cast<Eigen::Index>(dim);
+  const std::size_t n_total = options.candidate_count(dim);
+  const std::size_t n_perturbed =
+      anchors.empty() ? 0 : static_cast<std::size_t>(options.perturbation_fraction * static_cast<double>(n_total));
+  const std::size_t n_sobol = n_total - n_perturbed;
+
+  Eigen::MatrixXd X(d, static_cast<Eigen::Index>(n_total));
+  X.leftCols(static_cast<Eigen::Index>(n_sobol)) = sobol_points(dim, n_sobol, rng);
+  for (std::size_t i = 0; i < n_perturbed; ++i) {
+    const Eigen::VectorXd& anchor = anchors[i % anchors.size()];
+    for (Eigen::Index k = 0; k < d; ++k)
+      X(k, static_cast<Eigen::Index>(n_sobol + i)) =
+          std::clamp(anchor(k) + options.perturbation_sd * normal_draw(rng), 0.0, 1.0);
+  }
+  for (Eigen::Index j = 0; j < X.cols(); ++j) X.col(j) = snap(X.col(j));
+
+  Eigen::VectorXd mean, variance;
+  gp.predict(X, mean, variance);
+  std::vector<ScoredPoint> ranked(n_total);
+  for (std::size_t j = 0; j < n_total; ++j) {
+    const Eigen::Index jj = static_cast<Eigen::Index>(j);
+    ranked[j] = {X.col(jj), acquisition.score(mean(jj), variance(jj)), variance(jj)};
+  }
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const ScoredPoint& a, const ScoredPoint& b) { return a.score > b.score; });
+
+  // Local refinement from the best distinct candidates.
+  if (options.local_starts > 0 && options.local_max_evaluations > 0 && gp.size() > 0) {
+    LocalObjective objective{&gp, &acquisition, dim};
+    nlopt_opt opt = nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(dim));
+    const std::vector<double> lo(dim, 0.0), hi(dim, 1.0);
+    nlopt_set_lower_bounds(opt, lo.data());
+    nlopt_set_upper_bounds(opt, hi.data());
+    nlopt_set_max_objective(opt, &LocalObjective::callback, &objective);
+    nlopt_set_maxeval(opt, static_cast<int>(options.local_max_evaluations));
+    nlopt_set_xtol_rel(opt, 1e-6);
+    std::vector<ScoredPoint> refined;
+    std::size_t started = 0;
+    for (std::size_t j = 0; j < ranked.size() && started < options.local_starts; ++j) {
+      if (!std::isfinite(ranked[j].score)) break;
+      if (j > 0 && ranked[j].x == ranked[j - 1].x) continue;
+      ++started;
+      std::vector<double> x(ranked[j].x.data(), ranked[j].x.data() + d);
+      double value = 0.0;
+      nlopt_optimize(opt, x.data(), &value);  // x holds the best point found even on failure
+      const Eigen::VectorXd xs = snap(Eigen::Map<const Eigen::VectorXd>(x.data(), d));
+      const Prediction p = gp.predict(xs);
+      refined.push_back({xs, acquisition.score(p.mean, p.variance), p.variance});
+    }
+    nlopt_destroy(opt);
+    ranked.insert(ranked.end(), refined.begin(), refined.end());
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const ScoredPoint& a, const ScoredPoint& b) { return a.score > b.score; });
+  }
+  return ranked;
+}
+
+}  // namespace tune

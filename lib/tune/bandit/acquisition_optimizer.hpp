@@ -1,0 +1,41 @@
+#pragma once
+// Maximises an acquisition over the unit cube: a shifted Sobol candidate set (plus perturbations of
+// the best observed points) scored in one batched prediction, then L-BFGS (NLopt, analytic
+// gradients, box [0,1]^d) from the best few. Every point is passed through `snap` before it is
+// scored, so discrete parameters are scored where they will actually be evaluated. Deterministic for
+// a given Rng state.
+#include <Eigen/Core>
+#include <functional>
+#include <vector>
+
+#include "tune/bandit/acquisition.hpp"
+#include "tune/gp/gaussian_process.hpp"
+#include "tune/random/rng.hpp"
+
+namespace tune {
+
+struct AcquisitionOptimizerOptions {
+  std::size_t candidates = 0;          // 0: 100 d, clamped to [256, 1024]
+  std::size_t local_starts = 3;        // L-BFGS refinements from the best candidates
+  std::size_t local_max_evaluations = 30;
+  double perturbation_fraction = 0.125;  // share of candidates drawn around the best observed points
+  double perturbation_sd = 0.05;
+
+  std::size_t candidate_count(std::size_t dim) const;
+};
+
+struct ScoredPoint {
+  Eigen::VectorXd x;  // snapped
+  double score = 0.0;
+  double variance = 0.0;  // posterior variance of f at x (units of the observed values)
+};
+
+using SnapFunction = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
+
+// All scored points, best first (ties keep candidate order). `anchors` are points around which
+// perturbation candidates are drawn (e.g. the best observed), may be empty.
+std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acquisition& acquisition,
+                                          const SnapFunction& snap, const std::vector<Eigen::VectorXd>& anchors,
+                                          const AcquisitionOptimizerOptions& options, Rng& rng);
+
+}  // namespace tune

@@ -1,0 +1,152 @@
+#include "tune/gp/gaussian_process.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace tune {
+
+GaussianProcess::GaussianProcess(std::size_t dim, GpHyperparameters hyperparameters,
+                                 Standardization standardization)
+    : dim_(dim) {
+  reset(std::move(hyperparameters), standardization);
+}
+
+double GaussianProcess::noise_variance(std::size_t group) const {
+  if (group >= hp_.noise_variances.size())
+    throw std::out_of_range("GP: noise group " + std::to_string(group) + " has no noise variance");
+  return hp_.noise_variances[group] * standardization_.scale * standardization_.scale;
+}
+
+void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization standardization) {
+  if (static_cast<std::size_t>(hyperparameters.lengthscales.size()) != dim_)
+    throw std::invalid_argument("GP: " + std::to_string(hyperparameters.lengthscales.size()) +
+                                " lengthscales for a " + std::to_string(dim_) + "-dimensional input");
+  if (hyperparameters.noise_variances.empty())
+    throw std::invalid_argument("GP: at least one noise variance is needed");
+  for (double v : hyperparameters.noise_variances)
+    if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("GP: noise variances must be positive");
+  if (!(standardization.scale > 0) || !std::isfinite(standardization.scale) ||
+      !std::isfinite(standardization.mean))
+    throw std::invalid_argument("GP: standardisation scale must be positive and finite");
+  hp_ = std::move(hyperparameters);
+  standardization_ = standardization;
+  kernel_ = hp_.make_kernel();
+  n_ = 0;
+  for (const Observation& o : observations_) append_row(o);
+  update_weights();
+}
+
+void GaussianProcess::add(Observation observation) {
+  std::vector<Observation> one;
+  one.push_back(std::move(observation));
+  add(std::move(one));
+}
+
+void GaussianProcess::add(std::vector<Observation> observations) {
+  for (Observation& o : observations) {
+    if (static_cast<std::size_t>(location(o.query).size()) != dim_)
+      throw std::invalid_argument("GP: observation of the wrong dimension");
+    if (!std::isfinite(o.value)) throw std::invalid_argument("GP: non-finite observation");
+    if (o.noise_group >= hp_.noise_variances.size())
+      throw std::out_of_range("GP: observation in noise group " + std::to_string(o.noise_group) +
+                              " which has no noise variance");
+    observations_.push_back(std::move(o));
+    append_row(observations_.back());
+  }
+  update_weights();
+}
+
+void GaussianProcess::truncate(std::size_t n) {
+  if (n >= n_) return;
+  observations_.resize(n);
+  n_ = n;
+  update_weights();
+}
+
+void GaussianProcess::append_row(const Observation& o) {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  if (n + 1 > L_.rows()) {
+    // Grow capacity geometrically so that appends stay amortised O(n^2).
+    const Eigen::Index capacity = std::max<Eigen::Index>(16, 2 * L_.rows());
+    Eigen::MatrixXd grown = Eigen::MatrixXd::Zero(capacity, capacity);
+    grown.topLeftCorner(n, n) = L_.topLeftCorner(n, n);
+    L_.swap(grown);
+    Eigen::VectorXd grown_a = Eigen::VectorXd::Zero(capacity);
+    grown_a.head(n) = a_.head(n);
+    a_.swap(grown_a);
+  }
+  Eigen::VectorXd c(n);
+  for (Eigen::Index i = 0; i < n; ++i) c(i) = covariance(kernel_, observations_[static_cast<std::size_t>(i)].query, o.query);
+  const double noise = hp_.noise_variances[o.noise_group];
+  // l = L^{-1} c; the new pivot is the predictive variance of this observation given the others,
+  // which is at least the noise variance: clamp round-off below it.
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
+  const double s2 = covariance(kernel_, o.query, o.query) + noise - c.squaredNorm();
+  const double s = std::sqrt(std::max(s2, noise));
+  L_.row(n).head(n) = c.transpose();
+  L_(n, n) = s;
+  a_(n) = (standardised(o.value) - c.dot(a_.head(n))) / s;
+  ++n_;
+}
+
+void GaussianProcess::update_weights() {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  weights_ = a_.head(n);
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().transpose().solveInPlace(weights_);
+}
+
+Prediction GaussianProcess::predict(const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  Eigen::VectorXd c(n);
+  for (Eigen::Index i = 0; i < n; ++i) c(i) = covariance(kernel_, observations_[static_cast<std::size_t>(i)].query, x);
+  const double mean_std = c.dot(weights_);
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
+  const double var_std = std::max(0.0, kernel_(x, x) - c.squaredNorm());
+  const double s = standardization_.scale;
+  return {standardization_.mean + s * mean_std, s * s * var_std};
+}
+
+PredictionWithGradient GaussianProcess::predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  const Eigen::Index d = static_cast<Eigen::Index>(dim_);
+  Eigen::VectorXd c(n);
+  Eigen::MatrixXd dc(d, n);  // column i: d c_i / d x
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Query& q = observations_[static_cast<std::size_t>(i)].query;
+    c(i) = covariance(kernel_, q, x);
+    dc.col(i) = covariance_gradient_x(kernel_, q, x);
+  }
+  PredictionWithGradient out;
+  const double s = standardization_.scale;
+  out.mean = standardization_.mean + s * c.dot(weights_);
+  out.mean_gradient = s * (dc * weights_);
+  // var = k(x,x) - v'v with v = L^{-1} c; d var/dx = -2 dc (L^{-T} v). k(x,x) is constant for a
+  // stationary kernel.
+  Eigen::VectorXd v = c;
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(v);
+  const double var_std = kernel_(x, x) - v.squaredNorm();
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().transpose().solveInPlace(v);
+  out.variance = s * s * std::max(0.0, var_std);
+  out.variance_gradient = (var_std > 0.0 ? -2.0 * s * s : 0.0) * (dc * v);
+  return out;
+}
+
+void GaussianProcess::predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  const Eigen::Index m = X.cols();
+  Eigen::MatrixXd C(n, m);
+  for (Eigen::Index j = 0; j < m; ++j)
+    for (Eigen::Index i = 0; i < n; ++i)
+      C(i, j) = covariance(kernel_, observations_[static_cast<std::size_t>(i)].query, X.col(j));
+  const double s = standardization_.scale;
+  mean = (C.transpose() * weights_).array() * s + standardization_.mean;
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(C);
+  variance.resize(m);
+  for (Eigen::Index j = 0; j < m; ++j)
+    variance(j) = s * s * std::max(0.0, kernel_(X.col(j), X.col(j)) - C.col(j).squaredNorm());
+}
+
+}  // namespace tune

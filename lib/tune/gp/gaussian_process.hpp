@@ -1,0 +1,96 @@
+#pragma once
+// Exact GP regression with an incrementally grown Cholesky factor.
+//
+// The model keeps L = chol(K + diag(noise)) over its observations and a = L^{-1} y_std, where
+// y_std are the observed values after the affine standardisation (y - mean) / scale. Adding an
+// observation appends one row of L in O(n^2); truncating drops trailing rows (used for fantasies of
+// pending trials). A full rebuild replays the appends in order, so a model rebuilt after a save
+// and load is bit-identical to the one that grew step by step.
+//
+// Public quantities (predictions, noise variances) are in the units of the observed values.
+#include <Eigen/Core>
+#include <vector>
+
+#include "tune/gp/kernel.hpp"
+#include "tune/gp/observation.hpp"
+
+namespace tune {
+
+struct GpHyperparameters {
+  KernelType kernel = KernelType::matern52;
+  Eigen::VectorXd lengthscales;  // unit-cube units, one per dimension
+  double outputscale = 1.0;      // prior variance of the standardised f
+  std::vector<double> noise_variances{1e-2};  // per noise group, standardised units
+
+  Kernel make_kernel() const { return Kernel(kernel, lengthscales, outputscale); }
+};
+
+// y_std = (y - mean) / scale.
+struct Standardization {
+  double mean = 0.0;
+  double scale = 1.0;
+};
+
+struct Prediction {
+  double mean = 0.0;
+  double variance = 0.0;  // of the latent f (no observation noise)
+};
+
+struct PredictionWithGradient {
+  double mean = 0.0;
+  double variance = 0.0;
+  Eigen::VectorXd mean_gradient;
+  Eigen::VectorXd variance_gradient;
+};
+
+class GaussianProcess {
+ public:
+  GaussianProcess() = default;
+  GaussianProcess(std::size_t dim, GpHyperparameters hyperparameters, Standardization standardization = {});
+
+  std::size_t dim() const { return dim_; }
+  std::size_t size() const { return n_; }
+  const GpHyperparameters& hyperparameters() const { return hp_; }
+  const Standardization& standardization() const { return standardization_; }
+  const Kernel& kernel() const { return kernel_; }
+  const std::vector<Observation>& observations() const { return observations_; }
+
+  // Observation noise variance of a group, in the units of the observed values.
+  double noise_variance(std::size_t group = 0) const;
+
+  // New hyperparameters and standardisation; refactorises by replaying every observation.
+  void reset(GpHyperparameters hyperparameters, Standardization standardization);
+
+  void add(Observation observation);
+  // The same as adding each in turn (bit for bit), with the weights solved once at the end.
+  void add(std::vector<Observation> observations);
+  // Keep only the first n observations.
+  void truncate(std::size_t n);
+
+  Prediction predict(const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  PredictionWithGradient predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  // Predictions at the columns of X; one blocked triangular solve for all of them.
+  void predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
+
+  // The Cholesky factor (lower triangle of the top-left size() x size() block) and a = L^{-1} y_std,
+  // exposed for tests and diagnostics.
+  Eigen::MatrixXd cholesky_factor() const { return L_.topLeftCorner(n_, n_); }
+  Eigen::VectorXd whitened_targets() const { return a_.head(n_); }
+
+ private:
+  void append_row(const Observation& observation);
+  void update_weights();
+  double standardised(double y) const { return (y - standardization_.mean) / standardization_.scale; }
+
+  std::size_t dim_ = 0;
+  GpHyperparameters hp_;
+  Standardization standardization_;
+  Kernel kernel_;
+  std::vector<Observation> observations_;
+  std::size_t n_ = 0;
+  Eigen::MatrixXd L_;       // capacity x capacity; rows [0, n_) are valid
+  Eigen::VectorXd a_;       // capacity; [0, n_) valid
+  Eigen::VectorXd weights_; // (K + noise)^{-1} y_std = L^{-T} a, size n_
+};
+
+}  // namespace tune

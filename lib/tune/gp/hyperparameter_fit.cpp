@@ -1,0 +1,283 @@
+#include "tune/gp/hyperparameter_fit.hpp"
+
+#include <nlopt.h>
+
+#include <Eigen/Cholesky>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace tune {
+
+namespace {
+
+constexpr double kLog2Pi = 1.8378770664093454836;
+
+std::size_t noise_groups_of(const GpHyperparameters& hp) { return hp.noise_variances.size(); }
+
+Eigen::VectorXd to_theta(const GpHyperparameters& hp) {
+  const Eigen::Index d = hp.lengthscales.size();
+  const Eigen::Index g = static_cast<Eigen::Index>(noise_groups_of(hp));
+  Eigen::VectorXd theta(d + 1 + g);
+  theta.head(d) = hp.lengthscales.array().log();
+  theta(d) = std::log(hp.outputscale);
+  for (Eigen::Index i = 0; i < g; ++i) theta(d + 1 + i) = std::log(hp.noise_variances[static_cast<std::size_t>(i)]);
+  return theta;
+}
+
+GpHyperparameters from_theta(const Eigen::VectorXd& theta, KernelType kernel, std::size_t dim) {
+  GpHyperparameters hp;
+  const Eigen::Index d = static_cast<Eigen::Index>(dim);
+  hp.kernel = kernel;
+  hp.lengthscales = theta.head(d).array().exp();
+  hp.outputscale = std::exp(theta(d));
+  hp.noise_variances.clear();
+  for (Eigen::Index i = d + 1; i < theta.size(); ++i) hp.noise_variances.push_back(std::exp(theta(i)));
+  return hp;
+}
+
+struct Objective {
+  const std::vector<Observation>* observations;
+  const Standardization* standardization;
+  KernelType kernel;
+  std::size_t dim;
+  Eigen::VectorXd prior_mean;  // of theta
+  Eigen::VectorXd prior_sd;    // <= 0 disables
+  Eigen::VectorXd fixed;       // theta entries held fixed when free(i) is false
+  std::vector<bool> free;
+  std::size_t evaluations = 0;
+  double best_value = -std::numeric_limits<double>::infinity();
+  Eigen::VectorXd best_theta;
+
+  // Expands the optimiser's vector (free entries only) into the full theta.
+  Eigen::VectorXd expand(const double* x) const {
+    Eigen::VectorXd theta = fixed;
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < free.size(); ++i)
+      if (free[i]) theta(static_cast<Eigen::Index>(i)) = x[k++];
+    return theta;
+  }
+
+  double log_prior(const Eigen::VectorXd& theta, Eigen::VectorXd& grad) const {
+    double lp = 0.0;
+    for (Eigen::Index i = 0; i < theta.size(); ++i) {
+      if (prior_sd(i) <= 0.0) continue;
+      const double z = (theta(i) - prior_mean(i)) / prior_sd(i);
+      lp += -0.5 * z * z;
+      grad(i) += -z / prior_sd(i);
+    }
+    return lp;
+  }
+
+  double operator()(unsigned n, const double* x, double* g) {
+    ++evaluations;
+    const Eigen::VectorXd theta = expand(x);
+    Eigen::VectorXd grad = Eigen::VectorXd::Zero(theta.size());
+    double value = log_marginal_likelihood(*observations, *standardization, from_theta(theta, kernel, dim), &grad);
+    if (!std::isfinite(value)) {
+      // A failed factorisation: report a very poor value with no slope so L-BFGS backs off.
+      if (g) std::fill(g, g + n, 0.0);
+      return -1e300;
+    }
+    value += log_prior(theta, grad);
+    if (value > best_value) {
+      best_value = value;
+      best_theta = theta;
+    }
+    if (g) {
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < free.size(); ++i)
+        if (free[i]) g[k++] = grad(static_cast<Eigen::Index>(i));
+    }
+    return value;
+  }
+
+  static double callback(unsigned n, const double* x, double* g, void* self) {
+    return (*static_cast<Objective*>(self))(n, x, g);
+  }
+};
+
+}  // namespace
+
+Standardization standardization_of(const std::vector<Observation>& observations) {
+  Standardization s;
+  const std::size_t n = observations.size();
+  if (n == 0) return s;
+  double sum = 0.0;
+  for (const Observation& o : observations) sum += o.value;
+  s.mean = sum / static_cast<double>(n);
+  if (n < 2) return s;
+  double ss = 0.0;
+  for (const Observation& o : observations) ss += (o.value - s.mean) * (o.value - s.mean);
+  const double sd = std::sqrt(ss / static_cast<double>(n - 1));
+  // Constant values (or nearly so relative to their magnitude) would divide by ~0.
+  if (sd > 1e-12 * std::max(1.0, std::abs(s.mean))) s.scale = sd;
+  return s;
+}
+
+double log_marginal_likelihood(const std::vector<Observation>& observations,
+                               const Standardization& standardization, const GpHyperparameters& hp,
+                               Eigen::VectorXd* gradient) {
+  const Eigen::Index n = static_cast<Eigen::Index>(observations.size());
+  const Eigen::Index d = hp.lengthscales.size();
+  const Kernel kernel = hp.make_kernel();
+  Eigen::MatrixXd K(n, n);
+  Eigen::VectorXd y(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Observation& oi = observations[static_cast<std::size_t>(i)];
+    y(i) = (oi.value - standardization.mean) / standardization.scale;
+    for (Eigen::Index j = 0; j <= i; ++j)
+      K(i, j) = covariance(kernel, oi.query, observations[static_cast<std::size_t>(j)].query);
+    K(i, i) += hp.noise_variances.at(oi.noise_group);
+  }
+  const Eigen::LLT<Eigen::MatrixXd> llt(K.selfadjointView<Eigen::Lower>());
+  if (llt.info() != Eigen::Success) return -std::numeric_limits<double>::infinity();
+  const Eigen::MatrixXd& L = llt.matrixLLT();
+  const Eigen::VectorXd alpha = llt.solve(y);
+  const double log_det = 2.0 * L.diagonal().array().log().sum();
+  const double value = -0.5 * y.dot(alpha) - 0.5 * log_det - 0.5 * static_cast<double>(n) * kLog2Pi;
+  if (gradient) {
+    // d/dtheta_j = 1/2 tr((alpha alpha' - K^{-1}) dK/dtheta_j). K^{-1} is formed from the Cholesky
+    // factor (two triangular solves) only because the trace needs all of it.
+    Eigen::MatrixXd W = Eigen::MatrixXd::Identity(n, n);
+    llt.solveInPlace(W);
+    W = alpha * alpha.transpose() - W;
+    const std::size_t groups = hp.noise_variances.size();
+    Eigen::VectorXd& g = *gradient;
+    g.setZero(d + 1 + static_cast<Eigen::Index>(groups));
+    Eigen::VectorXd dk(d + 1);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const Observation& oi = observations[static_cast<std::size_t>(i)];
+      for (Eigen::Index j = 0; j < i; ++j) {
+        covariance_with_log_gradient(kernel, oi.query, observations[static_cast<std::size_t>(j)].query, dk);
+        g.head(d + 1) += W(i, j) * dk;  // off-diagonal pairs count twice, times the 1/2
+      }
+      covariance_with_log_gradient(kernel, oi.query, oi.query, dk);
+      g.head(d + 1) += 0.5 * W(i, i) * dk;
+      g(d + 1 + static_cast<Eigen::Index>(oi.noise_group)) += 0.5 * W(i, i) * hp.noise_variances[oi.noise_group];
+    }
+  }
+  return value;
+}
+
+GpHyperparameters default_hyperparameters(KernelType kernel, std::size_t dim, std::size_t noise_groups,
+                                          const HyperparameterFitOptions& options) {
+  GpHyperparameters hp;
+  hp.kernel = kernel;
+  const double median = options.lengthscale_prior_median_1d * std::sqrt(static_cast<double>(dim));
+  hp.lengthscales = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(dim),
+                                              std::clamp(median, options.lengthscale_min, options.lengthscale_max));
+  hp.outputscale = 1.0;
+  hp.noise_variances.assign(std::max<std::size_t>(1, noise_groups),
+                            std::clamp(1e-2, options.noise_min, options.noise_max));
+  return hp;
+}
+
+HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_observations,
+                                            const Standardization& standardization,
+                                            const GpHyperparameters& warm_start,
+                                            const HyperparameterFitOptions& options, Rng& rng) {
+  const std::size_t dim = static_cast<std::size_t>(warm_start.lengthscales.size());
+  const std::size_t groups = noise_groups_of(warm_start);
+  if (dim == 0 || groups == 0) throw std::invalid_argument("fit_hyperparameters: empty warm start");
+
+  // A seeded random subset (kept in the original order) when there are too many points.
+  std::vector<Observation> subset;
+  const std::vector<Observation>* observations = &all_observations;
+  if (options.max_points > 0 && all_observations.size() > options.max_points) {
+    std::vector<std::size_t> index(all_observations.size());
+    std::iota(index.begin(), index.end(), 0);
+    for (std::size_t i = 0; i < options.max_points; ++i) {  // partial Fisher-Yates
+      const std::size_t j = i + static_cast<std::size_t>(rng() % (index.size() - i));
+      std::swap(index[i], index[j]);
+    }
+    index.resize(options.max_points);
+    std::sort(index.begin(), index.end());
+    for (std::size_t i : index) subset.push_back(all_observations[i]);
+    observations = &subset;
+  }
+
+  const Eigen::Index d = static_cast<Eigen::Index>(dim);
+  const Eigen::Index p = d + 1 + static_cast<Eigen::Index>(groups);
+  Objective objective;
+  objective.observations = observations;
+  objective.standardization = &standardization;
+  objective.kernel = warm_start.kernel;
+  objective.dim = dim;
+  objective.prior_mean.resize(p);
+  objective.prior_sd.resize(p);
+  objective.fixed = to_theta(warm_start);
+  objective.free.assign(static_cast<std::size_t>(p), true);
+  Eigen::VectorXd lower(p), upper(p);
+  const double ls_median = options.lengthscale_prior_median_1d * std::sqrt(static_cast<double>(dim));
+  for (Eigen::Index i = 0; i < d; ++i) {
+    lower(i) = std::log(options.lengthscale_min);
+    upper(i) = std::log(options.lengthscale_max);
+    objective.prior_mean(i) = std::log(ls_median);
+    objective.prior_sd(i) = options.lengthscale_prior_log_sd;
+  }
+  lower(d) = std::log(options.outputscale_min);
+  upper(d) = std::log(options.outputscale_max);
+  objective.prior_mean(d) = options.outputscale_prior.log_median;
+  objective.prior_sd(d) = options.outputscale_prior.log_sd;
+  for (Eigen::Index i = d + 1; i < p; ++i) {
+    lower(i) = std::log(options.noise_min);
+    upper(i) = std::log(options.noise_max);
+    objective.prior_mean(i) = options.noise_prior.log_median;
+    objective.prior_sd(i) = options.noise_prior.log_sd;
+    objective.free[static_cast<std::size_t>(i)] = options.fit_noise;
+  }
+  std::vector<double> lo, hi;
+  for (Eigen::Index i = 0; i < p; ++i)
+    if (objective.free[static_cast<std::size_t>(i)]) {
+      lo.push_back(lower(i));
+      hi.push_back(upper(i));
+    }
+  const unsigned nfree = static_cast<unsigned>(lo.size());
+
+  // Starts: the warm start, then draws from the priors, all clamped into the box.
+  std::vector<Eigen::VectorXd> starts{to_theta(warm_start)};
+  for (std::size_t r = 0; r < options.random_restarts; ++r) {
+    Eigen::VectorXd theta(p);
+    for (Eigen::Index i = 0; i < p; ++i) {
+      // Box-Muller from two uniform draws: portable, unlike std::normal_distribution.
+      const double u1 = std::max(uniform01(rng), 1e-300), u2 = uniform01(rng);
+      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      const double sd = objective.prior_sd(i) > 0 ? objective.prior_sd(i) : 1.0;
+      theta(i) = objective.prior_mean(i) + sd * z;
+    }
+    starts.push_back(theta);
+  }
+
+  nlopt_opt opt = nlopt_create(NLOPT_LD_LBFGS, nfree);
+  if (!opt) throw std::runtime_error("fit_hyperparameters: NLopt could not create an L-BFGS optimiser");
+  nlopt_set_lower_bounds(opt, lo.data());
+  nlopt_set_upper_bounds(opt, hi.data());
+  nlopt_set_max_objective(opt, &Objective::callback, &objective);
+  nlopt_set_maxeval(opt, static_cast<int>(options.max_evaluations));
+  nlopt_set_ftol_rel(opt, 1e-9);
+  nlopt_set_xtol_rel(opt, 1e-6);
+  for (const Eigen::VectorXd& start : starts) {
+    std::vector<double> x;
+    for (Eigen::Index i = 0; i < p; ++i)
+      if (objective.free[static_cast<std::size_t>(i)]) x.push_back(std::clamp(start(i), lower(i), upper(i)));
+    double value = 0.0;
+    // Failures (round-off limits, a bad start) are fine: the objective keeps the best point seen.
+    nlopt_optimize(opt, x.data(), &value);
+  }
+  nlopt_destroy(opt);
+
+  if (!std::isfinite(objective.best_value) || objective.best_theta.size() == 0)
+    throw std::runtime_error("fit_hyperparameters: the marginal likelihood could not be evaluated at any start");
+  HyperparameterFitResult result;
+  result.hyperparameters = from_theta(objective.best_theta, warm_start.kernel, dim);
+  result.log_posterior = objective.best_value;
+  result.log_marginal_likelihood = log_marginal_likelihood(*observations, standardization, result.hyperparameters);
+  result.evaluations = objective.evaluations;
+  result.points_used = observations->size();
+  return result;
+}
+
+}  // namespace tune

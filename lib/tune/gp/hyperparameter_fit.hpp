@@ -1,0 +1,72 @@
+#pragma once
+// GP hyperparameters by maximising the log marginal likelihood plus log-normal priors (a MAP fit)
+// over log-parameters, with analytic gradients, multi-start L-BFGS (NLopt) and box bounds.
+//
+// Parameter vector theta = (log l_1 .. log l_d, log outputscale, log noise_1 .. log noise_G), all
+// in standardised units (inputs in the unit cube, outputs (y - mean) / scale).
+#include <Eigen/Core>
+#include <vector>
+
+#include "tune/gp/gaussian_process.hpp"
+#include "tune/random/rng.hpp"
+
+namespace tune {
+
+struct LogNormalPrior {
+  double log_median = 0.0;  // mean of the log
+  double log_sd = 1.0;      // sd of the log; <= 0 disables the prior
+};
+
+struct HyperparameterFitOptions {
+  // Bounds (natural units). The lower noise bound doubles as the jitter of the Cholesky factor.
+  double lengthscale_min = 1e-2;
+  double lengthscale_max = 20.0;
+  double outputscale_min = 1e-2;
+  double outputscale_max = 1e2;
+  double noise_min = 1e-6;
+  double noise_max = 1.0;
+  // Priors keep a fit on a handful of points away from the degenerate corners (a lengthscale that
+  // interpolates every point with huge noise, or one far below the spacing of the data). The
+  // lengthscale prior's median grows like sqrt(d) because distances in the unit cube do.
+  double lengthscale_prior_median_1d = 0.3;
+  double lengthscale_prior_log_sd = 1.0;
+  LogNormalPrior outputscale_prior{0.0, 1.5};
+  LogNormalPrior noise_prior{-6.9, 3.0};  // median 1e-3, broad
+  bool fit_noise = true;                  // false: noise variances stay at the warm start's
+
+  std::size_t random_restarts = 1;   // in addition to the warm start
+  std::size_t max_evaluations = 40;  // per start
+  // Fits on at most this many observations (a seeded random subset) so that a refit stays cheap
+  // for large models; the model itself keeps all of them.
+  std::size_t max_points = 200;
+};
+
+struct HyperparameterFitResult {
+  GpHyperparameters hyperparameters;
+  double log_marginal_likelihood = 0.0;  // at the optimum, on the points used
+  double log_posterior = 0.0;            // log marginal likelihood + log prior
+  std::size_t evaluations = 0;
+  std::size_t points_used = 0;
+};
+
+// Log marginal likelihood of standardised observations under hyperparameters hp, and its gradient
+// with respect to the log-parameter vector theta (if gradient is non-null).
+double log_marginal_likelihood(const std::vector<Observation>& observations,
+                               const Standardization& standardization, const GpHyperparameters& hp,
+                               Eigen::VectorXd* gradient = nullptr);
+
+// Standardisation from observed values: their mean and sample standard deviation (1 when fewer than
+// two distinct values).
+Standardization standardization_of(const std::vector<Observation>& observations);
+
+HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& observations,
+                                            const Standardization& standardization,
+                                            const GpHyperparameters& warm_start,
+                                            const HyperparameterFitOptions& options, Rng& rng);
+
+// A starting point when nothing has been fitted yet: lengthscales at the prior median, outputscale 1,
+// noise 1e-2 in every group.
+GpHyperparameters default_hyperparameters(KernelType kernel, std::size_t dim, std::size_t noise_groups,
+                                          const HyperparameterFitOptions& options = {});
+
+}  // namespace tune

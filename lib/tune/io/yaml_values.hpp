@@ -1,0 +1,38 @@
+#pragma once
+// Exact YAML round trips for the numbers of a saved study: doubles are written in their shortest
+// round-trip form, so a loaded study holds bit-identical values and replays the same suggestions.
+// Reading errors name the line and column of the offending node.
+#include <yaml-cpp/yaml.h>
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tune {
+
+// A saved state that cannot be read; the message names the source, the position and the field.
+class StateError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+std::string format_double(double value);  // shortest round-trip; .inf, -.inf, .nan
+YAML::Node yaml_double(double value);
+YAML::Node yaml_vector(const Eigen::VectorXd& v);  // flow sequence
+
+// "line L, column C" of a node (1-based), or "unknown position".
+std::string position_of(const YAML::Node& node);
+
+// Required fields: throw StateError("<field> at line L, column C: ...") when missing or malformed.
+const YAML::Node require(const YAML::Node& parent, const std::string& field);
+double read_double(const YAML::Node& node, const std::string& field);
+std::int64_t read_int(const YAML::Node& node, const std::string& field);
+std::uint64_t read_uint(const YAML::Node& node, const std::string& field);
+bool read_bool(const YAML::Node& node, const std::string& field);
+std::string read_string(const YAML::Node& node, const std::string& field);
+Eigen::VectorXd read_vector(const YAML::Node& node, const std::string& field);
+std::vector<double> read_doubles(const YAML::Node& node, const std::string& field);
+
+}  // namespace tune

@@ -1,0 +1,408 @@
+#include "tune/space/space.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <system_error>
+#include <utility>
+
+namespace tune {
+
+namespace {
+
+// Integer bounds must be exactly representable as doubles (and their differences too).
+constexpr double max_integer_bound = 9007199254740992.0;  // 2^53
+
+std::string format_double(double x) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), x);
+  if (result.ec != std::errc{}) return std::to_string(x);
+  return std::string(buffer, result.ptr);
+}
+
+std::string quoted(const std::string& name) { return "'" + name + "'"; }
+
+[[noreturn]] void fail(const Parameter& p, const std::string& what) {
+  throw SpaceError("parameter " + quoted(p.name) + ": " + what);
+}
+
+double clamp01(double u) {
+  if (!(u > 0.0)) return 0.0;  // also maps NaN to 0
+  if (u > 1.0) return 1.0;
+  return u;
+}
+
+bool is_whole(double x) { return std::isfinite(x) && std::floor(x) == x; }
+
+// Index of a discrete cell of k equal cells for a unit coordinate.
+std::size_t cell_index(double u, std::size_t k) {
+  const double scaled = std::floor(clamp01(u) * static_cast<double>(k));
+  if (scaled <= 0.0) return 0;
+  if (scaled >= static_cast<double>(k - 1)) return k - 1;
+  return static_cast<std::size_t>(scaled);
+}
+
+double cell_centre(std::size_t i, std::size_t k) {
+  return (static_cast<double>(i) + 0.5) / static_cast<double>(k);
+}
+
+// Log-scale integers live on t = log(v) over [log(low - 0.5), log(high + 0.5)].
+double int_log_lo(const Parameter& p) { return std::log(p.low - 0.5); }
+double int_log_hi(const Parameter& p) { return std::log(p.high + 0.5); }
+
+void validate(const Parameter& p, std::size_t position) {
+  if (p.name.empty()) {
+    throw SpaceError("parameter #" + std::to_string(position) +
+                     " has an empty name; give every parameter a unique, non-empty name");
+  }
+  const std::string range = "[" + format_double(p.low) + ", " + format_double(p.high) + "]";
+  switch (p.type) {
+    case ParamType::floating:
+    case ParamType::integer: {
+      if (!std::isfinite(p.low) || !std::isfinite(p.high)) {
+        fail(p, "bounds low and high must be finite (got " + range + "); use finite bounds");
+      }
+      const bool integer = p.type == ParamType::integer;
+      if (integer) {
+        if (!is_whole(p.low) || !is_whole(p.high)) {
+          fail(p, "integer bounds low and high must be whole numbers (got " + range +
+                      "); round them or make the parameter floating");
+        }
+        if (std::fabs(p.low) > max_integer_bound || std::fabs(p.high) > max_integer_bound) {
+          fail(p, "integer bounds low and high must lie within +-2^53 (got " + range +
+                      "); narrow the range");
+        }
+        if (p.low > p.high) {
+          fail(p, "low must not exceed high (got " + range + "); swap the bounds");
+        }
+        if (p.low == p.high) {
+          fail(p, "has a single value; remove it from the space or widen the range (low = high = " +
+                      format_double(p.low) + ")");
+        }
+      } else {
+        if (p.low >= p.high) {
+          fail(p, "low must be less than high (got " + range +
+                      "); swap the bounds or widen the range");
+        }
+        if (!std::isfinite(p.high - p.low)) {
+          fail(p, "the range high - low overflows (got " + range + "); narrow the range");
+        }
+      }
+      if (p.scale == Scale::log && !(p.low > 0.0)) {
+        fail(p, "log scale needs low > 0 (got " + range +
+                    "); use a positive low bound or linear scale");
+      }
+      break;
+    }
+    case ParamType::categorical:
+    case ParamType::ordinal: {
+      if (p.choices.empty()) {
+        fail(p, "has no choices; list at least two choices");
+      }
+      std::set<std::string> seen;
+      for (const auto& c : p.choices) {
+        if (!seen.insert(c).second) {
+          fail(p, "duplicate choice '" + c + "'; list each of the choices once");
+        }
+      }
+      if (p.choices.size() == 1) {
+        fail(p, "has a single value ('" + p.choices.front() +
+                    "'); remove it from the space or add choices");
+      }
+      break;
+    }
+  }
+}
+
+const char* alternative_name(const Value& v) {
+  switch (v.index()) {
+    case 0: return "a float";
+    case 1: return "an integer";
+    default: return "a string";
+  }
+}
+
+double encode_one(const Parameter& p, const Value& v) {
+  switch (p.type) {
+    case ParamType::floating: {
+      double x;
+      if (const auto* d = std::get_if<double>(&v)) {
+        x = *d;
+      } else if (const auto* i = std::get_if<std::int64_t>(&v)) {
+        x = static_cast<double>(*i);
+      } else {
+        fail(p, "expected a float, got " + std::string(alternative_name(v)) + " (" + to_string(v) +
+                    ")");
+      }
+      if (!(x >= p.low && x <= p.high)) {
+        fail(p, "value " + to_string(v) + " is outside the range [" + format_double(p.low) + ", " +
+                    format_double(p.high) + "]");
+      }
+      if (x <= p.low) return 0.0;
+      if (x >= p.high) return 1.0;
+      double u;
+      if (p.scale == Scale::log) {
+        u = (std::log(x) - std::log(p.low)) / (std::log(p.high) - std::log(p.low));
+      } else {
+        u = (x - p.low) / (p.high - p.low);
+      }
+      return clamp01(u);
+    }
+    case ParamType::integer: {
+      double x;
+      if (const auto* i = std::get_if<std::int64_t>(&v)) {
+        x = static_cast<double>(*i);
+      } else if (const auto* d = std::get_if<double>(&v)) {
+        if (!is_whole(*d)) {
+          fail(p, "expected an integer, got the non-whole number " + to_string(v));
+        }
+        x = *d;
+      } else {
+        fail(p, "expected an integer, got a string (" + to_string(v) + ")");
+      }
+      if (!(x >= p.low && x <= p.high)) {
+        fail(p, "value " + to_string(v) + " is outside the range [" + format_double(p.low) + ", " +
+                    format_double(p.high) + "]");
+      }
+      if (p.scale == Scale::log) {
+        const double lo = int_log_lo(p);
+        return clamp01((std::log(x) - lo) / (int_log_hi(p) - lo));
+      }
+      const double k = p.high - p.low + 1.0;
+      return (x - p.low + 0.5) / k;
+    }
+    case ParamType::categorical:
+    case ParamType::ordinal: {
+      std::string s;
+      if (const auto* str = std::get_if<std::string>(&v)) {
+        s = *str;
+      } else if (p.type == ParamType::ordinal) {
+        s = to_string(v);
+      } else {
+        fail(p, "expected one of the choices (a string), got " + std::string(alternative_name(v)) +
+                    " (" + to_string(v) + ")");
+      }
+      const auto it = std::find(p.choices.begin(), p.choices.end(), s);
+      if (it == p.choices.end()) {
+        std::string list;
+        for (const auto& c : p.choices) list += (list.empty() ? "'" : ", '") + c + "'";
+        fail(p, "value '" + s + "' is not one of the choices " + list);
+      }
+      return cell_centre(static_cast<std::size_t>(it - p.choices.begin()), p.choices.size());
+    }
+  }
+  fail(p, "unknown parameter type");
+}
+
+Value decode_one(const Parameter& p, double u) {
+  u = clamp01(u);
+  switch (p.type) {
+    case ParamType::floating: {
+      if (u <= 0.0) return p.low;
+      if (u >= 1.0) return p.high;
+      double x;
+      if (p.scale == Scale::log) {
+        const double lo = std::log(p.low);
+        x = std::exp(lo + u * (std::log(p.high) - lo));
+      } else {
+        x = p.low + u * (p.high - p.low);
+      }
+      return std::clamp(x, p.low, p.high);
+    }
+    case ParamType::integer: {
+      double x;
+      if (p.scale == Scale::log) {
+        const double lo = int_log_lo(p);
+        x = std::round(std::exp(lo + u * (int_log_hi(p) - lo)));
+      } else {
+        const double k = p.high - p.low + 1.0;
+        x = std::floor(u * k);
+        x = std::clamp(x, 0.0, k - 1.0) + p.low;
+      }
+      return static_cast<std::int64_t>(std::clamp(x, p.low, p.high));
+    }
+    case ParamType::categorical:
+    case ParamType::ordinal:
+      return p.choices[cell_index(u, p.choices.size())];
+  }
+  fail(p, "unknown parameter type");
+}
+
+}  // namespace
+
+std::string to_string(const Value& value) {
+  if (const auto* d = std::get_if<double>(&value)) return format_double(*d);
+  if (const auto* i = std::get_if<std::int64_t>(&value)) return std::to_string(*i);
+  return std::get<std::string>(value);
+}
+
+const char* to_string(ParamType type) {
+  switch (type) {
+    case ParamType::floating: return "floating";
+    case ParamType::integer: return "integer";
+    case ParamType::categorical: return "categorical";
+    case ParamType::ordinal: return "ordinal";
+  }
+  return "unknown";
+}
+
+const char* to_string(Scale scale) {
+  switch (scale) {
+    case Scale::linear: return "linear";
+    case Scale::log: return "log";
+  }
+  return "unknown";
+}
+
+Parameter Parameter::floating(std::string name, double low, double high, Scale scale) {
+  Parameter p;
+  p.name = std::move(name);
+  p.type = ParamType::floating;
+  p.low = low;
+  p.high = high;
+  p.scale = scale;
+  return p;
+}
+
+Parameter Parameter::integer(std::string name, std::int64_t low, std::int64_t high, Scale scale) {
+  Parameter p;
+  p.name = std::move(name);
+  p.type = ParamType::integer;
+  p.low = static_cast<double>(low);
+  p.high = static_cast<double>(high);
+  p.scale = scale;
+  return p;
+}
+
+Parameter Parameter::categorical(std::string name, std::vector<std::string> choices) {
+  Parameter p;
+  p.name = std::move(name);
+  p.type = ParamType::categorical;
+  p.choices = std::move(choices);
+  return p;
+}
+
+Parameter Parameter::ordinal(std::string name, std::vector<std::string> choices) {
+  Parameter p = categorical(std::move(name), std::move(choices));
+  p.type = ParamType::ordinal;
+  return p;
+}
+
+std::size_t Parameter::cardinality() const {
+  switch (type) {
+    case ParamType::floating: return 0;
+    case ParamType::integer: {
+      if (!(high >= low) || !std::isfinite(high - low)) return 0;
+      const double k = high - low + 1.0;
+      if (k >= static_cast<double>(std::numeric_limits<std::size_t>::max())) {
+        return std::numeric_limits<std::size_t>::max();
+      }
+      return static_cast<std::size_t>(k);
+    }
+    case ParamType::categorical:
+    case ParamType::ordinal: return choices.size();
+  }
+  return 0;
+}
+
+Space::Space(std::vector<Parameter> parameters) : parameters_(std::move(parameters)) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const Parameter& p = parameters_[i];
+    validate(p, i);
+    if (!names.insert(p.name).second) {
+      throw SpaceError("duplicate parameter name " + quoted(p.name) +
+                       "; give every parameter a unique name");
+    }
+  }
+}
+
+std::size_t Space::index_of(const std::string& name) const {
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (parameters_[i].name == name) return i;
+  }
+  throw SpaceError("unknown parameter " + quoted(name) +
+                   "; it is not part of the search space (check the spelling)");
+}
+
+const Parameter& Space::parameter(const std::string& name) const {
+  return parameters_[index_of(name)];
+}
+
+Eigen::VectorXd Space::encode(const Config& config) const {
+  Eigen::VectorXd unit(static_cast<Eigen::Index>(parameters_.size()));
+  std::size_t found = 0;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const Parameter& p = parameters_[i];
+    const auto it = config.find(p.name);
+    if (it == config.end()) {
+      fail(p, "missing from the configuration; give it a value");
+    }
+    ++found;
+    unit[static_cast<Eigen::Index>(i)] = encode_one(p, it->second);
+  }
+  if (found != config.size()) {
+    for (const auto& [name, value] : config) {
+      const bool known = std::any_of(parameters_.begin(), parameters_.end(),
+                                     [&](const Parameter& p) { return p.name == name; });
+      if (!known) {
+        throw SpaceError("unknown parameter " + quoted(name) +
+                         " in the configuration; it is not part of the search space "
+                         "(remove it or check the spelling)");
+      }
+    }
+  }
+  return unit;
+}
+
+Config Space::decode(const Eigen::VectorXd& unit) const {
+  if (static_cast<std::size_t>(unit.size()) != parameters_.size()) {
+    throw SpaceError("decode: point has " + std::to_string(unit.size()) +
+                     " coordinates but the space has " + std::to_string(parameters_.size()) +
+                     " parameters");
+  }
+  Config config;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    config.emplace(parameters_[i].name,
+                   decode_one(parameters_[i], unit[static_cast<Eigen::Index>(i)]));
+  }
+  return config;
+}
+
+Eigen::VectorXd Space::snap(const Eigen::VectorXd& unit) const {
+  if (static_cast<std::size_t>(unit.size()) != parameters_.size()) {
+    throw SpaceError("snap: point has " + std::to_string(unit.size()) +
+                     " coordinates but the space has " + std::to_string(parameters_.size()) +
+                     " parameters");
+  }
+  Eigen::VectorXd out(unit.size());
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const Parameter& p = parameters_[i];
+    const auto j = static_cast<Eigen::Index>(i);
+    const double u = clamp01(unit[j]);
+    out[j] = p.type == ParamType::floating ? u : encode_one(p, decode_one(p, u));
+  }
+  return out;
+}
+
+bool Space::is_finite() const {
+  return std::none_of(parameters_.begin(), parameters_.end(),
+                      [](const Parameter& p) { return p.type == ParamType::floating; });
+}
+
+std::size_t Space::grid_size() const {
+  if (!is_finite()) return 0;
+  constexpr std::size_t max = std::numeric_limits<std::size_t>::max();
+  std::size_t size = 1;
+  for (const auto& p : parameters_) {
+    const std::size_t k = p.cardinality();
+    if (k == 0) return 0;
+    if (size > max / k) return max;
+    size *= k;
+  }
+  return size;
+}
+
+}  // namespace tune

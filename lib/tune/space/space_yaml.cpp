@@ -1,0 +1,117 @@
+#include "tune/space/space_yaml.hpp"
+
+#include <cmath>
+#include <set>
+
+#include "tune/io/yaml_values.hpp"
+
+namespace tune {
+
+YAML::Node space_to_yaml(const Space& space) {
+  YAML::Node node(YAML::NodeType::Map);
+  for (const Parameter& p : space.parameters()) {
+    YAML::Node n;
+    n.SetStyle(YAML::EmitterStyle::Flow);
+    switch (p.type) {
+      case ParamType::floating:
+      case ParamType::integer:
+        n["type"] = p.type == ParamType::floating ? "float" : "int";
+        n["low"] = yaml_double(p.low);
+        n["high"] = yaml_double(p.high);
+        if (p.scale == Scale::log) n["log"] = true;
+        break;
+      case ParamType::categorical:
+      case ParamType::ordinal: {
+        n["type"] = p.type == ParamType::categorical ? "categorical" : "ordinal";
+        YAML::Node choices(YAML::NodeType::Sequence);
+        for (const std::string& c : p.choices) choices.push_back(c);
+        n["choices"] = choices;
+        break;
+      }
+    }
+    node[p.name] = n;
+  }
+  return node;
+}
+
+Space space_from_yaml(const YAML::Node& node) {
+  if (!node.IsMap() || node.size() == 0)
+    throw StateError("space at " + position_of(node) + ": expected a map of parameters, e.g. "
+                     "'lr: {type: float, low: 1.0e-5, high: 1.0, log: true}'");
+  std::vector<Parameter> params;
+  for (const auto& kv : node) {
+    const std::string name = kv.first.as<std::string>();
+    const YAML::Node& p = kv.second;
+    const std::string where = "parameter '" + name + "'";
+    if (!p.IsMap()) throw StateError(where + " at " + position_of(p) + ": expected a map such as {type: float, low: 0, high: 1}");
+    const std::string type = read_string(require(p, "type"), name + ".type");
+    std::set<std::string> known{"type"};
+    Parameter param;
+    if (type == "float" || type == "int") {
+      known.insert({"low", "high", "log"});
+      const double low = read_double(require(p, "low"), name + ".low");
+      const double high = read_double(require(p, "high"), name + ".high");
+      const Scale scale = p["log"] && read_bool(p["log"], name + ".log") ? Scale::log : Scale::linear;
+      if (type == "float") {
+        param = Parameter::floating(name, low, high, scale);
+      } else {
+        if (low != std::floor(low) || high != std::floor(high))
+          throw StateError(where + " at " + position_of(p) + ": integer bounds must be whole numbers");
+        param = Parameter::integer(name, static_cast<std::int64_t>(low), static_cast<std::int64_t>(high), scale);
+      }
+    } else if (type == "categorical" || type == "ordinal") {
+      known.insert("choices");
+      const YAML::Node choices = require(p, "choices");
+      if (!choices.IsSequence()) throw StateError(where + " at " + position_of(choices) + ": 'choices' must be a list");
+      std::vector<std::string> values;
+      for (std::size_t i = 0; i < choices.size(); ++i) values.push_back(read_string(choices[i], name + ".choices"));
+      param = type == "categorical" ? Parameter::categorical(name, values) : Parameter::ordinal(name, values);
+    } else {
+      throw StateError(where + " at " + position_of(p["type"]) + ": unknown type '" + type +
+                       "'; expected float, int, categorical or ordinal");
+    }
+    for (const auto& field : p) {
+      const std::string key = field.first.as<std::string>();
+      if (!known.count(key))
+        throw StateError(where + " at " + position_of(field.first) + ": unknown key '" + key + "' for type " + type);
+    }
+    params.push_back(std::move(param));
+  }
+  try {
+    return Space(std::move(params));
+  } catch (const SpaceError& e) {
+    throw SpaceError(std::string(e.what()) + " (space at " + position_of(node) + ")");
+  }
+}
+
+YAML::Node config_to_yaml(const Space& space, const Config& config) {
+  YAML::Node node(YAML::NodeType::Map);
+  node.SetStyle(YAML::EmitterStyle::Flow);
+  for (const Parameter& p : space.parameters()) {
+    const auto it = config.find(p.name);
+    if (it == config.end()) continue;
+    if (const double* d = std::get_if<double>(&it->second)) node[p.name] = yaml_double(*d);
+    else node[p.name] = to_string(it->second);
+  }
+  return node;
+}
+
+Config config_from_yaml(const Space& space, const YAML::Node& node) {
+  if (!node.IsMap()) throw StateError("config at " + position_of(node) + ": expected a map of parameter values");
+  Config config;
+  for (const auto& kv : node) {
+    const std::string name = kv.first.as<std::string>();
+    const Parameter* p = nullptr;
+    for (const Parameter& q : space.parameters())
+      if (q.name == name) p = &q;
+    if (!p) throw StateError("config at " + position_of(kv.first) + ": unknown parameter '" + name + "'");
+    switch (p->type) {
+      case ParamType::floating: config[name] = read_double(kv.second, name); break;
+      case ParamType::integer: config[name] = read_int(kv.second, name); break;
+      default: config[name] = read_string(kv.second, name); break;
+    }
+  }
+  return config;
+}
+
+}  // namespace tune

@@ -1,0 +1,20 @@
+#pragma once
+// The search space and configurations as YAML:
+//   lr:     {type: float, low: 1.0e-5, high: 1.0, log: true}
+//   layers: {type: int, low: 1, high: 8}
+//   act:    {type: categorical, choices: [relu, tanh]}
+//   batch:  {type: ordinal, choices: [16, 32, 64]}
+// Errors name the parameter, the line and column, and what is expected.
+#include <yaml-cpp/yaml.h>
+
+#include "tune/space/space.hpp"
+
+namespace tune {
+
+YAML::Node space_to_yaml(const Space& space);
+Space space_from_yaml(const YAML::Node& node);  // throws StateError (or SpaceError with position)
+
+YAML::Node config_to_yaml(const Space& space, const Config& config);
+Config config_from_yaml(const Space& space, const YAML::Node& node);
+
+}  // namespace tune

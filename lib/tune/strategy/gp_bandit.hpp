@@ -1,0 +1,103 @@
+#pragma once
+// GP-UCB and GP-EI with the information-threshold compression of Bedi et al. (strategies `ucb` and
+// `ei`; epsilon = 0 is the exact, uncompressed GP).
+//
+// One ask: (1) while the initial design lasts, the next point of a shifted Sobol sequence;
+// (2) otherwise refresh the model if the refit schedule says so (standardise the retained values,
+// refit the hyperparameters, rebuild the factor); (3) add fantasies at pending and failed trials
+// (value = posterior mean, which leaves the mean unchanged and shrinks the variance there, so
+// parallel workers get different points and a crashing configuration is not proposed again);
+// (4) rank the acquisition over the cube; (5) apply the information test to the best point and the
+// rejection policy; (6) drop the fantasies.
+#include <optional>
+
+#include "tune/bandit/acquisition.hpp"
+#include "tune/bandit/acquisition_optimizer.hpp"
+#include "tune/bandit/compression.hpp"
+#include "tune/gp/gaussian_process.hpp"
+#include "tune/gp/hyperparameter_fit.hpp"
+#include "tune/strategy/strategy.hpp"
+
+namespace tune {
+
+struct RefitSchedule {
+  // Refresh (restandardise, refit, rebuild) once the dictionary has grown by
+  // max(every, growth * size) observations since the last refresh. every = 0 with growth = 0 means
+  // fit once, at the end of the initial design, and never again.
+  std::size_t every = 5;
+  double growth = 0.1;
+};
+
+struct GpBanditOptions {
+  AcquisitionType acquisition = AcquisitionType::ei;
+  // Compression budget in nats (0 = exact GP). With horizon > 0 and schedule_alpha > 0 the paper's
+  // schedule eps = 1/2 log(1 + horizon^-alpha) is used instead.
+  double epsilon = 0.0;
+  double horizon = 0.0;
+  double schedule_alpha = 0.0;
+  RejectPolicy on_reject = RejectPolicy::next_informative;
+  std::size_t max_skipped_steps = 1000;  // literal policy: consecutive rejections before giving up
+
+  double beta_scale = 0.2;  // UCB: beta_t times this (the paper's beta_t explores far too much in practice)
+  double delta = 0.1;       // UCB: confidence parameter of beta_t
+
+  std::size_t initial_design = 0;  // 0: min(2d + 1, 20)
+  KernelType kernel = KernelType::matern52;
+  bool fit_hyperparameters = true;
+  // Used as given when fit_hyperparameters is false, else as the first warm start.
+  std::optional<GpHyperparameters> hyperparameters;
+  bool standardize = true;
+  RefitSchedule refit;
+  HyperparameterFitOptions fit;
+  AcquisitionOptimizerOptions optimizer;
+
+  double effective_epsilon() const;
+  std::size_t initial_design_size(std::size_t dim) const;
+};
+
+// A literal-policy step that was counted but not evaluated.
+struct SkippedStep {
+  std::uint64_t ask_index = 0;
+  Eigen::VectorXd unit;
+  double test_statistic = 0.0;
+};
+
+class GpBandit final : public Strategy {
+ public:
+  explicit GpBandit(GpBanditOptions options);
+
+  std::string name() const override { return to_string(options_.acquisition); }
+  const GpBanditOptions& options() const { return options_; }
+
+  ProposalResult propose(const StrategyContext& context) override;
+  void on_complete(const StrategyContext& context, const Trial& trial) override;
+  YAML::Node save() const override;
+  void restore(const YAML::Node& node, const StrategyContext& context) override;
+
+  // Observability: the model, the dictionary (trial ids in insertion order), refreshes, skipped steps.
+  const GaussianProcess* model() const { return model_ ? &*model_ : nullptr; }
+  const std::vector<std::uint64_t>& dictionary() const { return dictionary_; }
+  std::size_t refresh_count() const { return refresh_count_; }
+  const std::vector<SkippedStep>& skipped_steps() const { return skipped_; }
+
+ private:
+  void refresh_if_due(const StrategyContext& context);
+  Observation observation_of(const Trial& trial, Direction direction) const;
+  ProposalResult propose_from_model(const StrategyContext& context);
+
+  GpBanditOptions options_;
+  std::optional<GaussianProcess> model_;
+  std::vector<std::uint64_t> dictionary_;
+  GpHyperparameters hyperparameters_;
+  Standardization standardization_;
+  std::size_t refresh_count_ = 0;
+  std::size_t size_at_refresh_ = 0;
+  std::uint64_t design_index_ = 0;
+  std::vector<SkippedStep> skipped_;
+};
+
+// The options as YAML and back (for saved studies and, later, campaign files).
+YAML::Node to_yaml(const GpBanditOptions& options);
+GpBanditOptions gp_bandit_options_from_yaml(const YAML::Node& node);
+
+}  // namespace tune

@@ -1,0 +1,19 @@
+#pragma once
+// Strategies by name: random, sobol, ucb, ei. `options` are the strategy's options as YAML (the
+// GP bandit options for ucb and ei; none for the baselines).
+#include <yaml-cpp/yaml.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tune/strategy/gp_bandit.hpp"
+#include "tune/strategy/strategy.hpp"
+
+namespace tune {
+
+std::vector<std::string> strategy_names();
+std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Node& options = YAML::Node());
+std::unique_ptr<Strategy> make_gp_bandit(AcquisitionType acquisition, GpBanditOptions options = {});
+
+}  // namespace tune

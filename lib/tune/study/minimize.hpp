@@ -1,0 +1,35 @@
+#pragma once
+// One-call tuning of an in-process objective:
+//   auto result = tune::minimize([](const tune::Config& c) { return f(c); }, space, {.evaluations = 60});
+// The objective may throw; such evaluations (and non-finite values) are recorded as failed trials.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tune/space/space.hpp"
+#include "tune/strategy/gp_bandit.hpp"
+#include "tune/study/trial.hpp"
+
+namespace tune {
+
+struct MinimizeOptions {
+  std::size_t evaluations = 50;
+  std::string strategy = "ei";  // random, sobol, ucb, ei
+  GpBanditOptions gp;           // for ucb and ei (the acquisition is taken from `strategy`)
+  std::uint64_t seed = 0;
+  Direction direction = Direction::minimize;
+};
+
+struct MinimizeResult {
+  Config best_config;
+  double best_value = 0.0;
+  std::size_t evaluations = 0;   // objective calls, failed ones included
+  std::vector<Trial> history;    // every trial in order
+  std::string stop_reason;       // empty when the budget was used up
+};
+
+MinimizeResult minimize(const std::function<double(const Config&)>& objective, const Space& space,
+                        const MinimizeOptions& options = {});
+
+}  // namespace tune

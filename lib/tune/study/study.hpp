@@ -1,0 +1,81 @@
+#pragma once
+// tune::Study: a search space, a strategy and the trials, driven by ask / tell / fail.
+//
+//   tune::Study study(space, tune::make_strategy("ei"), {.direction = tune::Direction::minimize, .seed = 7});
+//   while (auto s = study.ask()) study.tell(s->id, f(s->config));
+//
+// Several suggestions may be pending at once; they are distinct. The study is deterministic: the
+// same seed and the same sequence of tells give the same suggestions, also across save() / load().
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/space/space.hpp"
+#include "tune/strategy/strategy.hpp"
+#include "tune/study/trial.hpp"
+
+namespace tune {
+
+struct StudyOptions {
+  Direction direction = Direction::minimize;
+  std::uint64_t seed = 0;
+};
+
+struct Suggestion {
+  std::uint64_t id = 0;
+  Config config;
+};
+
+class Study {
+ public:
+  Study(Space space, std::unique_ptr<Strategy> strategy, StudyOptions options = {});
+  Study(Study&&) noexcept;
+  Study& operator=(Study&&) noexcept;
+  ~Study();
+
+  // The next configuration to evaluate, or nothing when the strategy has stopped (stop_reason()
+  // says why) or, with trials pending, cannot propose a distinct point until one of them is told.
+  std::optional<Suggestion> ask();
+  // The objective value of a pending trial. Throws std::invalid_argument for an unknown id, a trial
+  // that is not pending, or a non-finite value (report those with fail()).
+  void tell(std::uint64_t id, double value);
+  void fail(std::uint64_t id, std::string reason);
+
+  const std::vector<Trial>& trials() const { return trials_; }
+  const Trial& trial(std::uint64_t id) const;
+  const Trial* best() const;  // best completed trial, nullptr if none
+  std::size_t pending_count() const;
+  bool finished() const { return finished_; }
+  const std::string& stop_reason() const { return stop_reason_; }
+
+  const Space& space() const { return space_; }
+  const Strategy& strategy() const { return *strategy_; }
+  Direction direction() const { return options_.direction; }
+  std::uint64_t seed() const { return options_.seed; }
+  std::uint64_t ask_count() const { return ask_count_; }
+
+  // Atomic write of the whole study as YAML; load() refuses damaged or foreign files with a message
+  // naming the file, the position and the field.
+  void save(const std::filesystem::path& path) const;
+  static Study load(const std::filesystem::path& path);
+  std::string to_yaml_string() const;
+  static Study from_yaml_string(const std::string& text, const std::string& source_name);
+
+ private:
+  Study() = default;
+  StrategyContext context() const;
+  Trial& pending_trial(std::uint64_t id, const char* action);
+
+  Space space_;
+  std::unique_ptr<Strategy> strategy_;
+  StudyOptions options_;
+  std::vector<Trial> trials_;  // trials_[i].id == i
+  std::uint64_t ask_count_ = 0;
+  bool finished_ = false;
+  std::string stop_reason_;
+};
+
+}  // namespace tune

@@ -1,0 +1,137 @@
+// Study <-> YAML. The file is the whole truth of a study: space, strategy options and state, seed,
+// counters and every trial, so that load() continues exactly where save() left off.
+#include <fstream>
+#include <sstream>
+
+#include "tune/io/atomic_file.hpp"
+#include "tune/io/yaml_values.hpp"
+#include "tune/space/space_yaml.hpp"
+#include "tune/strategy/strategy_factory.hpp"
+#include "tune/study/study.hpp"
+
+namespace tune {
+
+namespace {
+constexpr const char* kKind = "tune.study";
+constexpr int kSchema = 1;
+
+YAML::Node trial_to_yaml(const Space& space, const Trial& t) {
+  YAML::Node n;
+  n["id"] = t.id;
+  n["status"] = to_string(t.status);
+  n["config"] = config_to_yaml(space, t.config);
+  n["unit"] = yaml_vector(t.unit);
+  if (t.value) n["value"] = yaml_double(*t.value);
+  if (!t.failure_reason.empty()) n["failure_reason"] = t.failure_reason;
+  n["source"] = t.source;
+  n["in_model"] = t.in_model;
+  n["test_statistic"] = yaml_double(t.test_statistic);
+  n["model_size"] = t.model_size;
+  n["acquisition"] = yaml_double(t.acquisition);
+  return n;
+}
+
+Trial trial_from_yaml(const Space& space, const YAML::Node& n, std::uint64_t expected_id) {
+  Trial t;
+  t.id = read_uint(require(n, "id"), "id");
+  if (t.id != expected_id)
+    throw StateError("trial at " + position_of(n) + ": id " + std::to_string(t.id) + " where " +
+                     std::to_string(expected_id) + " was expected (trials must be listed in id order)");
+  try {
+    t.status = trial_status_from_string(read_string(require(n, "status"), "status"));
+  } catch (const std::invalid_argument& e) {
+    throw StateError("field 'status' at " + position_of(n["status"]) + ": " + e.what());
+  }
+  t.config = config_from_yaml(space, require(n, "config"));
+  t.unit = read_vector(require(n, "unit"), "unit");
+  if (static_cast<std::size_t>(t.unit.size()) != space.dim())
+    throw StateError("field 'unit' at " + position_of(n["unit"]) + ": " + std::to_string(t.unit.size()) +
+                     " coordinates for a " + std::to_string(space.dim()) + "-parameter space");
+  if (n["value"]) t.value = read_double(n["value"], "value");
+  if (t.status == TrialStatus::complete && !t.value)
+    throw StateError("trial " + std::to_string(t.id) + " at " + position_of(n) + " is complete but has no 'value'");
+  if (n["failure_reason"]) t.failure_reason = read_string(n["failure_reason"], "failure_reason");
+  t.source = read_string(require(n, "source"), "source");
+  t.in_model = read_bool(require(n, "in_model"), "in_model");
+  t.test_statistic = read_double(require(n, "test_statistic"), "test_statistic");
+  t.model_size = read_uint(require(n, "model_size"), "model_size");
+  t.acquisition = read_double(require(n, "acquisition"), "acquisition");
+  return t;
+}
+}  // namespace
+
+std::string Study::to_yaml_string() const {
+  YAML::Node root;
+  root["kind"] = kKind;
+  root["schema"] = kSchema;
+  root["direction"] = to_string(options_.direction);
+  root["seed"] = options_.seed;
+  root["ask_count"] = ask_count_;
+  root["finished"] = finished_;
+  root["stop_reason"] = stop_reason_;
+  root["space"] = space_to_yaml(space_);
+  root["strategy"] = strategy_->save();
+  YAML::Node trials(YAML::NodeType::Sequence);
+  for (const Trial& t : trials_) trials.push_back(trial_to_yaml(space_, t));
+  root["trials"] = trials;
+  YAML::Emitter out;
+  out << root;
+  return std::string(out.c_str()) + "\n";
+}
+
+void Study::save(const std::filesystem::path& path) const { write_file_atomically(path, to_yaml_string()); }
+
+Study Study::from_yaml_string(const std::string& text, const std::string& source) {
+  try {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+      throw StateError("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
+                       ": not valid YAML (" + e.msg + ")");
+    }
+    if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
+      throw StateError("not a tune study file (it has no 'kind: tune.study' at the top)");
+    const std::int64_t schema = read_int(require(root, "schema"), "schema");
+    if (schema != kSchema)
+      throw StateError("schema " + std::to_string(schema) + " is not supported by this version of tune (it reads schema " +
+                       std::to_string(kSchema) + "); use the tune version that wrote the file");
+    Study study;
+    try {
+      study.options_.direction = direction_from_string(read_string(require(root, "direction"), "direction"));
+    } catch (const std::invalid_argument& e) {
+      throw StateError("field 'direction' at " + position_of(root["direction"]) + ": " + e.what());
+    }
+    study.options_.seed = read_uint(require(root, "seed"), "seed");
+    study.ask_count_ = read_uint(require(root, "ask_count"), "ask_count");
+    study.finished_ = read_bool(require(root, "finished"), "finished");
+    study.stop_reason_ = root["stop_reason"] && !root["stop_reason"].IsNull() ? read_string(root["stop_reason"], "stop_reason") : "";
+    study.space_ = space_from_yaml(require(root, "space"));
+    const YAML::Node trials = require(root, "trials");
+    if (!trials.IsSequence()) throw StateError("field 'trials' at " + position_of(trials) + ": expected a list");
+    for (std::size_t i = 0; i < trials.size(); ++i) study.trials_.push_back(trial_from_yaml(study.space_, trials[i], i));
+    const YAML::Node strategy = require(root, "strategy");
+    const std::string name = read_string(require(strategy, "name"), "strategy.name");
+    try {
+      study.strategy_ = make_strategy(name, strategy["options"]);
+    } catch (const std::invalid_argument& e) {
+      throw StateError("strategy at " + position_of(strategy) + ": " + e.what());
+    }
+    study.strategy_->restore(strategy, study.context());
+    return study;
+  } catch (const StateError& e) {
+    throw StateError(source + ": " + e.what() + "; the file was not changed");
+  } catch (const SpaceError& e) {
+    throw StateError(source + ": " + e.what() + "; the file was not changed");
+  }
+}
+
+Study Study::load(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StateError(path.string() + ": cannot open the study file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return from_yaml_string(buffer.str(), path.string());
+}
+
+}  // namespace tune

@@ -1,0 +1,42 @@
+#pragma once
+// A trial: one suggested configuration, its status, its result, and how it was chosen.
+#include <Eigen/Core>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "tune/space/space.hpp"
+
+namespace tune {
+
+enum class Direction { minimize, maximize };
+enum class TrialStatus { pending, complete, failed };
+
+const char* to_string(Direction direction);
+Direction direction_from_string(const std::string& name);  // throws std::invalid_argument
+const char* to_string(TrialStatus status);
+TrialStatus trial_status_from_string(const std::string& name);  // throws std::invalid_argument
+
+struct Trial {
+  std::uint64_t id = 0;
+  Config config;
+  Eigen::VectorXd unit;  // the configuration's point of the unit cube
+  TrialStatus status = TrialStatus::pending;
+  std::optional<double> value;  // objective value, as told (not sign-flipped)
+  std::string failure_reason;
+
+  // How the suggestion was made, for observability.
+  std::string source;           // initial_design, acquisition, random, sobol
+  bool in_model = false;        // joins (or joined) the GP dictionary when complete
+  double test_statistic = std::numeric_limits<double>::quiet_NaN();  // posterior var / noise at x
+  std::size_t model_size = 0;   // dictionary size when suggested
+  double acquisition = std::numeric_limits<double>::quiet_NaN();     // acquisition score at x
+};
+
+// The reward the strategies maximise: the value, negated when minimising.
+inline double reward_of(double value, Direction direction) {
+  return direction == Direction::maximize ? value : -value;
+}
+
+}  // namespace tune

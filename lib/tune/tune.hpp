@@ -1,0 +1,8 @@
+#pragma once
+// Everything a program embedding tune needs: spaces, studies, strategies, minimize().
+#include "tune/space/sampling.hpp"
+#include "tune/space/space.hpp"
+#include "tune/strategy/gp_bandit.hpp"
+#include "tune/strategy/strategy_factory.hpp"
+#include "tune/study/minimize.hpp"
+#include "tune/study/study.hpp"

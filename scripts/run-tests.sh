@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds and runs the whole test suite: a Release build with every test (unit, behavioural,
+# package install), then an AddressSanitizer + UndefinedBehaviorSanitizer build of the unit tests.
+# Usage: scripts/run-tests.sh [--no-sanitize]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+sanitize=1
+[[ "${1:-}" == "--no-sanitize" ]] && sanitize=0
+
+echo "== Release build and full test suite"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUNE_WERROR=ON
+cmake --build build/release -j "$jobs"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+if ((sanitize)); then
+  echo "== ASan + UBSan build of the unit tests"
+  # -O1 keeps Eigen usable under the sanitizers; the benchmarks are not built.
+  cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+    -DTUNE_SANITIZE=ON -DTUNE_BUILD_BENCH=OFF -DTUNE_WERROR=ON
+  cmake --build build/sanitize -j "$jobs" --target tune_unit_tests
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build/sanitize --output-on-failure -j "$jobs" -L unit
+fi
+echo "== all tests passed"

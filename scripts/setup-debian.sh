@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of tune from Debian 12 packages. Run as root.
+# Idempotent: re-running only checks that the packages are present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libeigen3-dev            # linear algebra (GP, Cholesky)
+  libboost-dev             # Boost.Random (Sobol), Boost.Math, Boost.Process headers
+  libboost-filesystem-dev  # Boost.Process dependency
+  libyaml-cpp-dev          # state and campaign files
+  libfmt-dev               # formatting in the program
+  libnlopt-dev             # hyperparameter fit, acquisition refinement
+  libcli11-dev             # command line of the program
+  libgtest-dev libgmock-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "setup-debian.sh: missing packages ${missing[*]}; run as root (or with sudo)" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+echo "setup-debian.sh: all dependencies present"
