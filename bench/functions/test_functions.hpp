@@ -14,7 +14,8 @@ struct TestFunction {
   Eigen::VectorXd upper;
   double minimum;         // global minimum value on the box
   Eigen::VectorXd argmin; // one global minimiser
-  std::function<double(const Eigen::VectorXd&)> f;  // takes a point of the box (not the unit cube)
+  std::function<double(const Eigen::VectorXd&)> f;  // takes a point of the box (not the unit cube);
+                                                    // throws std::invalid_argument on a wrong size
 
   std::size_t dim() const { return static_cast<std::size_t>(lower.size()); }
   // f at a point of the unit cube, mapped linearly to the box.
@@ -22,9 +23,10 @@ struct TestFunction {
 };
 
 TestFunction branin();        // [-5,10] x [0,15], min 0.397887
-TestFunction hartmann3();     // [0,1]^3, min -3.86278
+TestFunction hartmann3();     // [0,1]^3, min -3.86278 (exactly -3.8627797873326625, see the .cpp)
 TestFunction hartmann6();     // [0,1]^6, min -3.32237
 TestFunction rosenbrock(std::size_t dim, double low = -5.0, double high = 10.0);  // min 0 at 1
+// (named "rosenbrock<dim>"; throws std::invalid_argument unless dim >= 2 and low <= 1 <= high)
 // The compressed-GP paper's 1-D example f(x) = sin x + cos x + 0.1 x on [0, 10], as a
 // minimisation of -f (the paper maximises f).
 TestFunction paper_example_1d();

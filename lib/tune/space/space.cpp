@@ -1,5 +1,7 @@
 #include "tune/space/space.hpp"
 
+#include "tune/io/yaml_values.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -14,13 +16,6 @@ namespace {
 
 // Integer bounds must be exactly representable as doubles (and their differences too).
 constexpr double max_integer_bound = 9007199254740992.0;  // 2^53
-
-std::string format_double(double x) {
-  char buffer[64];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), x);
-  if (result.ec != std::errc{}) return std::to_string(x);
-  return std::string(buffer, result.ptr);
-}
 
 std::string quoted(const std::string& name) { return "'" + name + "'"; }
 
@@ -57,7 +52,12 @@ void validate(const Parameter& p, std::size_t position) {
     throw SpaceError("parameter #" + std::to_string(position) +
                      " has an empty name; give every parameter a unique, non-empty name");
   }
-  const std::string range = "[" + format_double(p.low) + ", " + format_double(p.high) + "]";
+  // Built by appends: GCC 12 reports a false -Wrestrict on "literal" + std::string here.
+  std::string range = "[";
+  range += format_double(p.low);
+  range += ", ";
+  range += format_double(p.high);
+  range += "]";
   switch (p.type) {
     case ParamType::floating:
     case ParamType::integer: {
