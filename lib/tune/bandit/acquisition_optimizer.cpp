@@ -52,25 +52,40 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
   const std::size_t n_total = options.candidate_count(dim);
   const std::size_t n_perturbed =
       anchors.empty() ? 0 : static_cast<std::size_t>(options.perturbation_fraction * static_cast<double>(n_total));
-  const std::size_t n_sobol = n_total - n_perturbed;
 
-  Eigen::MatrixXd X(d, static_cast<Eigen::Index>(n_total));
-  X.leftCols(static_cast<Eigen::Index>(n_sobol)) = sobol_points(dim, n_sobol, rng);
+  // Base candidates: the model's tracked points if it has them (their posterior is kept current
+  // incrementally), otherwise a fresh shifted Sobol set. Perturbations around the anchors are fresh
+  // at every call and scored with one batched solve.
+  Eigen::VectorXd base_mean, base_variance;
+  Eigen::MatrixXd base;
+  if (gp.tracking()) {
+    base = gp.tracked_points();
+    gp.tracked_prediction(base_mean, base_variance);
+  } else {
+    base = sobol_points(dim, n_total - n_perturbed, rng);
+    for (Eigen::Index j = 0; j < base.cols(); ++j) base.col(j) = snap(base.col(j));
+    gp.predict(base, base_mean, base_variance);
+  }
+  Eigen::MatrixXd local(d, static_cast<Eigen::Index>(n_perturbed));
   for (std::size_t i = 0; i < n_perturbed; ++i) {
     const Eigen::VectorXd& anchor = anchors[i % anchors.size()];
     for (Eigen::Index k = 0; k < d; ++k)
-      X(k, static_cast<Eigen::Index>(n_sobol + i)) =
-          std::clamp(anchor(k) + options.perturbation_sd * normal_draw(rng), 0.0, 1.0);
+      local(k, static_cast<Eigen::Index>(i)) = std::clamp(anchor(k) + options.perturbation_sd * normal_draw(rng), 0.0, 1.0);
+    local.col(static_cast<Eigen::Index>(i)) = snap(local.col(static_cast<Eigen::Index>(i)));
   }
-  for (Eigen::Index j = 0; j < X.cols(); ++j) X.col(j) = snap(X.col(j));
+  Eigen::VectorXd local_mean, local_variance;
+  gp.predict(local, local_mean, local_variance);
 
-  Eigen::VectorXd mean, variance;
-  gp.predict(X, mean, variance);
-  std::vector<ScoredPoint> ranked(n_total);
-  for (std::size_t j = 0; j < n_total; ++j) {
-    const Eigen::Index jj = static_cast<Eigen::Index>(j);
-    ranked[j] = {X.col(jj), acquisition.score(mean(jj), variance(jj)), variance(jj)};
-  }
+  std::vector<ScoredPoint> ranked;
+  ranked.reserve(static_cast<std::size_t>(base.cols() + local.cols()) + options.local_starts);
+  auto push = [&](const Eigen::MatrixXd& X, const Eigen::VectorXd& mean, const Eigen::VectorXd& variance) {
+    for (Eigen::Index j = 0; j < X.cols(); ++j) {
+      const double score = acquisition.score(mean(j), variance(j));
+      ranked.push_back({X.col(j), std::isnan(score) ? -std::numeric_limits<double>::infinity() : score, variance(j)});
+    }
+  };
+  push(base, base_mean, base_variance);
+  push(local, local_mean, local_variance);
   std::stable_sort(ranked.begin(), ranked.end(),
                    [](const ScoredPoint& a, const ScoredPoint& b) { return a.score > b.score; });
 

@@ -1,7 +1,7 @@
 #pragma once
-// Maximises an acquisition over the unit cube: a shifted Sobol candidate set (plus perturbations of
-// the best observed points) scored in one batched prediction, then L-BFGS (NLopt, analytic
-// gradients, box [0,1]^d) from the best few. Every point is passed through `snap` before it is
+// Maximises an acquisition over the unit cube: a candidate set (the GP's tracked points, or else a
+// fresh shifted Sobol set) plus fresh perturbations of the best observed points, then L-BFGS (NLopt,
+// analytic gradients, box [0,1]^d) from the best few. Every point is passed through `snap` before it is
 // scored, so discrete parameters are scored where they will actually be evaluated. Deterministic for
 // a given Rng state.
 #include <Eigen/Core>
@@ -15,7 +15,7 @@
 namespace tune {
 
 struct AcquisitionOptimizerOptions {
-  std::size_t candidates = 0;          // 0: 100 d, clamped to [256, 1024]
+  std::size_t candidates = 0;          // 0: 100 d, clamped to [256, 1024] (tracked + perturbations)
   std::size_t local_starts = 3;        // L-BFGS refinements from the best candidates
   std::size_t local_max_evaluations = 30;
   double perturbation_fraction = 0.125;  // share of candidates drawn around the best observed points

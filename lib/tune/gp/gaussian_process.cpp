@@ -31,12 +31,18 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
   if (!(standardization.scale > 0) || !std::isfinite(standardization.scale) ||
       !std::isfinite(standardization.mean))
     throw std::invalid_argument("GP: standardisation scale must be positive and finite");
+  for (const Observation& o : observations_)
+    if (o.noise_group >= hyperparameters.noise_variances.size())
+      throw std::out_of_range("GP: the model holds observations in noise group " + std::to_string(o.noise_group) +
+                              " but the new hyperparameters have " +
+                              std::to_string(hyperparameters.noise_variances.size()) + " noise variance(s)");
   hp_ = std::move(hyperparameters);
   standardization_ = standardization;
   kernel_ = hp_.make_kernel();
   n_ = 0;
   for (const Observation& o : observations_) append_row(o);
   update_weights();
+  if (tracking()) track(std::move(tracked_points_));
 }
 
 void GaussianProcess::add(Observation observation) {
@@ -46,17 +52,22 @@ void GaussianProcess::add(Observation observation) {
 }
 
 void GaussianProcess::add(std::vector<Observation> observations) {
-  for (Observation& o : observations) {
+  // Validate everything first so that a bad element leaves the model unchanged.
+  for (const Observation& o : observations) {
     if (static_cast<std::size_t>(location(o.query).size()) != dim_)
       throw std::invalid_argument("GP: observation of the wrong dimension");
     if (!std::isfinite(o.value)) throw std::invalid_argument("GP: non-finite observation");
     if (o.noise_group >= hp_.noise_variances.size())
       throw std::out_of_range("GP: observation in noise group " + std::to_string(o.noise_group) +
                               " which has no noise variance");
+  }
+  for (Observation& o : observations) {
     observations_.push_back(std::move(o));
     append_row(observations_.back());
+    if (tracking()) append_tracked_row(n_ - 1);
   }
   update_weights();
+  if (tracking()) refresh_tracked_summaries();
 }
 
 void GaussianProcess::truncate(std::size_t n) {
@@ -64,6 +75,56 @@ void GaussianProcess::truncate(std::size_t n) {
   observations_.resize(n);
   n_ = n;
   update_weights();
+  if (tracking()) refresh_tracked_summaries();
+}
+
+void GaussianProcess::track(Eigen::MatrixXd X) {
+  if (static_cast<std::size_t>(X.rows()) != dim_ && X.cols() > 0)
+    throw std::invalid_argument("GP: tracked points of the wrong dimension");
+  tracked_points_ = std::move(X);
+  tracked_V_.resize(L_.rows(), tracked_points_.cols());
+  for (std::size_t i = 0; i < n_; ++i) append_tracked_row(i);
+  refresh_tracked_summaries();
+}
+
+void GaussianProcess::untrack() {
+  tracked_points_.resize(static_cast<Eigen::Index>(dim_), 0);
+  tracked_V_.resize(0, 0);
+  tracked_mean_std_.resize(0);
+  tracked_var_std_.resize(0);
+}
+
+void GaussianProcess::append_tracked_row(std::size_t row) {
+  // Row i of L^{-1} K(D, X): (k_i(X) - L[i, :i] V[:i, :]) / L[i, i], forward substitution one row
+  // at a time, exactly as an append computes it.
+  const Eigen::Index i = static_cast<Eigen::Index>(row);
+  const Eigen::Index m = tracked_points_.cols();
+  if (tracked_V_.rows() < L_.rows()) {
+    Eigen::MatrixXd grown(L_.rows(), m);
+    grown.topRows(i) = tracked_V_.topRows(i);
+    tracked_V_.swap(grown);
+  }
+  const Query& q = observations_[row].query;
+  Eigen::RowVectorXd k(m);
+  for (Eigen::Index j = 0; j < m; ++j) k(j) = covariance(kernel_, q, tracked_points_.col(j));
+  if (i > 0) k.noalias() -= L_.row(i).head(i) * tracked_V_.topRows(i);
+  tracked_V_.row(i) = k / L_(i, i);
+}
+
+void GaussianProcess::refresh_tracked_summaries() {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  const Eigen::Index m = tracked_points_.cols();
+  tracked_mean_std_ = tracked_V_.topRows(n).transpose() * a_.head(n);
+  tracked_var_std_.resize(m);
+  for (Eigen::Index j = 0; j < m; ++j)
+    tracked_var_std_(j) = std::max(0.0, kernel_(tracked_points_.col(j), tracked_points_.col(j)) -
+                                            tracked_V_.col(j).head(n).squaredNorm());
+}
+
+void GaussianProcess::tracked_prediction(Eigen::VectorXd& mean, Eigen::VectorXd& variance) const {
+  const double s = standardization_.scale;
+  mean = (tracked_mean_std_.array() * s + standardization_.mean).matrix();
+  variance = tracked_var_std_ * (s * s);
 }
 
 void GaussianProcess::append_row(const Observation& o) {

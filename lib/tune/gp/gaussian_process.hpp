@@ -62,7 +62,8 @@ class GaussianProcess {
   void reset(GpHyperparameters hyperparameters, Standardization standardization);
 
   void add(Observation observation);
-  // The same as adding each in turn (bit for bit), with the weights solved once at the end.
+  // The same as adding each in turn (bit for bit), with the weights solved once at the end. All
+  // observations are validated first: an invalid one leaves the model unchanged.
   void add(std::vector<Observation> observations);
   // Keep only the first n observations.
   void truncate(std::size_t n);
@@ -72,6 +73,18 @@ class GaussianProcess {
   // Predictions at the columns of X; one blocked triangular solve for all of them.
   void predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
 
+  // Tracks the posterior at a fixed set of points (columns of X): the rows of V = L^{-1} K(D, X)
+  // grow by one per added observation in O(|X| n), so the mean and variance at these points stay
+  // current without an O(n^2 |X|) solve per query (digest 4.2, finite candidate set). V is built
+  // row by row with the same formula as an append, so it is identical whichever order of adds and
+  // track() produced it. Truncation drops rows; reset() rebuilds them.
+  void track(Eigen::MatrixXd X);
+  void untrack();
+  bool tracking() const { return tracked_points_.cols() > 0; }
+  const Eigen::MatrixXd& tracked_points() const { return tracked_points_; }
+  // Mean and variance of f at the tracked points (units of the observed values).
+  void tracked_prediction(Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
+
   // The Cholesky factor (lower triangle of the top-left size() x size() block) and a = L^{-1} y_std,
   // exposed for tests and diagnostics.
   Eigen::MatrixXd cholesky_factor() const { return L_.topLeftCorner(n_, n_); }
@@ -79,6 +92,8 @@ class GaussianProcess {
 
  private:
   void append_row(const Observation& observation);
+  void append_tracked_row(std::size_t row);
+  void refresh_tracked_summaries();
   void update_weights();
   double standardised(double y) const { return (y - standardization_.mean) / standardization_.scale; }
 
@@ -91,6 +106,10 @@ class GaussianProcess {
   Eigen::MatrixXd L_;       // capacity x capacity; rows [0, n_) are valid
   Eigen::VectorXd a_;       // capacity; [0, n_) valid
   Eigen::VectorXd weights_; // (K + noise)^{-1} y_std = L^{-T} a, size n_
+  Eigen::MatrixXd tracked_points_;    // dim x m
+  Eigen::MatrixXd tracked_V_;         // capacity x m; rows [0, n_) valid
+  Eigen::VectorXd tracked_mean_std_;  // m, standardised units
+  Eigen::VectorXd tracked_var_std_;   // m
 };
 
 }  // namespace tune

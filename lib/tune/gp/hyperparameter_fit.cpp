@@ -125,11 +125,18 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
   const Kernel kernel = hp.make_kernel();
   Eigen::MatrixXd K(n, n);
   Eigen::VectorXd y(n);
+  // With a gradient, the kernel's log-parameter derivatives of every pair (i >= j) are kept from
+  // this pass, so each pair costs one kernel evaluation.
+  Eigen::MatrixXd dK(gradient ? d + 1 : 0, gradient ? n * (n + 1) / 2 : 0);
+  Eigen::Index pair = 0;
   for (Eigen::Index i = 0; i < n; ++i) {
     const Observation& oi = observations[static_cast<std::size_t>(i)];
     y(i) = (oi.value - standardization.mean) / standardization.scale;
-    for (Eigen::Index j = 0; j <= i; ++j)
-      K(i, j) = covariance(kernel, oi.query, observations[static_cast<std::size_t>(j)].query);
+    for (Eigen::Index j = 0; j <= i; ++j) {
+      const Query& qj = observations[static_cast<std::size_t>(j)].query;
+      K(i, j) = gradient ? covariance_with_log_gradient(kernel, oi.query, qj, dK.col(pair++))
+                         : covariance(kernel, oi.query, qj);
+    }
     K(i, i) += hp.noise_variances.at(oi.noise_group);
   }
   const Eigen::LLT<Eigen::MatrixXd> llt(K.selfadjointView<Eigen::Lower>());
@@ -147,17 +154,16 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
     const std::size_t groups = hp.noise_variances.size();
     Eigen::VectorXd& g = *gradient;
     g.setZero(d + 1 + static_cast<Eigen::Index>(groups));
-    Eigen::VectorXd dk(d + 1);
+    // Weights of the pairs: off-diagonal pairs count twice, times the 1/2.
+    Eigen::VectorXd w(pair);
+    pair = 0;
     for (Eigen::Index i = 0; i < n; ++i) {
+      for (Eigen::Index j = 0; j < i; ++j) w(pair++) = W(i, j);
+      w(pair++) = 0.5 * W(i, i);
       const Observation& oi = observations[static_cast<std::size_t>(i)];
-      for (Eigen::Index j = 0; j < i; ++j) {
-        covariance_with_log_gradient(kernel, oi.query, observations[static_cast<std::size_t>(j)].query, dk);
-        g.head(d + 1) += W(i, j) * dk;  // off-diagonal pairs count twice, times the 1/2
-      }
-      covariance_with_log_gradient(kernel, oi.query, oi.query, dk);
-      g.head(d + 1) += 0.5 * W(i, i) * dk;
       g(d + 1 + static_cast<Eigen::Index>(oi.noise_group)) += 0.5 * W(i, i) * hp.noise_variances[oi.noise_group];
     }
+    g.head(d + 1).noalias() += dK * w;
   }
   return value;
 }

@@ -35,10 +35,10 @@ struct HyperparameterFitOptions {
   bool fit_noise = true;                  // false: noise variances stay at the warm start's
 
   std::size_t random_restarts = 1;   // in addition to the warm start
-  std::size_t max_evaluations = 40;  // per start
+  std::size_t max_evaluations = 30;  // per start
   // Fits on at most this many observations (a seeded random subset) so that a refit stays cheap
   // for large models; the model itself keeps all of them.
-  std::size_t max_points = 200;
+  std::size_t max_points = 150;
 };
 
 struct HyperparameterFitResult {

@@ -36,13 +36,20 @@ Kernel::Kernel(KernelType type, Eigen::VectorXd lengthscales, double outputscale
 
 double Kernel::scaled_sq_distance(const Eigen::Ref<const Eigen::VectorXd>& a,
                                   const Eigen::Ref<const Eigen::VectorXd>& b) const {
-  return ((a - b).array().square() * inv_sq_lengthscales_.array()).sum();
+  // A plain loop, shared in spirit with covariance_with_log_gradient: both must sum in the same
+  // order so that a kernel value is the same bits whichever function computed it.
+  double r2 = 0.0;
+  for (Eigen::Index i = 0; i < a.size(); ++i) {
+    const double t = a(i) - b(i);
+    r2 += t * t * inv_sq_lengthscales_(i);
+  }
+  return r2;
 }
 
 double Kernel::of_r2(double r2) const {
-  if (type_ == KernelType::squared_exponential) return outputscale_ * std::exp(-0.5 * r2);
-  const double r = std::sqrt(r2);
-  return outputscale_ * (1.0 + kSqrt5 * r + (5.0 / 3.0) * r2) * std::exp(-kSqrt5 * r);
+  double value = 0.0, slope = 0.0;
+  of_r2_with_slope(r2, value, slope);
+  return value;
 }
 
 double Kernel::d_dr2(double r2) const {
@@ -50,6 +57,18 @@ double Kernel::d_dr2(double r2) const {
   // dk/dr = -s (5/3) r (1 + sqrt5 r) e^{-sqrt5 r}; dk/dr2 = dk/dr / (2r), smooth at r = 0.
   const double r = std::sqrt(r2);
   return -outputscale_ * (5.0 / 6.0) * (1.0 + kSqrt5 * r) * std::exp(-kSqrt5 * r);
+}
+
+void Kernel::of_r2_with_slope(double r2, double& value, double& slope) const {
+  if (type_ == KernelType::squared_exponential) {
+    value = outputscale_ * std::exp(-0.5 * r2);
+    slope = -0.5 * value;
+    return;
+  }
+  const double r = std::sqrt(r2);
+  const double e = outputscale_ * std::exp(-kSqrt5 * r);
+  value = (1.0 + kSqrt5 * r + (5.0 / 3.0) * r2) * e;
+  slope = -(5.0 / 6.0) * (1.0 + kSqrt5 * r) * e;
 }
 
 Eigen::VectorXd Kernel::gradient_x(const Eigen::Ref<const Eigen::VectorXd>& x,

@@ -20,6 +20,7 @@ class Kernel {
   KernelType type() const { return type_; }
   std::size_t dim() const { return static_cast<std::size_t>(lengthscales_.size()); }
   const Eigen::VectorXd& lengthscales() const { return lengthscales_; }
+  const Eigen::VectorXd& inverse_squared_lengthscales() const { return inv_sq_lengthscales_; }
   double outputscale() const { return outputscale_; }  // prior variance k(x, x)
 
   double scaled_sq_distance(const Eigen::Ref<const Eigen::VectorXd>& a,
@@ -27,6 +28,8 @@ class Kernel {
   // k as a function of r2, and dk/dr2; both include the outputscale.
   double of_r2(double r2) const;
   double d_dr2(double r2) const;
+  // Both at once, with a single exponential.
+  void of_r2_with_slope(double r2, double& value, double& slope) const;
 
   double operator()(const Eigen::Ref<const Eigen::VectorXd>& a,
                     const Eigen::Ref<const Eigen::VectorXd>& b) const {

@@ -19,14 +19,19 @@ double covariance_with_log_gradient(const Kernel& k, const Query& a, const Query
                                     Eigen::Ref<Eigen::VectorXd> grad) {
   return std::visit(
       [&](const PointQuery& pa, const PointQuery& pb) {
-        const Eigen::ArrayXd diff2 = (pa.x - pb.x).array().square();
-        const Eigen::ArrayXd scaled = diff2 / k.lengthscales().array().square();
-        const double r2 = scaled.sum();
-        const double value = k.of_r2(r2);
-        const double g = k.d_dr2(r2);
-        const Eigen::Index d = scaled.size();
+        // Allocation-free: this runs for every pair of observations at every step of a fit.
+        const Eigen::Index d = pa.x.size();
+        const Eigen::VectorXd& inv_sq = k.inverse_squared_lengthscales();
+        double r2 = 0.0;
+        for (Eigen::Index i = 0; i < d; ++i) {  // the same sum as Kernel::scaled_sq_distance
+          const double t = pa.x(i) - pb.x(i);
+          grad(i) = t * t * inv_sq(i);
+          r2 += grad(i);
+        }
+        double value = 0.0, slope = 0.0;
+        k.of_r2_with_slope(r2, value, slope);
         // dr2/dlog l_i = -2 (a_i - b_i)^2 / l_i^2; dk/dlog s = k.
-        grad.head(d) = (-2.0 * g) * scaled.matrix();
+        grad.head(d) *= -2.0 * slope;
         grad(d) = value;
         return value;
       },

@@ -24,6 +24,7 @@ enum class RngStream : std::uint64_t {
   hyperparameter_fit = 4,
   fit_subset = 5,
   fallback = 6,
+  candidates = 7,
 };
 
 constexpr std::uint64_t derive_seed(std::uint64_t seed, RngStream stream, std::uint64_t index) {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tune/io/yaml_values.hpp"
+#include "tune/space/sampling.hpp"
 #include "tune/strategy/random_strategy.hpp"
 
 namespace tune {
@@ -79,8 +80,20 @@ void GpBandit::refresh_if_due(const StrategyContext& context) {
   }
   model_.emplace(context.space.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
+  model_->track(candidate_set(context.space, context.seed, refresh_count_));
   ++refresh_count_;
   size_at_refresh_ = n;
+}
+
+Eigen::MatrixXd GpBandit::candidate_set(const Space& space, std::uint64_t seed, std::size_t refresh) const {
+  // A fresh shifted Sobol set per refresh, tracked by the model until the next one.
+  const AcquisitionOptimizerOptions& o = options_.optimizer;
+  const std::size_t n_total = o.candidate_count(space.dim());
+  const auto n_local = static_cast<std::size_t>(o.perturbation_fraction * static_cast<double>(n_total));
+  Rng rng = make_rng(seed, RngStream::candidates, refresh);
+  Eigen::MatrixXd X = sobol_points(space.dim(), n_total - n_local, rng);
+  for (Eigen::Index j = 0; j < X.cols(); ++j) X.col(j) = space.snap(X.col(j));
+  return X;
 }
 
 ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
@@ -251,6 +264,7 @@ void GpBandit::restore(const YAML::Node& node, const StrategyContext& context) {
     throw StateError(std::string("hyperparameters at ") + position_of(hp) + ": " + e.what());
   }
   model_->add(std::move(observations));
+  model_->track(candidate_set(context.space, context.seed, refresh_count_ - 1));
 }
 
 namespace {

@@ -84,6 +84,7 @@ class GpBandit final : public Strategy {
   void refresh_if_due(const StrategyContext& context);
   Observation observation_of(const Trial& trial, Direction direction) const;
   ProposalResult propose_from_model(const StrategyContext& context);
+  Eigen::MatrixXd candidate_set(const Space& space, std::uint64_t seed, std::size_t refresh) const;
 
   GpBanditOptions options_;
   std::optional<GaussianProcess> model_;
