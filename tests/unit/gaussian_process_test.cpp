@@ -1,0 +1,426 @@
+// tune::GaussianProcess (incremental Cholesky) against the batch posterior formula solved here with
+// Eigen's LLT, and against central finite differences.
+#include "tune/gp/gaussian_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tune/random/rng.hpp"
+
+namespace {
+
+using tune::GaussianProcess;
+using tune::GpHyperparameters;
+using tune::KernelType;
+using tune::Observation;
+using tune::PointQuery;
+using tune::Standardization;
+
+Eigen::VectorXd random_point(std::mt19937_64& rng, Eigen::Index d) {
+  Eigen::VectorXd x(d);
+  for (Eigen::Index i = 0; i < d; ++i) x(i) = tune::uniform01(rng);
+  return x;
+}
+
+double uniform(std::mt19937_64& rng, double lo, double hi) { return lo + (hi - lo) * tune::uniform01(rng); }
+
+struct Problem {
+  std::size_t dim = 3;
+  GpHyperparameters hp;
+  Standardization standardization;
+  std::vector<Observation> observations;
+};
+
+// Random hyperparameters, two noise groups, a non-trivial standardisation and n observations of a
+// smooth function plus noise.
+Problem make_problem(KernelType kernel, std::uint64_t seed, std::size_t n = 40, std::size_t dim = 3) {
+  std::mt19937_64 rng(seed);
+  Problem p;
+  p.dim = dim;
+  p.hp.kernel = kernel;
+  p.hp.lengthscales.resize(static_cast<Eigen::Index>(dim));
+  for (std::size_t i = 0; i < dim; ++i) p.hp.lengthscales(static_cast<Eigen::Index>(i)) = uniform(rng, 0.2, 0.8);
+  p.hp.outputscale = uniform(rng, 0.5, 2.0);
+  p.hp.noise_variances = {uniform(rng, 1e-3, 1e-2), uniform(rng, 2e-2, 1e-1)};
+  p.standardization = {uniform(rng, 2.0, 5.0), uniform(rng, 1.5, 3.0)};
+  for (std::size_t i = 0; i < n; ++i) {
+    const Eigen::VectorXd x = random_point(rng, static_cast<Eigen::Index>(dim));
+    const double f = std::sin(3.0 * x(0)) + x.squaredNorm() + 0.3 * std::cos(5.0 * x(dim - 1));
+    const std::size_t group = i % 3 == 0 ? 1 : 0;
+    p.observations.push_back({PointQuery{x}, p.standardization.mean + p.standardization.scale * f +
+                                                 0.1 * uniform(rng, -1.0, 1.0),
+                              group});
+  }
+  return p;
+}
+
+GaussianProcess grow_one_by_one(const Problem& p, std::size_t n) {
+  GaussianProcess gp(p.dim, p.hp, p.standardization);
+  for (std::size_t i = 0; i < n; ++i) gp.add(p.observations[i]);
+  return gp;
+}
+
+// The batch posterior, in the units of the observed values:
+//   mean = m + s k^T (K + D)^{-1} (y - m) / s,   var = s^2 (k(x,x) - k^T (K + D)^{-1} k),
+// with K, k, D all in standardised units (D = per-group noise variances).
+struct Batch {
+  Eigen::MatrixXd KD;  // K + D
+  Eigen::LLT<Eigen::MatrixXd> llt;
+  Eigen::VectorXd alpha;  // (K + D)^{-1} y_std
+  tune::Kernel kernel;
+  Eigen::MatrixXd X;
+  Standardization st;
+
+  explicit Batch(const Problem& p, std::size_t n) : kernel(p.hp.make_kernel()), st(p.standardization) {
+    const Eigen::Index nn = static_cast<Eigen::Index>(n);
+    X.resize(static_cast<Eigen::Index>(p.dim), nn);
+    Eigen::VectorXd y(nn);
+    for (Eigen::Index i = 0; i < nn; ++i) {
+      const Observation& o = p.observations[static_cast<std::size_t>(i)];
+      X.col(i) = std::get<PointQuery>(o.query).x;
+      y(i) = (o.value - st.mean) / st.scale;
+    }
+    KD.resize(nn, nn);
+    for (Eigen::Index i = 0; i < nn; ++i)
+      for (Eigen::Index j = 0; j < nn; ++j) {
+        const Eigen::VectorXd d = X.col(i) - X.col(j);
+        const double r2 = (d.array() / p.hp.lengthscales.array()).square().sum();
+        KD(i, j) = kernel.of_r2(r2);
+      }
+    for (Eigen::Index i = 0; i < nn; ++i)
+      KD(i, i) += p.hp.noise_variances[p.observations[static_cast<std::size_t>(i)].noise_group];
+    llt.compute(KD);
+    alpha = llt.solve(y);
+  }
+  tune::Prediction predict(const Eigen::VectorXd& x) const {
+    Eigen::VectorXd k(X.cols());
+    for (Eigen::Index i = 0; i < X.cols(); ++i) k(i) = kernel(X.col(i), x);
+    const double mean = st.mean + st.scale * k.dot(alpha);
+    const double var = st.scale * st.scale * (kernel(x, x) - k.dot(llt.solve(k)));
+    return {mean, var};
+  }
+};
+
+void expect_close(double actual, double expected, double tol, const std::string& what) {
+  EXPECT_LE(std::abs(actual - expected), tol * std::max(1.0, std::abs(expected)))
+      << what << ": actual " << actual << " expected " << expected;
+}
+
+class GpKernels : public ::testing::TestWithParam<KernelType> {};
+
+TEST_P(GpKernels, IncrementalPosteriorEqualsBatchFormula) {
+  const Problem p = make_problem(GetParam(), 21);
+  const GaussianProcess gp = grow_one_by_one(p, p.observations.size());
+  ASSERT_EQ(gp.size(), 40u);
+  const Batch batch(p, 40);
+  ASSERT_EQ(batch.llt.info(), Eigen::Success);
+  std::mt19937_64 rng(22);
+  double min_var = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 100; ++i) {
+    const Eigen::VectorXd x = random_point(rng, 3);
+    const tune::Prediction got = gp.predict(x);
+    const tune::Prediction ref = batch.predict(x);
+    expect_close(got.mean, ref.mean, 1e-10, "mean");
+    expect_close(got.variance, ref.variance, 1e-10, "variance");
+    min_var = std::min(min_var, ref.variance);
+  }
+  // The test points are not degenerate: the variance is resolved well above the tolerance.
+  EXPECT_GT(min_var, 1e-6);
+  // At the observed points too (variance about the noise level there).
+  for (std::size_t i = 0; i < p.observations.size(); i += 7) {
+    const Eigen::VectorXd& x = std::get<PointQuery>(p.observations[i].query).x;
+    expect_close(gp.predict(x).mean, batch.predict(x).mean, 1e-10, "mean at data");
+    expect_close(gp.predict(x).variance, batch.predict(x).variance, 1e-10, "variance at data");
+  }
+  // Public noise variances are in observed units.
+  EXPECT_DOUBLE_EQ(gp.noise_variance(1), p.hp.noise_variances[1] * p.standardization.scale * p.standardization.scale);
+}
+
+TEST_P(GpKernels, CholeskyFactorReproducesKPlusNoise) {
+  const Problem p = make_problem(GetParam(), 23);
+  const GaussianProcess gp = grow_one_by_one(p, p.observations.size());
+  const Batch batch(p, p.observations.size());
+  const Eigen::MatrixXd L = gp.cholesky_factor();
+  ASSERT_EQ(L.rows(), 40);
+  // Lower triangular with a positive diagonal.
+  EXPECT_EQ(L.triangularView<Eigen::StrictlyUpper>().toDenseMatrix().cwiseAbs().maxCoeff(), 0.0);
+  EXPECT_GT(L.diagonal().minCoeff(), 0.0);
+  EXPECT_LT((L * L.transpose() - batch.KD).cwiseAbs().maxCoeff(), 1e-12 * batch.KD.cwiseAbs().maxCoeff());
+  // a = L^{-1} y_std.
+  const Eigen::VectorXd a = gp.whitened_targets();
+  const Eigen::VectorXd y_std = batch.KD * batch.alpha;
+  EXPECT_LT((L * a - y_std).cwiseAbs().maxCoeff(), 1e-10);
+}
+
+TEST_P(GpKernels, BatchPredictEqualsSinglePredict) {
+  const Problem p = make_problem(GetParam(), 24);
+  const GaussianProcess gp = grow_one_by_one(p, p.observations.size());
+  std::mt19937_64 rng(25);
+  Eigen::MatrixXd X(3, 100);
+  for (Eigen::Index j = 0; j < X.cols(); ++j) X.col(j) = random_point(rng, 3);
+  Eigen::VectorXd mean, var;
+  gp.predict(X, mean, var);
+  ASSERT_EQ(mean.size(), 100);
+  ASSERT_EQ(var.size(), 100);
+  for (Eigen::Index j = 0; j < X.cols(); ++j) {
+    const tune::Prediction single = gp.predict(X.col(j));
+    expect_close(mean(j), single.mean, 1e-13, "batch mean");
+    expect_close(var(j), single.variance, 1e-13, "batch variance");
+  }
+}
+
+TEST_P(GpKernels, PredictWithGradientMatchesFiniteDifferences) {
+  const Problem p = make_problem(GetParam(), 26);
+  const GaussianProcess gp = grow_one_by_one(p, p.observations.size());
+  std::mt19937_64 rng(27);
+  const double h = 1e-6;
+  for (int trial = 0; trial < 50; ++trial) {
+    const Eigen::VectorXd x = random_point(rng, 3);
+    const tune::PredictionWithGradient pg = gp.predict_with_gradient(x);
+    const tune::Prediction plain = gp.predict(x);
+    expect_close(pg.mean, plain.mean, 1e-13, "mean");
+    expect_close(pg.variance, plain.variance, 1e-13, "variance");
+    ASSERT_EQ(pg.mean_gradient.size(), 3);
+    ASSERT_EQ(pg.variance_gradient.size(), 3);
+    for (Eigen::Index i = 0; i < 3; ++i) {
+      Eigen::VectorXd xp = x, xm = x;
+      xp(i) += h;
+      xm(i) -= h;
+      const tune::Prediction up = gp.predict(xp), down = gp.predict(xm);
+      const double fd_mean = (up.mean - down.mean) / (2.0 * h);
+      const double fd_var = (up.variance - down.variance) / (2.0 * h);
+      // Relative 1e-5, with a floor at 1e-3 of the function's scale for gradients near zero.
+      EXPECT_NEAR(pg.mean_gradient(i), fd_mean, 1e-5 * std::max(std::abs(fd_mean), 1e-3 * p.standardization.scale))
+          << "trial " << trial << " coordinate " << i;
+      EXPECT_NEAR(pg.variance_gradient(i), fd_var,
+                  1e-5 * std::max(std::abs(fd_var), 1e-3 * plain.variance))
+          << "trial " << trial << " coordinate " << i;
+    }
+  }
+}
+
+TEST_P(GpKernels, TruncateEqualsModelOfPrefixBitForBit) {
+  const Problem p = make_problem(GetParam(), 28);
+  GaussianProcess gp = grow_one_by_one(p, p.observations.size());
+  std::mt19937_64 rng(29);
+  std::vector<Eigen::VectorXd> probes;
+  for (int i = 0; i < 30; ++i) probes.push_back(random_point(rng, 3));
+  for (const std::size_t n : {std::size_t{33}, std::size_t{20}, std::size_t{1}, std::size_t{0}}) {
+    gp.truncate(n);
+    const GaussianProcess fresh = grow_one_by_one(p, n);
+    ASSERT_EQ(gp.size(), n);
+    ASSERT_EQ(gp.observations().size(), n);
+    EXPECT_EQ(gp.cholesky_factor(), fresh.cholesky_factor());
+    EXPECT_EQ(gp.whitened_targets(), fresh.whitened_targets());
+    for (const Eigen::VectorXd& x : probes) {
+      const tune::Prediction a = gp.predict(x), b = fresh.predict(x);
+      EXPECT_EQ(a.mean, b.mean) << "n = " << n;
+      EXPECT_EQ(a.variance, b.variance) << "n = " << n;
+    }
+  }
+  // Growing again after a truncation (the fantasy pattern) equals growing from scratch.
+  for (std::size_t i = 0; i < 25; ++i) gp.add(p.observations[i]);
+  const GaussianProcess fresh = grow_one_by_one(p, 25);
+  EXPECT_EQ(gp.cholesky_factor(), fresh.cholesky_factor());
+  for (const Eigen::VectorXd& x : probes) {
+    EXPECT_EQ(gp.predict(x).mean, fresh.predict(x).mean);
+    EXPECT_EQ(gp.predict(x).variance, fresh.predict(x).variance);
+  }
+  // Truncating to a size >= the current one is a no-op.
+  gp.truncate(100);
+  EXPECT_EQ(gp.size(), 25u);
+}
+
+TEST_P(GpKernels, AddVectorEqualsSuccessiveAddsBitForBit) {
+  const Problem p = make_problem(GetParam(), 30);
+  const GaussianProcess one_by_one = grow_one_by_one(p, p.observations.size());
+  GaussianProcess batched(p.dim, p.hp, p.standardization);
+  // Two vector adds: a first chunk and the rest (appending to a non-empty model).
+  batched.add(std::vector<Observation>(p.observations.begin(), p.observations.begin() + 13));
+  batched.add(std::vector<Observation>(p.observations.begin() + 13, p.observations.end()));
+  ASSERT_EQ(batched.size(), one_by_one.size());
+  EXPECT_EQ(batched.cholesky_factor(), one_by_one.cholesky_factor());
+  EXPECT_EQ(batched.whitened_targets(), one_by_one.whitened_targets());
+  std::mt19937_64 rng(31);
+  for (int i = 0; i < 30; ++i) {
+    const Eigen::VectorXd x = random_point(rng, 3);
+    EXPECT_EQ(batched.predict(x).mean, one_by_one.predict(x).mean);
+    EXPECT_EQ(batched.predict(x).variance, one_by_one.predict(x).variance);
+  }
+}
+
+TEST_P(GpKernels, ResetWithSameHyperparametersReproducesFactorBitForBit) {
+  const Problem p = make_problem(GetParam(), 32);
+  GaussianProcess gp = grow_one_by_one(p, p.observations.size());
+  const Eigen::MatrixXd L = gp.cholesky_factor();
+  const Eigen::VectorXd a = gp.whitened_targets();
+  const Eigen::VectorXd x = Eigen::VectorXd::Constant(3, 0.37);
+  const tune::Prediction before = gp.predict(x);
+
+  gp.reset(p.hp, p.standardization);
+  EXPECT_EQ(gp.cholesky_factor(), L);
+  EXPECT_EQ(gp.whitened_targets(), a);
+  EXPECT_EQ(gp.predict(x).mean, before.mean);
+  EXPECT_EQ(gp.predict(x).variance, before.variance);
+
+  // Different hyperparameters change the factor (the rebuild really uses them) and a reset back
+  // restores it exactly.
+  GpHyperparameters other = p.hp;
+  other.lengthscales *= 1.5;
+  other.noise_variances = {2e-2, 3e-2};
+  gp.reset(other, {0.0, 1.0});
+  EXPECT_GT((gp.cholesky_factor() - L).cwiseAbs().maxCoeff(), 1e-3);
+  Problem q = p;
+  q.hp = other;
+  q.standardization = {0.0, 1.0};
+  const Batch batch(q, q.observations.size());
+  expect_close(gp.predict(x).mean, batch.predict(x).mean, 1e-10, "mean after reset");
+  expect_close(gp.predict(x).variance, batch.predict(x).variance, 1e-10, "variance after reset");
+  gp.reset(p.hp, p.standardization);
+  EXPECT_EQ(gp.cholesky_factor(), L);
+  EXPECT_EQ(gp.whitened_targets(), a);
+}
+
+TEST_P(GpKernels, EmptyModelPredictsThePrior) {
+  const Problem p = make_problem(GetParam(), 33, 0);
+  const GaussianProcess gp(p.dim, p.hp, p.standardization);
+  const Eigen::VectorXd x = Eigen::VectorXd::Constant(3, 0.2);
+  EXPECT_EQ(gp.predict(x).mean, p.standardization.mean);
+  EXPECT_DOUBLE_EQ(gp.predict(x).variance,
+                   p.hp.outputscale * p.standardization.scale * p.standardization.scale);
+}
+
+INSTANTIATE_TEST_SUITE_P(GaussianProcess, GpKernels,
+                         ::testing::Values(KernelType::squared_exponential, KernelType::matern52),
+                         [](const ::testing::TestParamInfo<KernelType>& param_info) {
+                           return std::string(tune::to_string(param_info.param));
+                         });
+
+TEST(GaussianProcess, InvalidInputsThrowAndLeaveTheModelUnchanged) {
+  const Problem p = make_problem(KernelType::matern52, 34, 10);
+  GaussianProcess gp = grow_one_by_one(p, 10);
+  const Eigen::MatrixXd L = gp.cholesky_factor();
+
+  // Wrong dimension.
+  EXPECT_THROW(gp.add(Observation{PointQuery{Eigen::VectorXd::Constant(2, 0.5)}, 1.0, 0}), std::invalid_argument);
+  EXPECT_THROW(gp.add(Observation{PointQuery{Eigen::VectorXd::Constant(4, 0.5)}, 1.0, 0}), std::invalid_argument);
+  // Non-finite values.
+  EXPECT_THROW(gp.add(Observation{PointQuery{Eigen::VectorXd::Constant(3, 0.5)},
+                                  std::numeric_limits<double>::quiet_NaN(), 0}),
+               std::invalid_argument);
+  EXPECT_THROW(gp.add(Observation{PointQuery{Eigen::VectorXd::Constant(3, 0.5)},
+                                  std::numeric_limits<double>::infinity(), 0}),
+               std::invalid_argument);
+  // A noise group without a noise variance (two groups: 0 and 1).
+  EXPECT_THROW(gp.add(Observation{PointQuery{Eigen::VectorXd::Constant(3, 0.5)}, 1.0, 2}), std::out_of_range);
+  EXPECT_THROW((void)gp.noise_variance(2), std::out_of_range);
+
+  EXPECT_EQ(gp.size(), 10u);
+  EXPECT_EQ(gp.observations().size(), 10u);
+  EXPECT_EQ(gp.cholesky_factor(), L);
+
+  // Bad hyperparameters and standardisations.
+  GpHyperparameters bad = p.hp;
+  bad.lengthscales = Eigen::VectorXd::Constant(2, 0.3);
+  EXPECT_THROW(GaussianProcess(3, bad), std::invalid_argument);
+  bad = p.hp;
+  bad.noise_variances = {};
+  EXPECT_THROW(GaussianProcess(3, bad), std::invalid_argument);
+  bad.noise_variances = {1e-2, 0.0};
+  EXPECT_THROW(GaussianProcess(3, bad), std::invalid_argument);
+  EXPECT_THROW(GaussianProcess(3, p.hp, Standardization{0.0, 0.0}), std::invalid_argument);
+  EXPECT_THROW(GaussianProcess(3, p.hp, Standardization{std::numeric_limits<double>::infinity(), 1.0}),
+               std::invalid_argument);
+  EXPECT_THROW(gp.reset(bad, p.standardization), std::invalid_argument);
+  EXPECT_EQ(gp.cholesky_factor(), L);
+}
+
+// Regression: add(vector) with an invalid element after valid ones used to append the valid prefix
+// to L and observations_ and throw before update_weights(), leaving weights_ one short (predict()
+// then read out of bounds). The model must stay consistent: unchanged, or the prefix fully added.
+TEST(GaussianProcess, AddVectorWithInvalidElementLeavesConsistentModel) {
+  const Problem p = make_problem(KernelType::matern52, 35, 6);
+  GaussianProcess gp = grow_one_by_one(p, 5);
+  std::vector<Observation> chunk{p.observations[5],
+                                 Observation{PointQuery{Eigen::VectorXd::Constant(3, 0.5)}, 1.0, 7}};
+  EXPECT_THROW(gp.add(chunk), std::out_of_range);
+  const Problem prefix = p;
+  const std::size_t n = gp.size();
+  ASSERT_TRUE(n == 5 || n == 6);
+  const Batch batch(prefix, n);
+  const Eigen::VectorXd x = Eigen::VectorXd::Constant(3, 0.3);
+  expect_close(gp.predict(x).mean, batch.predict(x).mean, 1e-10, "mean after a failed add");
+}
+
+// Regression: reset() with fewer noise groups than the stored observations use used to index
+// hp_.noise_variances out of range while replaying them. It must throw and leave the model alone.
+TEST(GaussianProcess, ResetWithTooFewNoiseGroupsThrows) {
+  const Problem p = make_problem(KernelType::matern52, 36, 10);
+  GaussianProcess gp = grow_one_by_one(p, 10);
+  const Eigen::MatrixXd L = gp.cholesky_factor();
+  GpHyperparameters one_group = p.hp;
+  one_group.noise_variances = {1e-2};
+  EXPECT_THROW(gp.reset(one_group, p.standardization), std::out_of_range);
+  EXPECT_EQ(gp.cholesky_factor(), L);
+}
+
+}  // namespace
+
+namespace tracked_points_test {
+
+// The tracked posterior (rows of L^{-1} K(D, X) grown per observation) equals batch predictions,
+// and does not depend on whether track() came before or after the observations.
+TEST(GaussianProcessTracking, TrackedPosteriorEqualsBatchPredictionAndIsOrderIndependent) {
+  std::mt19937_64 rng(77);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const std::size_t dim = 3;
+  tune::GpHyperparameters hp{tune::KernelType::matern52, Eigen::Vector3d(0.3, 0.5, 0.8), 1.3, {0.01}};
+  Eigen::MatrixXd X(3, 50);
+  for (Eigen::Index j = 0; j < X.cols(); ++j)
+    for (Eigen::Index i = 0; i < 3; ++i) X(i, j) = u(rng);
+  std::vector<tune::Observation> obs;
+  for (int k = 0; k < 30; ++k) {
+    Eigen::VectorXd x(3);
+    for (Eigen::Index i = 0; i < 3; ++i) x(i) = u(rng);
+    obs.push_back({tune::PointQuery{x}, std::sin(6 * x(0)) + x(1), 0});
+  }
+  tune::GaussianProcess before(dim, hp, {0.2, 1.7});
+  before.track(X);
+  for (const auto& o : obs) before.add(o);  // rows appended one at a time
+  tune::GaussianProcess after(dim, hp, {0.2, 1.7});
+  after.add(obs);
+  after.track(X);  // rows built at once
+
+  Eigen::VectorXd m1, v1, m2, v2, mb, vb;
+  before.tracked_prediction(m1, v1);
+  after.tracked_prediction(m2, v2);
+  after.predict(X, mb, vb);
+  EXPECT_EQ(m1, m2);
+  EXPECT_EQ(v1, v2);
+  EXPECT_LT((m1 - mb).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT((v1 - vb).cwiseAbs().maxCoeff(), 1e-10);
+
+  // Truncation (fantasies dropped) and reset (new hyperparameters) keep it consistent.
+  before.truncate(12);
+  before.tracked_prediction(m1, v1);
+  before.predict(X, mb, vb);
+  EXPECT_LT((m1 - mb).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT((v1 - vb).cwiseAbs().maxCoeff(), 1e-10);
+  hp.lengthscales *= 2.0;
+  before.reset(hp, {0.0, 1.0});
+  before.tracked_prediction(m1, v1);
+  before.predict(X, mb, vb);
+  EXPECT_LT((m1 - mb).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_LT((v1 - vb).cwiseAbs().maxCoeff(), 1e-10);
+  EXPECT_THROW(before.track(Eigen::MatrixXd::Zero(2, 4)), std::invalid_argument);
+}
+
+}  // namespace tracked_points_test

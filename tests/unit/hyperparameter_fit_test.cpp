@@ -1,0 +1,272 @@
+// tune::log_marginal_likelihood against the closed form solved here with LDLT and against finite
+// differences; fit_hyperparameters recovers the hyperparameters of a GP prior sample.
+#include "tune/gp/hyperparameter_fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <Eigen/Cholesky>
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <random>
+#include <vector>
+
+namespace {
+
+using tune::GpHyperparameters;
+using tune::KernelType;
+using tune::Observation;
+using tune::PointQuery;
+using tune::Standardization;
+
+double uniform(std::mt19937_64& rng, double lo = 0.0, double hi = 1.0) {
+  return lo + (hi - lo) * tune::uniform01(rng);
+}
+
+double box_muller(std::mt19937_64& rng) {
+  const double u1 = 1.0 - tune::uniform01(rng);  // (0, 1]
+  const double u2 = tune::uniform01(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+struct Data {
+  std::vector<Observation> observations;
+  Standardization standardization;
+  GpHyperparameters hp;
+};
+
+Data make_data(KernelType kernel, std::uint64_t seed, std::size_t n) {
+  std::mt19937_64 rng(seed);
+  Data d;
+  for (std::size_t i = 0; i < n; ++i) {
+    Eigen::VectorXd x(2);
+    x << uniform(rng), uniform(rng);
+    d.observations.push_back({PointQuery{x}, 3.0 + 2.0 * std::sin(4.0 * x(0)) * x(1) + 0.05 * box_muller(rng),
+                              i % 4 == 1 ? std::size_t{1} : std::size_t{0}});
+  }
+  d.standardization = {2.5, 1.7};
+  d.hp.kernel = kernel;
+  d.hp.lengthscales.resize(2);
+  d.hp.lengthscales << 0.35, 0.6;
+  d.hp.outputscale = 1.3;
+  d.hp.noise_variances = {4e-3, 3e-2};
+  return d;
+}
+
+// -1/2 y' K^{-1} y - 1/2 log|K| - n/2 log 2 pi with K = kernel + diag(noise of each point's group),
+// y standardised, solved with LDLT.
+double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
+  const Eigen::Index n = static_cast<Eigen::Index>(d.observations.size());
+  const tune::Kernel k = hp.make_kernel();
+  Eigen::MatrixXd K(n, n);
+  Eigen::VectorXd y(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Observation& oi = d.observations[static_cast<std::size_t>(i)];
+    y(i) = (oi.value - d.standardization.mean) / d.standardization.scale;
+    for (Eigen::Index j = 0; j < n; ++j)
+      K(i, j) = k(std::get<PointQuery>(oi.query).x,
+                  std::get<PointQuery>(d.observations[static_cast<std::size_t>(j)].query).x);
+    K(i, i) += hp.noise_variances[oi.noise_group];
+  }
+  const Eigen::LDLT<Eigen::MatrixXd> ldlt(K);
+  const double log_det = ldlt.vectorD().array().log().sum();
+  return -0.5 * y.dot(ldlt.solve(y)) - 0.5 * log_det - 0.5 * static_cast<double>(n) * std::log(2.0 * std::numbers::pi);
+}
+
+GpHyperparameters perturb(const GpHyperparameters& hp, Eigen::Index i, double h) {
+  GpHyperparameters q = hp;
+  const Eigen::Index d = hp.lengthscales.size();
+  if (i < d)
+    q.lengthscales(i) *= std::exp(h);
+  else if (i == d)
+    q.outputscale *= std::exp(h);
+  else
+    q.noise_variances[static_cast<std::size_t>(i - d - 1)] *= std::exp(h);
+  return q;
+}
+
+class LmlKernels : public ::testing::TestWithParam<KernelType> {};
+
+TEST_P(LmlKernels, LogMarginalLikelihoodEqualsClosedForm) {
+  const Data d = make_data(GetParam(), 41, 30);
+  for (double ls_factor : {0.5, 1.0, 3.0}) {
+    GpHyperparameters hp = d.hp;
+    hp.lengthscales *= ls_factor;
+    const double got = tune::log_marginal_likelihood(d.observations, d.standardization, hp);
+    const double ref = closed_form_lml(d, hp);
+    EXPECT_NEAR(got, ref, 1e-10 * std::max(1.0, std::abs(ref))) << "lengthscale factor " << ls_factor;
+  }
+  // The standardisation enters: another one gives another value.
+  const Standardization other{0.0, 1.0};
+  EXPECT_GT(std::abs(tune::log_marginal_likelihood(d.observations, other, d.hp) -
+                     tune::log_marginal_likelihood(d.observations, d.standardization, d.hp)),
+            1e-3);
+}
+
+TEST_P(LmlKernels, GradientMatchesFiniteDifferencesInEveryLogParameter) {
+  const Data d = make_data(GetParam(), 42, 30);
+  Eigen::VectorXd grad;
+  const double value = tune::log_marginal_likelihood(d.observations, d.standardization, d.hp, &grad);
+  ASSERT_EQ(grad.size(), 2 + 1 + 2);  // 2 lengthscales, outputscale, 2 noise groups
+  EXPECT_NEAR(value, tune::log_marginal_likelihood(d.observations, d.standardization, d.hp), 1e-12 * std::abs(value));
+  const double h = 1e-5;
+  for (Eigen::Index i = 0; i < grad.size(); ++i) {
+    const double fd = (closed_form_lml(d, perturb(d.hp, i, h)) - closed_form_lml(d, perturb(d.hp, i, -h))) / (2.0 * h);
+    EXPECT_NEAR(grad(i), fd, 1e-6 * std::max(1.0, std::abs(fd))) << "theta " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(HyperparameterFit, LmlKernels,
+                         ::testing::Values(KernelType::squared_exponential, KernelType::matern52),
+                         [](const ::testing::TestParamInfo<KernelType>& param_info) {
+                           return std::string(tune::to_string(param_info.param));
+                         });
+
+// The log prior exactly as the header describes it: independent normal densities (without
+// normalising constants) on the log-parameters.
+double log_prior(const GpHyperparameters& hp, const tune::HyperparameterFitOptions& o) {
+  auto term = [](double value, double mean, double sd) {
+    if (sd <= 0) return 0.0;
+    const double z = (value - mean) / sd;
+    return -0.5 * z * z;
+  };
+  const double dim = static_cast<double>(hp.lengthscales.size());
+  double lp = 0.0;
+  for (Eigen::Index i = 0; i < hp.lengthscales.size(); ++i)
+    lp += term(std::log(hp.lengthscales(i)), std::log(o.lengthscale_prior_median_1d * std::sqrt(dim)),
+               o.lengthscale_prior_log_sd);
+  lp += term(std::log(hp.outputscale), o.outputscale_prior.log_median, o.outputscale_prior.log_sd);
+  for (double v : hp.noise_variances) lp += term(std::log(v), o.noise_prior.log_median, o.noise_prior.log_sd);
+  return lp;
+}
+
+TEST(HyperparameterFit, RecoversLengthscalesAndNoiseOfAPriorSample) {
+  const Eigen::Index n = 200;
+  Eigen::Vector2d true_ls(0.15, 0.4);
+  const double true_noise = 1e-2;
+  std::mt19937_64 rng(2024);
+  Eigen::MatrixXd X(2, n);
+  for (Eigen::Index j = 0; j < n; ++j) X(0, j) = uniform(rng), X(1, j) = uniform(rng);
+  Eigen::MatrixXd K(n, n);
+  for (Eigen::Index i = 0; i < n; ++i)
+    for (Eigen::Index j = 0; j < n; ++j) {
+      const double r2 = ((X.col(i) - X.col(j)).array() / true_ls.array()).square().sum();
+      K(i, j) = std::exp(-0.5 * r2);  // SE, outputscale 1
+    }
+  K.diagonal().array() += 1e-9;  // jitter for the factorisation of the noise-free prior
+  const Eigen::LLT<Eigen::MatrixXd> llt(K);
+  ASSERT_EQ(llt.info(), Eigen::Success);
+  Eigen::VectorXd z(n);
+  for (Eigen::Index i = 0; i < n; ++i) z(i) = box_muller(rng);
+  const Eigen::VectorXd f = llt.matrixL() * z;
+  std::vector<Observation> observations;
+  for (Eigen::Index i = 0; i < n; ++i)
+    observations.push_back({PointQuery{X.col(i)}, f(i) + std::sqrt(true_noise) * box_muller(rng), 0});
+
+  const Standardization st = tune::standardization_of(observations);
+  tune::HyperparameterFitOptions options;
+  options.max_points = 200;
+  options.random_restarts = 2;
+  const GpHyperparameters warm = tune::default_hyperparameters(KernelType::squared_exponential, 2, 1, options);
+  tune::Rng fit_rng(7);
+  const tune::HyperparameterFitResult r = tune::fit_hyperparameters(observations, st, warm, options, fit_rng);
+  EXPECT_EQ(r.points_used, 200u);
+  const GpHyperparameters& hp = r.hyperparameters;
+  ASSERT_EQ(hp.lengthscales.size(), 2);
+  ASSERT_EQ(hp.noise_variances.size(), 1u);
+  for (Eigen::Index i = 0; i < 2; ++i) {
+    EXPECT_GT(hp.lengthscales(i), true_ls(i) / 1.5) << "lengthscale " << i;
+    EXPECT_LT(hp.lengthscales(i), true_ls(i) * 1.5) << "lengthscale " << i;
+  }
+  const double noise_observed_units = hp.noise_variances[0] * st.scale * st.scale;
+  EXPECT_GT(noise_observed_units, true_noise / 3.0);
+  EXPECT_LT(noise_observed_units, true_noise * 3.0);
+
+  // The reported values are those of the returned hyperparameters, and the MAP fit is at least as
+  // good as the truth (expressed in standardised units) under the same objective.
+  EXPECT_NEAR(r.log_marginal_likelihood, tune::log_marginal_likelihood(observations, st, hp),
+              1e-9 * std::abs(r.log_marginal_likelihood));
+  EXPECT_NEAR(r.log_posterior, r.log_marginal_likelihood + log_prior(hp, options),
+              1e-9 * std::abs(r.log_posterior));
+  GpHyperparameters truth;
+  truth.kernel = KernelType::squared_exponential;
+  truth.lengthscales = true_ls;
+  truth.outputscale = 1.0 / (st.scale * st.scale);
+  truth.noise_variances = {true_noise / (st.scale * st.scale)};
+  const double truth_log_posterior = tune::log_marginal_likelihood(observations, st, truth) + log_prior(truth, options);
+  EXPECT_GE(r.log_posterior, truth_log_posterior - 1e-6);
+}
+
+TEST(HyperparameterFit, FewObservationsGiveFiniteNonDegenerateLengthscales) {
+  for (std::uint64_t seed : {1u, 2u, 3u}) {
+    std::mt19937_64 rng(seed);
+    std::vector<Observation> observations;
+    for (int i = 0; i < 5; ++i) {
+      Eigen::VectorXd x(2);
+      x << uniform(rng), uniform(rng);
+      observations.push_back({PointQuery{x}, std::sin(6.0 * x(0)) + x(1) * x(1), 0});
+    }
+    const Standardization st = tune::standardization_of(observations);
+    tune::HyperparameterFitOptions options;
+    options.random_restarts = 3;
+    tune::Rng fit_rng(seed);
+    const auto r = tune::fit_hyperparameters(
+        observations, st, tune::default_hyperparameters(KernelType::matern52, 2, 1, options), options, fit_rng);
+    const GpHyperparameters& hp = r.hyperparameters;
+    for (Eigen::Index i = 0; i < 2; ++i) {
+      EXPECT_TRUE(std::isfinite(hp.lengthscales(i)));
+      EXPECT_GE(hp.lengthscales(i), options.lengthscale_min * (1 - 1e-12));
+      EXPECT_LE(hp.lengthscales(i), options.lengthscale_max * (1 + 1e-12));
+      EXPECT_GT(hp.lengthscales(i), 2.0 * options.lengthscale_min) << "seed " << seed << ": collapsed to the bound";
+    }
+    EXPECT_GE(hp.outputscale, options.outputscale_min * (1 - 1e-12));
+    EXPECT_LE(hp.outputscale, options.outputscale_max * (1 + 1e-12));
+    EXPECT_GE(hp.noise_variances[0], options.noise_min * (1 - 1e-12));
+    EXPECT_LE(hp.noise_variances[0], options.noise_max * (1 + 1e-12));
+    EXPECT_TRUE(std::isfinite(r.log_posterior));
+  }
+}
+
+TEST(HyperparameterFit, FixedNoiseAndSubsetOptionsAreHonoured) {
+  const Data d = make_data(KernelType::matern52, 43, 60);
+  tune::HyperparameterFitOptions options;
+  options.fit_noise = false;
+  options.max_points = 25;
+  tune::Rng rng(3);
+  const auto r = tune::fit_hyperparameters(d.observations, d.standardization, d.hp, options, rng);
+  EXPECT_EQ(r.points_used, 25u);
+  ASSERT_EQ(r.hyperparameters.noise_variances.size(), 2u);
+  // Held at the warm start (up to the exp(log(v)) round trip of the log-parametrisation).
+  EXPECT_DOUBLE_EQ(r.hyperparameters.noise_variances[0], d.hp.noise_variances[0]);
+  EXPECT_DOUBLE_EQ(r.hyperparameters.noise_variances[1], d.hp.noise_variances[1]);
+  // ... while the free parameters moved.
+  EXPECT_NE(r.hyperparameters.lengthscales, d.hp.lengthscales);
+}
+
+TEST(HyperparameterFit, StandardizationIsMeanAndSampleStandardDeviation) {
+  std::mt19937_64 rng(44);
+  std::vector<Observation> observations;
+  for (int i = 0; i < 37; ++i)
+    observations.push_back({PointQuery{Eigen::VectorXd::Constant(1, 0.5)}, 10.0 + 4.0 * box_muller(rng), 0});
+  double mean = 0.0;
+  for (const Observation& o : observations) mean += o.value;
+  mean /= 37.0;
+  double ss = 0.0;
+  for (const Observation& o : observations) ss += (o.value - mean) * (o.value - mean);
+  const double sd = std::sqrt(ss / 36.0);  // sample sd: n - 1
+  const Standardization st = tune::standardization_of(observations);
+  EXPECT_NEAR(st.mean, mean, 1e-13 * std::abs(mean));
+  EXPECT_NEAR(st.scale, sd, 1e-13 * sd);
+
+  // Degenerate cases: no values, one value, constant values.
+  EXPECT_EQ(tune::standardization_of({}).mean, 0.0);
+  EXPECT_EQ(tune::standardization_of({}).scale, 1.0);
+  const std::vector<Observation> one{observations[0]};
+  EXPECT_EQ(tune::standardization_of(one).mean, observations[0].value);
+  EXPECT_EQ(tune::standardization_of(one).scale, 1.0);
+  const std::vector<Observation> constant(5, Observation{PointQuery{Eigen::VectorXd::Constant(1, 0.5)}, 3.25, 0});
+  EXPECT_EQ(tune::standardization_of(constant).mean, 3.25);
+  EXPECT_EQ(tune::standardization_of(constant).scale, 1.0);
+}
+
+}  // namespace
