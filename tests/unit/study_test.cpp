@@ -293,3 +293,41 @@ TEST(Minimize, ReportsTheBestOfTheHistoryAndRecordsFailures) {
 }
 
 }  // namespace
+
+namespace strategy_options_test {
+
+TEST(StrategyOptions, YamlRoundTripAndUnknownKeysAreRefused) {
+  tune::GpBanditOptions o;
+  o.epsilon = 0.03;
+  o.on_reject = tune::RejectPolicy::stop;
+  o.refit.every = 9;
+  o.fit.max_points = 77;
+  o.optimizer.local_starts = 1;
+  o.fit.fit_noise = false;
+  const tune::GpBanditOptions back = tune::gp_bandit_options_from_yaml(tune::to_yaml(o));
+  EXPECT_EQ(back.epsilon, 0.03);
+  EXPECT_EQ(back.on_reject, tune::RejectPolicy::stop);
+  EXPECT_EQ(back.refit.every, 9u);
+  EXPECT_EQ(back.fit.max_points, 77u);
+  EXPECT_EQ(back.optimizer.local_starts, 1u);
+  EXPECT_FALSE(back.fit.fit_noise);
+
+  const auto error = [](const std::string& text) -> std::string {
+    try {
+      tune::make_strategy("ei", YAML::Load(text));
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error("{epsilonn: 0.1}").find("epsilonn"), std::string::npos);
+  EXPECT_NE(error("{fit: {max_point: 3}}").find("max_point"), std::string::npos);
+  EXPECT_NE(error("{on_reject: sometimes}").find("sometimes"), std::string::npos);
+  EXPECT_NE(error("{epsilon: lots}").find("lots"), std::string::npos);
+  EXPECT_NE(error("{acquisition: ucb}").find("acquisition"), std::string::npos);
+  EXPECT_EQ(error("{epsilon: 0.1, refit: {every: 3}}"), "");
+  EXPECT_THROW(tune::make_strategy("random", YAML::Load("{epsilon: 0.1}")), std::invalid_argument);
+  EXPECT_THROW(tune::make_strategy("bayes"), std::invalid_argument);
+}
+
+}  // namespace strategy_options_test

@@ -269,24 +269,82 @@ void GpBandit::restore(const YAML::Node& node, const StrategyContext& context) {
 
 namespace {
 
-template <class T>
-void read_optional(const YAML::Node& node, const char* key, T& out, std::set<std::string>& seen);
+// The plain option fields, listed once for both directions (write and read), grouped as in the
+// YAML. `o` is a GpBanditOptions or a const one; `visit(key, field)` is called for each field.
+template <class Options, class Visit>
+void top_level_fields(Options& o, Visit&& visit) {
+  visit("epsilon", o.epsilon);
+  visit("horizon", o.horizon);
+  visit("schedule_alpha", o.schedule_alpha);
+  visit("max_skipped_steps", o.max_skipped_steps);
+  visit("beta_scale", o.beta_scale);
+  visit("delta", o.delta);
+  visit("initial_design", o.initial_design);
+  visit("fit_hyperparameters", o.fit_hyperparameters);
+  visit("standardize", o.standardize);
+}
 
-template <>
-void read_optional<double>(const YAML::Node& node, const char* key, double& out, std::set<std::string>& seen) {
-  seen.insert(key);
-  if (node[key]) out = read_double(node[key], key);
+template <class Options, class Visit>
+void refit_fields(Options& o, Visit&& visit) {
+  visit("every", o.refit.every);
+  visit("growth", o.refit.growth);
 }
-template <>
-void read_optional<std::size_t>(const YAML::Node& node, const char* key, std::size_t& out, std::set<std::string>& seen) {
-  seen.insert(key);
-  if (node[key]) out = read_uint(node[key], key);
+
+template <class Options, class Visit>
+void fit_fields(Options& o, Visit&& visit) {
+  auto& f = o.fit;
+  visit("lengthscale_min", f.lengthscale_min);
+  visit("lengthscale_max", f.lengthscale_max);
+  visit("outputscale_min", f.outputscale_min);
+  visit("outputscale_max", f.outputscale_max);
+  visit("noise_min", f.noise_min);
+  visit("noise_max", f.noise_max);
+  visit("lengthscale_prior_median_1d", f.lengthscale_prior_median_1d);
+  visit("lengthscale_prior_log_sd", f.lengthscale_prior_log_sd);
+  visit("outputscale_prior_log_median", f.outputscale_prior.log_median);
+  visit("outputscale_prior_log_sd", f.outputscale_prior.log_sd);
+  visit("noise_prior_log_median", f.noise_prior.log_median);
+  visit("noise_prior_log_sd", f.noise_prior.log_sd);
+  visit("fit_noise", f.fit_noise);
+  visit("random_restarts", f.random_restarts);
+  visit("max_evaluations", f.max_evaluations);
+  visit("max_points", f.max_points);
 }
-template <>
-void read_optional<bool>(const YAML::Node& node, const char* key, bool& out, std::set<std::string>& seen) {
-  seen.insert(key);
-  if (node[key]) out = read_bool(node[key], key);
+
+template <class Options, class Visit>
+void optimizer_fields(Options& o, Visit&& visit) {
+  visit("candidates", o.optimizer.candidates);
+  visit("local_starts", o.optimizer.local_starts);
+  visit("local_max_evaluations", o.optimizer.local_max_evaluations);
+  visit("perturbation_fraction", o.optimizer.perturbation_fraction);
+  visit("perturbation_sd", o.optimizer.perturbation_sd);
 }
+
+// Writes each visited field into `node`.
+struct FieldWriter {
+  YAML::Node node;
+  void operator()(const char* key, double v) { node[key] = yaml_double(v); }
+  void operator()(const char* key, std::size_t v) { node[key] = v; }
+  void operator()(const char* key, bool v) { node[key] = v; }
+};
+
+// Reads each visited field from `node` when present, and remembers the keys it knows.
+struct FieldReader {
+  const YAML::Node& node;
+  std::set<std::string> known;
+  void operator()(const char* key, double& v) {
+    known.insert(key);
+    if (node[key]) v = read_double(node[key], key);
+  }
+  void operator()(const char* key, std::size_t& v) {
+    known.insert(key);
+    if (node[key]) v = read_uint(node[key], key);
+  }
+  void operator()(const char* key, bool& v) {
+    known.insert(key);
+    if (node[key]) v = read_bool(node[key], key);
+  }
+};
 
 void reject_unknown(const YAML::Node& node, const std::set<std::string>& known, const std::string& where) {
   for (const auto& kv : node) {
@@ -308,74 +366,51 @@ auto parse_enum(const YAML::Node& node, const char* key, F parse) {
   }
 }
 
+// Reads one group of fields from `node[key]` if present, refusing unknown keys.
+template <class Fields>
+void read_group(const YAML::Node& parent, const char* key, GpBanditOptions& o, Fields fields) {
+  const YAML::Node node = parent[key];
+  if (!node) return;
+  if (!node.IsMap()) throw StateError(std::string("'") + key + "' at " + position_of(node) + ": expected a map");
+  FieldReader reader{node, {}};
+  fields(o, reader);
+  reject_unknown(node, reader.known, key);
+}
+
 }  // namespace
 
 YAML::Node to_yaml(const GpBanditOptions& o) {
-  YAML::Node n;
-  n["acquisition"] = to_string(o.acquisition);
-  n["epsilon"] = yaml_double(o.epsilon);
-  n["horizon"] = yaml_double(o.horizon);
-  n["schedule_alpha"] = yaml_double(o.schedule_alpha);
-  n["on_reject"] = to_string(o.on_reject);
-  n["max_skipped_steps"] = o.max_skipped_steps;
-  n["beta_scale"] = yaml_double(o.beta_scale);
-  n["delta"] = yaml_double(o.delta);
-  n["initial_design"] = o.initial_design;
-  n["kernel"] = to_string(o.kernel);
-  n["fit_hyperparameters"] = o.fit_hyperparameters;
+  FieldWriter top{YAML::Node(YAML::NodeType::Map)};
+  top.node["acquisition"] = to_string(o.acquisition);
+  top.node["on_reject"] = to_string(o.on_reject);
+  top.node["kernel"] = to_string(o.kernel);
+  top_level_fields(o, top);
   if (o.hyperparameters) {
-    n["hyperparameters"]["lengthscales"] = yaml_vector(o.hyperparameters->lengthscales);
-    n["hyperparameters"]["outputscale"] = yaml_double(o.hyperparameters->outputscale);
-    n["hyperparameters"]["noise_variance"] = yaml_double(o.hyperparameters->noise_variances.at(0));
+    top.node["hyperparameters"]["lengthscales"] = yaml_vector(o.hyperparameters->lengthscales);
+    top.node["hyperparameters"]["outputscale"] = yaml_double(o.hyperparameters->outputscale);
+    top.node["hyperparameters"]["noise_variance"] = yaml_double(o.hyperparameters->noise_variances.at(0));
   }
-  n["standardize"] = o.standardize;
-  n["refit"]["every"] = o.refit.every;
-  n["refit"]["growth"] = yaml_double(o.refit.growth);
-  const HyperparameterFitOptions& f = o.fit;
-  YAML::Node fit;
-  fit["lengthscale_min"] = yaml_double(f.lengthscale_min);
-  fit["lengthscale_max"] = yaml_double(f.lengthscale_max);
-  fit["outputscale_min"] = yaml_double(f.outputscale_min);
-  fit["outputscale_max"] = yaml_double(f.outputscale_max);
-  fit["noise_min"] = yaml_double(f.noise_min);
-  fit["noise_max"] = yaml_double(f.noise_max);
-  fit["lengthscale_prior_median_1d"] = yaml_double(f.lengthscale_prior_median_1d);
-  fit["lengthscale_prior_log_sd"] = yaml_double(f.lengthscale_prior_log_sd);
-  fit["outputscale_prior_log_median"] = yaml_double(f.outputscale_prior.log_median);
-  fit["outputscale_prior_log_sd"] = yaml_double(f.outputscale_prior.log_sd);
-  fit["noise_prior_log_median"] = yaml_double(f.noise_prior.log_median);
-  fit["noise_prior_log_sd"] = yaml_double(f.noise_prior.log_sd);
-  fit["fit_noise"] = f.fit_noise;
-  fit["random_restarts"] = f.random_restarts;
-  fit["max_evaluations"] = f.max_evaluations;
-  fit["max_points"] = f.max_points;
-  n["fit"] = fit;
-  n["optimizer"]["candidates"] = o.optimizer.candidates;
-  n["optimizer"]["local_starts"] = o.optimizer.local_starts;
-  n["optimizer"]["local_max_evaluations"] = o.optimizer.local_max_evaluations;
-  n["optimizer"]["perturbation_fraction"] = yaml_double(o.optimizer.perturbation_fraction);
-  n["optimizer"]["perturbation_sd"] = yaml_double(o.optimizer.perturbation_sd);
-  return n;
+  FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)},
+      optimizer{YAML::Node(YAML::NodeType::Map)};
+  refit_fields(o, refit);
+  fit_fields(o, fit);
+  optimizer_fields(o, optimizer);
+  top.node["refit"] = refit.node;
+  top.node["fit"] = fit.node;
+  top.node["optimizer"] = optimizer.node;
+  return top.node;
 }
 
 GpBanditOptions gp_bandit_options_from_yaml(const YAML::Node& n) {
   GpBanditOptions o;
   if (!n || n.IsNull()) return o;
   if (!n.IsMap()) throw StateError("strategy options at " + position_of(n) + ": expected a map");
-  std::set<std::string> seen{"acquisition", "on_reject", "kernel", "hyperparameters", "refit", "fit", "optimizer"};
   if (n["acquisition"]) o.acquisition = parse_enum(n["acquisition"], "acquisition", acquisition_type_from_string);
   if (n["on_reject"]) o.on_reject = parse_enum(n["on_reject"], "on_reject", reject_policy_from_string);
   if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
-  read_optional(n, "epsilon", o.epsilon, seen);
-  read_optional(n, "horizon", o.horizon, seen);
-  read_optional(n, "schedule_alpha", o.schedule_alpha, seen);
-  read_optional(n, "max_skipped_steps", o.max_skipped_steps, seen);
-  read_optional(n, "beta_scale", o.beta_scale, seen);
-  read_optional(n, "delta", o.delta, seen);
-  read_optional(n, "initial_design", o.initial_design, seen);
-  read_optional(n, "fit_hyperparameters", o.fit_hyperparameters, seen);
-  read_optional(n, "standardize", o.standardize, seen);
-  reject_unknown(n, seen, "strategy options");
+  FieldReader top{n, {"acquisition", "on_reject", "kernel", "hyperparameters", "refit", "fit", "optimizer"}};
+  top_level_fields(o, top);
+  reject_unknown(n, top.known, "strategy options");
   if (const YAML::Node hp = n["hyperparameters"]) {
     GpHyperparameters h;
     h.kernel = o.kernel;
@@ -385,43 +420,9 @@ GpBanditOptions gp_bandit_options_from_yaml(const YAML::Node& n) {
     reject_unknown(hp, {"lengthscales", "outputscale", "noise_variance"}, "hyperparameters");
     o.hyperparameters = h;
   }
-  if (const YAML::Node r = n["refit"]) {
-    std::set<std::string> s;
-    read_optional(r, "every", o.refit.every, s);
-    read_optional(r, "growth", o.refit.growth, s);
-    reject_unknown(r, s, "refit");
-  }
-  if (const YAML::Node f = n["fit"]) {
-    std::set<std::string> s;
-    HyperparameterFitOptions& x = o.fit;
-    read_optional(f, "lengthscale_min", x.lengthscale_min, s);
-    read_optional(f, "lengthscale_max", x.lengthscale_max, s);
-    read_optional(f, "outputscale_min", x.outputscale_min, s);
-    read_optional(f, "outputscale_max", x.outputscale_max, s);
-    read_optional(f, "noise_min", x.noise_min, s);
-    read_optional(f, "noise_max", x.noise_max, s);
-    read_optional(f, "lengthscale_prior_median_1d", x.lengthscale_prior_median_1d, s);
-    read_optional(f, "lengthscale_prior_log_sd", x.lengthscale_prior_log_sd, s);
-    read_optional(f, "outputscale_prior_log_median", x.outputscale_prior.log_median, s);
-    read_optional(f, "outputscale_prior_log_sd", x.outputscale_prior.log_sd, s);
-    read_optional(f, "noise_prior_log_median", x.noise_prior.log_median, s);
-    read_optional(f, "noise_prior_log_sd", x.noise_prior.log_sd, s);
-    read_optional(f, "fit_noise", x.fit_noise, s);
-    read_optional(f, "random_restarts", x.random_restarts, s);
-    read_optional(f, "max_evaluations", x.max_evaluations, s);
-    read_optional(f, "max_points", x.max_points, s);
-    reject_unknown(f, s, "fit");
-  }
-  if (const YAML::Node p = n["optimizer"]) {
-    std::set<std::string> s;
-    read_optional(p, "candidates", o.optimizer.candidates, s);
-    read_optional(p, "local_starts", o.optimizer.local_starts, s);
-    read_optional(p, "local_max_evaluations", o.optimizer.local_max_evaluations, s);
-    read_optional(p, "perturbation_fraction", o.optimizer.perturbation_fraction, s);
-    read_optional(p, "perturbation_sd", o.optimizer.perturbation_sd, s);
-    reject_unknown(p, s, "optimizer");
-  }
-  if (o.hyperparameters) o.hyperparameters->kernel = o.kernel;
+  read_group(n, "refit", o, [](GpBanditOptions& x, FieldReader& r) { refit_fields(x, r); });
+  read_group(n, "fit", o, [](GpBanditOptions& x, FieldReader& r) { fit_fields(x, r); });
+  read_group(n, "optimizer", o, [](GpBanditOptions& x, FieldReader& r) { optimizer_fields(x, r); });
   return o;
 }
 
