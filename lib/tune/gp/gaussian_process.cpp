@@ -64,10 +64,12 @@ void GaussianProcess::add(std::vector<Observation> observations) {
   for (Observation& o : observations) {
     observations_.push_back(std::move(o));
     append_row(observations_.back());
-    if (tracking()) append_tracked_row(n_ - 1);
+    if (tracking()) {
+      append_tracked_row(n_ - 1);
+      accumulate_tracked_row(n_ - 1);  // O(|X|): the summaries only gain this row's terms
+    }
   }
   update_weights();
-  if (tracking()) refresh_tracked_summaries();
 }
 
 void GaussianProcess::truncate(std::size_t n) {
@@ -82,6 +84,9 @@ void GaussianProcess::track(Eigen::MatrixXd X) {
   if (static_cast<std::size_t>(X.rows()) != dim_ && X.cols() > 0)
     throw std::invalid_argument("GP: tracked points of the wrong dimension");
   tracked_points_ = std::move(X);
+  tracked_prior_std_.resize(tracked_points_.cols());
+  for (Eigen::Index j = 0; j < tracked_points_.cols(); ++j)
+    tracked_prior_std_(j) = kernel_(tracked_points_.col(j), tracked_points_.col(j));
   tracked_V_.resize(L_.rows(), tracked_points_.cols());
   for (std::size_t i = 0; i < n_; ++i) append_tracked_row(i);
   refresh_tracked_summaries();
@@ -91,7 +96,8 @@ void GaussianProcess::untrack() {
   tracked_points_.resize(static_cast<Eigen::Index>(dim_), 0);
   tracked_V_.resize(0, 0);
   tracked_mean_std_.resize(0);
-  tracked_var_std_.resize(0);
+  tracked_sumsq_std_.resize(0);
+  tracked_prior_std_.resize(0);
 }
 
 void GaussianProcess::append_tracked_row(std::size_t row) {
@@ -112,19 +118,24 @@ void GaussianProcess::append_tracked_row(std::size_t row) {
 }
 
 void GaussianProcess::refresh_tracked_summaries() {
-  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  // Sums over the rows of V in row order, exactly as accumulate_tracked_row builds them one add at
+  // a time, so the summaries have the same bits whichever way the model was built.
   const Eigen::Index m = tracked_points_.cols();
-  tracked_mean_std_ = tracked_V_.topRows(n).transpose() * a_.head(n);
-  tracked_var_std_.resize(m);
-  for (Eigen::Index j = 0; j < m; ++j)
-    tracked_var_std_(j) = std::max(0.0, kernel_(tracked_points_.col(j), tracked_points_.col(j)) -
-                                            tracked_V_.col(j).head(n).squaredNorm());
+  tracked_mean_std_.setZero(m);
+  tracked_sumsq_std_.setZero(m);
+  for (std::size_t i = 0; i < n_; ++i) accumulate_tracked_row(i);
+}
+
+void GaussianProcess::accumulate_tracked_row(std::size_t row) {
+  const Eigen::Index i = static_cast<Eigen::Index>(row);
+  tracked_mean_std_ += a_(i) * tracked_V_.row(i).transpose();
+  tracked_sumsq_std_ += tracked_V_.row(i).transpose().cwiseAbs2();
 }
 
 void GaussianProcess::tracked_prediction(Eigen::VectorXd& mean, Eigen::VectorXd& variance) const {
   const double s = standardization_.scale;
   mean = (tracked_mean_std_.array() * s + standardization_.mean).matrix();
-  variance = tracked_var_std_ * (s * s);
+  variance = ((tracked_prior_std_ - tracked_sumsq_std_).cwiseMax(0.0) * (s * s)).eval();
 }
 
 void GaussianProcess::append_row(const Observation& o) {

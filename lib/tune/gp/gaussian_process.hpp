@@ -94,6 +94,7 @@ class GaussianProcess {
   void append_row(const Observation& observation);
   void append_tracked_row(std::size_t row);
   void refresh_tracked_summaries();
+  void accumulate_tracked_row(std::size_t row);
   void update_weights();
   double standardised(double y) const { return (y - standardization_.mean) / standardization_.scale; }
 
@@ -108,8 +109,9 @@ class GaussianProcess {
   Eigen::VectorXd weights_; // (K + noise)^{-1} y_std = L^{-T} a, size n_
   Eigen::MatrixXd tracked_points_;    // dim x m
   Eigen::MatrixXd tracked_V_;         // capacity x m; rows [0, n_) valid
-  Eigen::VectorXd tracked_mean_std_;  // m, standardised units
-  Eigen::VectorXd tracked_var_std_;   // m
+  Eigen::VectorXd tracked_prior_std_;  // k(x, x) at each tracked point
+  Eigen::VectorXd tracked_mean_std_;   // sum_i a_i V_i, standardised units
+  Eigen::VectorXd tracked_sumsq_std_;  // sum_i V_i^2; variance = prior - this
 };
 
 }  // namespace tune
