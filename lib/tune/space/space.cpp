@@ -238,6 +238,17 @@ std::string to_string(const Value& value) {
   return std::get<std::string>(value);
 }
 
+std::string to_string(const Config& config) {
+  std::string s = "{";
+  for (const auto& [name, value] : config) {
+    if (s.size() > 1) s += ", ";
+    s += name;
+    s += ": ";
+    s += to_string(value);
+  }
+  return s + "}";
+}
+
 const char* to_string(ParamType type) {
   switch (type) {
     case ParamType::floating: return "floating";

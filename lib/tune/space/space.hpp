@@ -18,6 +18,8 @@ using Value = std::variant<double, std::int64_t, std::string>;
 using Config = std::map<std::string, Value>;
 
 std::string to_string(const Value& value);
+// "{act: relu, layers: 3, lr: 0.001}", in name order: for messages and tables.
+std::string to_string(const Config& config);
 
 enum class ParamType { floating, integer, categorical, ordinal };
 enum class Scale { linear, log };

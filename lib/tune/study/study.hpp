@@ -63,6 +63,9 @@ class Study {
   static Study load(const std::filesystem::path& path);
   std::string to_yaml_string() const;
   static Study from_yaml_string(const std::string& text, const std::string& source_name);
+  // The same as a YAML node, for files that embed a study (a campaign's state).
+  YAML::Node to_yaml() const;
+  static Study from_yaml(const YAML::Node& node);  // throws StateError (without a source name)
 
  private:
   Study() = default;

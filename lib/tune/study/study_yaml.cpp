@@ -61,6 +61,12 @@ Trial trial_from_yaml(const Space& space, const YAML::Node& n, std::uint64_t exp
 }  // namespace
 
 std::string Study::to_yaml_string() const {
+  YAML::Emitter out;
+  out << to_yaml();
+  return std::string(out.c_str()) + "\n";
+}
+
+YAML::Node Study::to_yaml() const {
   YAML::Node root;
   root["kind"] = kKind;
   root["schema"] = kSchema;
@@ -74,9 +80,7 @@ std::string Study::to_yaml_string() const {
   YAML::Node trials(YAML::NodeType::Sequence);
   for (const Trial& t : trials_) trials.push_back(trial_to_yaml(space_, t));
   root["trials"] = trials;
-  YAML::Emitter out;
-  out << root;
-  return std::string(out.c_str()) + "\n";
+  return root;
 }
 
 void Study::save(const std::filesystem::path& path) const { write_file_atomically(path, to_yaml_string()); }
@@ -90,6 +94,14 @@ Study Study::from_yaml_string(const std::string& text, const std::string& source
       throw StateError("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
                        ": not valid YAML (" + e.msg + ")");
     }
+    return from_yaml(root);
+  } catch (const StateError& e) {
+    throw StateError(source + ": " + e.what() + "; the file was not changed");
+  }
+}
+
+Study Study::from_yaml(const YAML::Node& root) {
+  try {
     if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
       throw StateError("not a tune study file (it has no 'kind: tune.study' at the top)");
     const std::int64_t schema = read_int(require(root, "schema"), "schema");
@@ -119,10 +131,8 @@ Study Study::from_yaml_string(const std::string& text, const std::string& source
     }
     study.strategy_->restore(strategy, study.context());
     return study;
-  } catch (const StateError& e) {
-    throw StateError(source + ": " + e.what() + "; the file was not changed");
   } catch (const SpaceError& e) {
-    throw StateError(source + ": " + e.what() + "; the file was not changed");
+    throw StateError(e.what());
   }
 }
 

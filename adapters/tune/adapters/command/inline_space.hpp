@@ -1,0 +1,24 @@
+#pragma once
+// The inline form of a campaign, in the style of Orion:
+//   tune run --trials 30 -- python3 train.py --lr~'loguniform(1e-5,1)' --layers~'int(1,8)' --act~'choice(relu,tanh)'
+// An argument NAME~PRIOR declares a parameter and is replaced by two arguments, NAME and `{param}`,
+// where param is NAME without leading dashes and with '-' replaced by '_'. An argument NAME=~PRIOR
+// (or NAME~PRIOR where NAME does not start with '-') is replaced by one argument `NAME={param}`.
+// Priors: uniform(a,b), loguniform(a,b), int(a,b), logint(a,b), choice(x,y,...), ordinal(x,y,...).
+#include <string>
+#include <vector>
+
+#include "tune/space/space.hpp"
+
+namespace tune::adapters {
+
+struct InlineCampaign {
+  std::vector<std::string> command;  // with {param} placeholders
+  Space space;
+};
+
+// Throws std::invalid_argument naming the argument and what is expected, e.g.
+// "argument '--lr~loguniform(1e-5)': loguniform needs two bounds, as in loguniform(1e-5, 1)".
+InlineCampaign parse_inline_command(const std::vector<std::string>& arguments);
+
+}  // namespace tune::adapters

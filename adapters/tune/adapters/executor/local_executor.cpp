@@ -1,0 +1,257 @@
+// LocalExecutor: starts one supervisor per trial (Boost.Process, own session) and follows it.
+//
+// Which processes are waited for: only the supervisors this executor started, each by its own pid
+// (waitpid(pid, WNOHANG)); never waitpid(-1), which would steal the children of other parts of the
+// program. Until it is reaped, a started supervisor's pid cannot be reused, so signalling it is safe.
+// An attached supervisor (started by an earlier tuner) is not our child: it is followed by polling
+// its exit record, and before it is signalled or believed alive its identity is checked: the pid
+// must exist and /proc/<pid>/cmdline must hold the trial directory as an argument.
+#include "tune/adapters/executor/local_executor.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/exe.hpp>
+#include <boost/process/extend.hpp>
+#include <boost/process/io.hpp>
+#include <cerrno>
+#include <chrono>
+#include <thread>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "tune/adapters/executor/supervisor.hpp"
+#include "tune/io/atomic_file.hpp"
+
+namespace bp = boost::process;
+
+namespace tune::adapters {
+
+namespace {
+
+constexpr const char* kSupervisorLog = "supervisor.log";  // the supervisor's own stderr
+constexpr const char* kDiedMessage = "the supervisor died without recording an exit (killed?)";
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Runs in the forked child before exec: a new session (no controlling terminal, so a Ctrl-C or a
+// hang-up of the tuner's terminal never reaches the trial, and the trial outlives the tuner), and
+// the signals the supervisor takes synchronously already blocked, so an early cancel is not lost.
+struct DetachedSupervisor : bp::extend::handler {
+  template <class Executor>
+  void on_exec_setup(Executor&) const {
+    ::setsid();
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGCHLD);
+    ::sigprocmask(SIG_BLOCK, &set, nullptr);
+  }
+};
+
+std::string command_yaml(const TrialLaunch& trial) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "argv" << YAML::Value << YAML::BeginSeq;
+  for (const std::string& arg : trial.argv) out << YAML::DoubleQuoted << arg;
+  out << YAML::EndSeq;
+  out << YAML::Key << "environment" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, value] : trial.environment)
+    out << YAML::Key << name << YAML::Value << YAML::DoubleQuoted << value;
+  out << YAML::EndMap;
+  out << YAML::Key << "timeout_ms" << YAML::Value << static_cast<long long>(trial.timeout.count());
+  out << YAML::Key << "grace_ms" << YAML::Value << static_cast<long long>(trial.grace.count());
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+bool same_directory(const std::string& arg, const std::filesystem::path& dir) {
+  const std::filesystem::path p(arg);
+  if (!p.is_absolute()) return false;
+  if (p.lexically_normal() == dir) return true;
+  std::error_code ec;
+  return std::filesystem::equivalent(p, dir, ec) && !ec;
+}
+
+// True if `pid` is alive and is the supervisor of `dir` (guards against a reused pid). A zombie has
+// an empty command line, so a supervisor that exited but is not reaped counts as gone.
+bool is_supervisor_of(pid_t pid, const std::filesystem::path& dir) {
+  if (pid <= 0) return false;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  if (!in) return false;
+  const std::string cmdline{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::size_t begin = 0;
+  while (begin < cmdline.size()) {
+    std::size_t end = cmdline.find('\0', begin);
+    if (end == std::string::npos) end = cmdline.size();
+    if (same_directory(cmdline.substr(begin, end - begin), dir)) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+bool exit_record_exists(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(dir / kExitFile, ec);
+}
+
+// The exit record of a trial whose supervisor is gone. Never throws: a damaged or missing record
+// becomes a cancelled trial whose message says why. `status` is the supervisor's wait status when
+// we reaped it ourselves.
+TrialExit collect_exit(const std::filesystem::path& dir, std::optional<int> status) {
+  try {
+    if (std::optional<TrialExit> exit = read_trial_exit(dir)) return *exit;
+  } catch (const std::exception& e) {
+    return {.kind = ExitKind::cancelled, .finished_at = wall_seconds(), .message = e.what()};
+  }
+  TrialExit died{.kind = ExitKind::cancelled, .finished_at = wall_seconds(), .message = kDiedMessage};
+  if (status && WIFEXITED(*status))  // it gave up (it could not write its record): not killed
+    died.message = "the supervisor exited with code " + std::to_string(WEXITSTATUS(*status)) +
+                   " without recording an exit; see " + (dir / kSupervisorLog).string();
+  try {
+    if (const auto record = read_supervisor_record(dir)) died.started_at = record->started_at;
+  } catch (const std::exception&) {
+  }
+  return died;
+}
+
+}  // namespace
+
+struct LocalExecutor::Running {
+  std::filesystem::path dir;
+  pid_t pid = 0;       // the supervisor
+  bool child = false;  // started by this executor: reaped with waitpid; otherwise attached
+};
+
+LocalExecutor::LocalExecutor(std::vector<std::string> supervisor_command)
+    : supervisor_command_(std::move(supervisor_command)) {
+  if (supervisor_command_.empty()) throw std::invalid_argument("LocalExecutor: empty supervisor command");
+}
+
+// Started supervisors are neither stopped nor reaped: they finish their trials and record them. (In
+// the `tune` program the process exits next; a long-lived embedding program that destroys an
+// executor early leaves them to be reaped by itself or by init.)
+LocalExecutor::~LocalExecutor() = default;
+
+void LocalExecutor::launch(const TrialLaunch& trial) {
+  if (trial.argv.empty()) throw std::runtime_error("trial " + trial.id + ": the command is empty");
+  if (running_.contains(trial.id)) throw std::runtime_error("trial " + trial.id + " is already running");
+  const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
+  std::filesystem::create_directories(dir);
+  // Records of an earlier run of this trial would be mistaken for this run's.
+  std::filesystem::remove(dir / kExitFile);
+  std::filesystem::remove(dir / kSupervisorFile);
+  write_file_atomically(dir / kCommandFile, command_yaml(trial));
+
+  std::vector<std::string> args(supervisor_command_.begin() + 1, supervisor_command_.end());
+  args.push_back(dir.string());
+  args.push_back(std::to_string(trial.timeout.count()));
+  args.push_back(std::to_string(trial.grace.count()));
+  args.emplace_back("--");
+  args.insert(args.end(), trial.argv.begin(), trial.argv.end());
+  pid_t pid = 0;
+  try {
+    bp::child supervisor(bp::exe = supervisor_command_.front(), bp::args = args, bp::std_in < bp::null,
+                         bp::std_out > bp::null, bp::std_err > (dir / kSupervisorLog).string(),
+                         DetachedSupervisor{});
+    pid = supervisor.id();
+    supervisor.detach();  // an attached bp::child would kill it on destruction; we waitpid it ourselves
+  } catch (const std::exception& e) {
+    throw std::runtime_error("trial " + trial.id + ": cannot start the supervisor '" + supervisor_command_.front() +
+                             "': " + e.what());
+  }
+  running_.emplace(trial.id, std::make_unique<Running>(Running{.dir = dir, .pid = pid, .child = true}));
+}
+
+bool trial_is_supervised(const std::filesystem::path& dir) {
+  const int fd = ::open((dir / kSupervisorLockFile).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;  // no supervisor ever started here
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return held;
+}
+
+bool LocalExecutor::attach(const std::string& id, const std::filesystem::path& dir_in) {
+  const std::filesystem::path dir = std::filesystem::absolute(dir_in).lexically_normal();
+  if (const auto it = running_.find(id); it != running_.end()) {
+    if (it->second->dir == dir) return true;
+    throw std::runtime_error("trial " + id + " is already followed in '" + it->second->dir.string() +
+                             "', cannot attach it to '" + dir.string() + "'");
+  }
+  // A supervisor that holds the lock but has not written its record yet (it was started just
+  // before the previous tuner died) is given a moment to do so.
+  for (int i = 0; i < 500 && trial_is_supervised(dir) && !std::filesystem::exists(dir / kSupervisorFile) &&
+                  !exit_record_exists(dir);
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::optional<SupervisorRecord> record = read_supervisor_record(dir);  // throws if damaged
+  const pid_t pid = record ? record->supervisor_pid : 0;
+  // A supervisor that is alive now and later exits is caught by poll(); one that exited between
+  // these two looks left its record, hence the second look at exit.yaml.
+  if (exit_record_exists(dir) || is_supervisor_of(pid, dir) || exit_record_exists(dir)) {
+    running_.emplace(id, std::make_unique<Running>(Running{.dir = dir, .pid = pid, .child = false}));
+    return true;
+  }
+  return false;
+}
+
+std::vector<FinishedTrial> LocalExecutor::poll() {
+  std::vector<FinishedTrial> finished;
+  for (auto it = running_.begin(); it != running_.end();) {
+    Running& r = *it->second;
+    bool ended = false;
+    std::optional<int> status;
+    if (r.child) {
+      int wait_status = 0;
+      pid_t got = 0;
+      do got = ::waitpid(r.pid, &wait_status, WNOHANG);
+      while (got < 0 && errno == EINTR);
+      // ECHILD: someone else reaped it (or SIGCHLD is ignored); its record tells the rest.
+      ended = got == r.pid || (got < 0 && errno == ECHILD);
+      if (got == r.pid) status = wait_status;
+    } else {
+      ended = exit_record_exists(r.dir) || !is_supervisor_of(r.pid, r.dir);
+    }
+    if (!ended) {
+      ++it;
+      continue;
+    }
+    finished.push_back({.id = it->first, .exit = collect_exit(r.dir, status)});
+    it = running_.erase(it);
+  }
+  return finished;
+}
+
+void LocalExecutor::cancel(const std::string& id) {
+  const auto it = running_.find(id);
+  if (it == running_.end()) return;  // unknown or already reported: nothing to stop
+  const Running& r = *it->second;
+  // Our own child cannot have a reused pid (it is not reaped yet); an attached one is checked.
+  if (r.child || is_supervisor_of(r.pid, r.dir)) ::kill(r.pid, SIGTERM);
+}
+
+std::size_t LocalExecutor::running() const { return running_.size(); }
+
+std::vector<std::string> LocalExecutor::running_ids() const {
+  std::vector<std::string> ids;
+  ids.reserve(running_.size());
+  for (const auto& [id, r] : running_) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace tune::adapters

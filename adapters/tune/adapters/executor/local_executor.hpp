@@ -1,0 +1,72 @@
+#pragma once
+// Runs trials as local subprocesses, at most `workers` at a time (the caller decides how many to
+// launch; the executor runs what it is given).
+//
+// Each trial runs under a supervisor: the `tune` program itself in its internal mode
+// (`tune __supervise ...`, see supervisor.hpp), started with Boost.Process in its own session. The
+// supervisor starts the command in a new process group with the trial directory as working
+// directory, its stdout and stderr written by the child straight to files there, enforces the time
+// limit (SIGTERM to the whole group, SIGKILL after the grace period), kills what is left of the group
+// when the command ends (grandchildren included), and records how it ended in `exit.yaml`. Because
+// the record is in the trial directory, a trial that finishes while the tuner is dead is collected
+// on resume, and a supervisor that outlives the tuner is re-attached by its pid.
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tune/adapters/executor/trial_exit.hpp"
+
+namespace tune::adapters {
+
+struct TrialLaunch {
+  std::string id;
+  std::filesystem::path dir;  // absolute; created if missing
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> environment;  // added to the tuner's environment
+  std::chrono::milliseconds timeout{0};            // 0: no limit
+  std::chrono::milliseconds grace{5000};           // between SIGTERM and SIGKILL
+};
+
+struct FinishedTrial {
+  std::string id;
+  TrialExit exit;
+};
+
+// True while a supervisor holds TRIAL_DIR/supervisor.lock, i.e. from the moment a supervisor
+// starts until it has written exit.yaml and exited (or died). A supervisor that finds the lock
+// taken exits at once without running anything, so two tuners, or a tuner and its own resume,
+// can never run the same trial twice.
+bool trial_is_supervised(const std::filesystem::path& dir);
+
+class LocalExecutor {
+ public:
+  // `supervisor_command` is the argument vector prefix that starts a supervisor, normally
+  // {"/path/to/tune", "__supervise"}.
+  explicit LocalExecutor(std::vector<std::string> supervisor_command);
+  ~LocalExecutor();  // does not stop running trials (they outlive the tuner by design)
+  LocalExecutor(const LocalExecutor&) = delete;
+  LocalExecutor& operator=(const LocalExecutor&) = delete;
+
+  // Starts a trial; returns at once. Throws std::runtime_error if the supervisor cannot be started.
+  void launch(const TrialLaunch& trial);
+  // Follows a trial started by an earlier tuner. Returns false if its supervisor is gone and left no
+  // exit record (the trial must be run again).
+  bool attach(const std::string& id, const std::filesystem::path& dir);
+  // Trials that ended since the last call (their supervisors reaped). A supervisor that died
+  // without an exit record (killed -9) yields ExitKind::cancelled with a message saying so.
+  std::vector<FinishedTrial> poll();
+  // Asks the supervisor to terminate the trial (SIGTERM to the group, SIGKILL after the grace).
+  void cancel(const std::string& id);
+  std::size_t running() const;
+  std::vector<std::string> running_ids() const;
+
+ private:
+  struct Running;
+  std::vector<std::string> supervisor_command_;
+  std::map<std::string, std::unique_ptr<Running>> running_;
+};
+
+}  // namespace tune::adapters

@@ -1,0 +1,44 @@
+#pragma once
+// How a trial's process ended, as the supervisor records it in `exit.yaml` in the trial directory
+// (atomically, so a reader sees either nothing or the whole record). Times are seconds since the
+// Unix epoch.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace tune::adapters {
+
+enum class ExitKind {
+  exited,         // the command exited by itself; `code` holds its exit status
+  signaled,       // the command was killed by signal `signal` (not by us)
+  timeout,        // we terminated it at its time limit
+  cancelled,      // we terminated it on request (tune stop, budget exhausted, Ctrl-C)
+  launch_failed,  // the command could not be started (message says why: not found, not executable)
+};
+
+const char* to_string(ExitKind kind);
+
+struct TrialExit {
+  ExitKind kind = ExitKind::exited;
+  int code = 0;
+  int signal = 0;
+  double started_at = 0.0;
+  double finished_at = 0.0;
+  std::string message;  // for launch_failed, and a human summary otherwise
+
+  bool succeeded() const { return kind == ExitKind::exited && code == 0; }
+  double duration() const { return finished_at - started_at; }
+};
+
+inline constexpr const char* kExitFile = "exit.yaml";
+inline constexpr const char* kSupervisorFile = "supervisor.yaml";
+inline constexpr const char* kStdoutFile = "stdout";
+inline constexpr const char* kStderrFile = "stderr";
+inline constexpr const char* kResultFile = "result.yaml";
+inline constexpr const char* kSupervisorLockFile = "supervisor.lock";
+
+void write_trial_exit(const std::filesystem::path& trial_dir, const TrialExit& exit);
+// nullopt if the file does not exist; throws std::runtime_error naming the file if it is damaged.
+std::optional<TrialExit> read_trial_exit(const std::filesystem::path& trial_dir);
+
+}  // namespace tune::adapters

@@ -1,0 +1,496 @@
+// parse_trial_output: one pass over stdout, line by line, with string_views (no regex, no copies of
+// lines). Each line (or the result file) becomes a Record; Records are folded into a Source (stdout
+// or the result file), and the two Sources are resolved into the TrialReport at the end.
+//
+// Line forms, tried in this order on the trimmed line:
+//   {...}                                    a JSON object (flat objects by a small fast path;
+//                                            anything else by yaml-cpp)
+//   Result for SMAC: STATUS, runtime, runlength, quality[, seed[, ...]]
+//   Result of this algorithm run: ...         (also "Result for ParamILS:"; the remainder may also
+//                                            be a JSON object, as GenericWrapper4AC prints it)
+//   key=value[; key=value, key = value ...]  every token must be a pair, every value a number
+//                                            (or a word for `status`); otherwise the whole line
+//                                            is ignored ("objective=0.9abc", "Epoch 3: loss=1")
+#include "tune/adapters/protocol/trial_report.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+namespace tune::adapters {
+namespace {
+
+constexpr std::size_t kMaxLineBytes = 64 * 1024;
+
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+bool is_ascii_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_key_start(char c) { return is_ascii_alpha(c) || c == '_'; }
+bool is_key_char(char c) { return is_key_start(c) || is_ascii_digit(c) || c == '.' || c == '-'; }
+char ascii_upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_blank(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_blank(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (ascii_upper(a[i]) != ascii_upper(b[i])) return false;
+  }
+  return true;
+}
+
+bool istarts_with(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
+}
+
+// Well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len = 0;
+    unsigned char lo = 0x80;
+    unsigned char hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (n - i < len) return false;
+    const auto c1 = static_cast<unsigned char>(s[i + 1]);
+    if (c1 < lo || c1 > hi) return false;
+    for (std::size_t k = 2; k < len; ++k) {
+      const auto ck = static_cast<unsigned char>(s[i + k]);
+      if (ck < 0x80 || ck > 0xBF) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+// A number, the whole of `s`: what std::from_chars reads (including nan, inf, infinity in any
+// case), with an optional leading '+', and YAML's .nan / .inf / -.inf. Values beyond the range of a
+// double become +-inf or 0 (as strtod gives them), so that 1e999 is detected as non-finite.
+std::optional<double> parse_number(std::string_view s) {
+  if (s.empty()) return std::nullopt;
+  if (iequals(s, ".nan")) return std::numeric_limits<double>::quiet_NaN();
+  if (iequals(s, ".inf") || iequals(s, "+.inf")) return std::numeric_limits<double>::infinity();
+  if (iequals(s, "-.inf")) return -std::numeric_limits<double>::infinity();
+  if (s.front() == '+') {
+    s.remove_prefix(1);
+    if (s.empty() || s.front() == '+' || s.front() == '-') return std::nullopt;
+  }
+  double value = 0.0;
+  const char* const end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, value, std::chars_format::general);
+  if (ptr != end) return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    const std::string copy(s);  // rare: let strtod pick +-HUGE_VAL or the (denormal) zero
+    return std::strtod(copy.c_str(), nullptr);
+  }
+  if (ec != std::errc{}) return std::nullopt;
+  return value;
+}
+
+std::string describe_non_finite(double v) {
+  if (std::isnan(v)) return "nan";
+  return v > 0 ? "inf" : "-inf";
+}
+
+// SMAC's run statuses (classic SMAC and SMAC3 spellings) and the generic FAIL/FAILED.
+enum class StatusKind { unknown, success, failure };
+
+StatusKind classify_status(std::string_view word) {
+  for (const std::string_view s : {"SUCCESS", "SAT", "UNSAT"}) {
+    if (iequals(word, s)) return StatusKind::success;
+  }
+  for (const std::string_view s :
+       {"CRASHED", "TIMEOUT", "ABORT", "MEMOUT", "MEMORYOUT", "FAIL", "FAILED"}) {
+    if (iequals(word, s)) return StatusKind::failure;
+  }
+  return StatusKind::unknown;
+}
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = ascii_upper(c);
+  return out;
+}
+
+// What one line, one JSON object or the result file reported.
+struct Record {
+  std::optional<double> named;    // options.objective_name
+  std::optional<double> generic;  // "objective"
+  std::optional<double> cost;     // SMAC's cost (or quality)
+  std::optional<double> step;
+  std::optional<std::string> status;  // upper case; only statuses we know
+  std::vector<std::pair<std::string, double>> metrics;
+
+  void clear() {
+    named.reset();
+    generic.reset();
+    cost.reset();
+    step.reset();
+    status.reset();
+    metrics.clear();
+  }
+};
+
+// Stores key = text in the record. `strict` (key=value lines): a value that cannot be read fails
+// the whole line (returns false). Otherwise (JSON/YAML): such a value is skipped.
+bool set_value(Record& r, std::string_view key, std::string_view text,
+               const ProtocolOptions& options, bool strict) {
+  if (key == "status" && key != options.objective_name) {
+    bool word = !text.empty();
+    for (const char c : text) word = word && (is_ascii_alpha(c) || c == '_');
+    if (!word) return !strict;
+    if (classify_status(text) != StatusKind::unknown) r.status = upper(text);
+    return true;
+  }
+  const std::optional<double> value = parse_number(text);
+  if (!value) return !strict;
+  if (key == options.objective_name) {
+    r.named = value;
+  } else if (key == "objective") {
+    r.generic = value;
+  } else if (key == "step") {
+    r.step = value;
+  } else if (key == "cost") {
+    r.cost = value;
+  } else {
+    r.metrics.emplace_back(std::string(key), *value);
+  }
+  return true;
+}
+
+// key=value pairs separated by ';', ',' or blanks, with optional blanks around '='.
+bool parse_pairs(std::string_view line, Record& r, const ProtocolOptions& options) {
+  const auto is_separator = [](char c) { return c == ';' || c == ',' || is_blank(c); };
+  const std::size_t n = line.size();
+  std::size_t i = 0;
+  bool any = false;
+  for (;;) {
+    while (i < n && is_separator(line[i])) ++i;
+    if (i == n) break;
+    if (!is_key_start(line[i])) return false;
+    const std::size_t key_begin = i;
+    while (i < n && is_key_char(line[i])) ++i;
+    const std::string_view key = line.substr(key_begin, i - key_begin);
+    while (i < n && is_blank(line[i])) ++i;
+    if (i == n || line[i] != '=') return false;
+    ++i;
+    while (i < n && is_blank(line[i])) ++i;
+    const std::size_t value_begin = i;
+    while (i < n && !is_separator(line[i])) ++i;
+    const std::string_view value = line.substr(value_begin, i - value_begin);
+    if (value.empty() || !set_value(r, key, value, options, /*strict=*/true)) return false;
+    any = true;
+  }
+  return any;
+}
+
+// Numeric (and status) scalars of a mapping; nested values, non-scalar keys and keys that are not
+// UTF-8 text are skipped.
+void take_mapping(const YAML::Node& map, Record& r, const ProtocolOptions& options) {
+  for (const auto& entry : map) {
+    if (!entry.first.IsScalar() || !entry.second.IsScalar()) continue;
+    const std::string& key = entry.first.Scalar();
+    if (key.empty() || !valid_utf8(key)) continue;
+    set_value(r, key, trim(entry.second.Scalar()), options, /*strict=*/false);
+  }
+}
+
+enum class FastJson { parsed, unsupported };
+
+// The common case of a JSON line, as json.dumps writes it: a flat object of "key": number / "string"
+// / true / false / null, strings without escapes. yaml-cpp takes ~13 us per such line, which is
+// seconds for a trial that logs every step as JSON; this reads it in a fraction of that. Anything
+// else (nesting, escapes, unquoted keys, YAML-only syntax) is left to yaml-cpp, so the two agree on
+// what they both accept.
+FastJson parse_flat_json(std::string_view s, Record& r, const ProtocolOptions& options) {
+  const std::size_t n = s.size();
+  std::size_t i = 1;  // after '{'
+  const auto skip_blanks = [&] {
+    while (i < n && (s[i] == ' ' || s[i] == '\t')) ++i;
+  };
+  const auto read_string = [&](std::string_view& out) {
+    // at '"'
+    const std::size_t begin = ++i;
+    while (i < n && s[i] != '"') {
+      const auto c = static_cast<unsigned char>(s[i]);
+      if (c == '\\' || c < 0x20) return false;
+      ++i;
+    }
+    if (i == n) return false;
+    out = s.substr(begin, i - begin);
+    ++i;
+    return true;
+  };
+  skip_blanks();
+  if (i < n && s[i] == '}') return ++i == n ? FastJson::parsed : FastJson::unsupported;
+  for (;;) {
+    skip_blanks();
+    std::string_view key;
+    if (i == n || s[i] != '"' || !read_string(key)) return FastJson::unsupported;
+    skip_blanks();
+    if (i == n || s[i] != ':') return FastJson::unsupported;
+    ++i;
+    skip_blanks();
+    if (i == n) return FastJson::unsupported;
+    std::string_view value;
+    if (s[i] == '"') {
+      if (!read_string(value)) return FastJson::unsupported;
+    } else {
+      const std::size_t begin = i;
+      while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ' ' && s[i] != '\t') ++i;
+      value = s.substr(begin, i - begin);
+      if (!(parse_number(value) || value == "true" || value == "false" || value == "null")) {
+        return FastJson::unsupported;
+      }
+    }
+    if (!key.empty() && valid_utf8(key)) set_value(r, key, trim(value), options, /*strict=*/false);
+    skip_blanks();
+    if (i == n) return FastJson::unsupported;
+    if (s[i] == ',') {
+      ++i;
+      continue;
+    }
+    if (s[i] == '}' && i + 1 == n) return FastJson::parsed;
+    return FastJson::unsupported;
+  }
+}
+
+// A JSON object on one line (`s` starts with '{' and ends with '}'). False if it cannot be read.
+bool parse_json_object(std::string_view s, Record& r, const ProtocolOptions& options) {
+  if (parse_flat_json(s, r, options) == FastJson::parsed) return true;
+  r.clear();
+  try {
+    // LoadAll, not Load: Load stops after the first node and would accept `{"a": 1} junk`.
+    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(s));
+    if (docs.size() != 1 || !docs.front().IsMap()) return false;
+    take_mapping(docs.front(), r, options);
+    return true;
+  } catch (const YAML::Exception&) {
+    r.clear();
+    return false;
+  }
+}
+
+// SMAC's classic result line. False if `line` is not one (or is malformed).
+bool parse_smac_line(std::string_view line, Record& r, const ProtocolOptions& options) {
+  std::string_view rest;
+  for (const std::string_view prefix :
+       {"Result of this algorithm run:", "Result for SMAC:", "Result for ParamILS:"}) {
+    if (istarts_with(line, prefix)) {
+      rest = trim(line.substr(prefix.size()));
+      break;
+    }
+  }
+  if (rest.empty()) return false;
+  if (rest.front() == '{' && rest.back() == '}') {
+    return valid_utf8(rest) && parse_json_object(rest, r, options);
+  }
+  // STATUS, runtime, runlength, quality[, seed[, additional run data]]
+  std::string_view fields[4];
+  for (std::size_t k = 0; k < 4; ++k) {
+    const std::size_t comma = rest.find(',');
+    if (comma == std::string_view::npos && k < 3) return false;
+    fields[k] = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+  }
+  if (classify_status(fields[0]) == StatusKind::unknown) return false;
+  const auto runtime = parse_number(fields[1]);
+  const auto runlength = parse_number(fields[2]);
+  const auto quality = parse_number(fields[3]);
+  if (!runtime || !runlength || !quality) return false;
+  r.status = upper(fields[0]);
+  r.cost = quality;
+  r.metrics.emplace_back("runtime", *runtime);
+  r.metrics.emplace_back("runlength", *runlength);
+  return true;
+}
+
+// What stdout, or the result file, reported over all its records.
+struct Source {
+  std::optional<double> value;  // last objective reported without a step
+  std::optional<double> cost;   // last cost reported without a step
+  std::vector<IntermediateValue> value_steps;
+  std::vector<IntermediateValue> cost_steps;
+  std::optional<std::string> status;
+
+  // Folds a record in (metrics go straight to the report: later wins). A record whose step is not
+  // an integer is ignored as a whole.
+  void take(const Record& r, std::map<std::string, double>& metrics) {
+    std::optional<std::int64_t> step;
+    if (r.step) {
+      const double s = *r.step;
+      // [-2^63, 2^63): the doubles that convert to int64 exactly
+      if (!(s >= -9223372036854775808.0 && s < 9223372036854775808.0) || std::trunc(s) != s) {
+        return;
+      }
+      step = static_cast<std::int64_t>(s);
+    }
+    const std::optional<double> v = r.named ? r.named : r.generic;
+    if (v) {
+      if (step) {
+        value_steps.push_back({*step, *v});
+      } else {
+        value = v;
+      }
+    }
+    if (r.cost) {
+      if (step) {
+        cost_steps.push_back({*step, *r.cost});
+      } else {
+        cost = r.cost;
+      }
+    }
+    if (r.status) status = r.status;
+    for (const auto& [key, metric] : r.metrics) metrics[key] = metric;
+  }
+
+  // The objective of this source: from the objective key if it was ever reported, else from cost;
+  // the last value without a step, else the last intermediate one. Moves the intermediate values
+  // of the chosen key to `intermediate`.
+  std::optional<double> resolve(std::vector<IntermediateValue>& intermediate) {
+    const bool by_objective = value || !value_steps.empty();
+    std::optional<double>& final_value = by_objective ? value : cost;
+    std::vector<IntermediateValue>& steps = by_objective ? value_steps : cost_steps;
+    std::optional<double> result = final_value;
+    if (!result && !steps.empty()) result = steps.back().value;
+    intermediate.insert(intermediate.end(), steps.begin(), steps.end());
+    return result;
+  }
+};
+
+void parse_line(std::string_view line, Record& r, Source& source, TrialReport& report,
+                const ProtocolOptions& options) {
+  line = trim(line);
+  if (line.empty()) return;
+  r.clear();
+  bool ok = false;
+  if (line.front() == '{') {
+    ok = line.back() == '}' && valid_utf8(line) && parse_json_object(line, r, options);
+  } else if (line.front() == 'R' || line.front() == 'r') {
+    ok = parse_smac_line(line, r, options);
+    if (!ok) {
+      r.clear();
+      ok = parse_pairs(line, r, options);
+    }
+  } else {
+    ok = parse_pairs(line, r, options);
+  }
+  if (ok) source.take(r, report.metrics);
+}
+
+// At most `limit` characters of `s` for an error message, control and non-ASCII bytes as '?'.
+std::string excerpt(std::string_view s, std::size_t limit = 60) {
+  std::string out;
+  for (const char c : s.substr(0, limit)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u < 0x20 || u >= 0x7F) ? '?' : c;
+  }
+  if (s.size() > limit) out += "...";
+  return out;
+}
+
+void parse_result_file(const std::string& text, Source& source, TrialReport& report,
+                       const ProtocolOptions& options) {
+  const std::string prefix = "result file: expected a mapping such as {objective: 0.93}, found ";
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(text);
+  } catch (const YAML::Exception& e) {
+    std::string where;
+    if (!e.mark.is_null()) {
+      where = "line " + std::to_string(e.mark.line + 1) + ", column " +
+              std::to_string(e.mark.column + 1) + ": ";
+    }
+    throw std::invalid_argument(prefix + "text that is not valid YAML or JSON (" + where + e.msg +
+                                ")");
+  }
+  if (docs.size() > 1) {
+    throw std::invalid_argument(prefix + std::to_string(docs.size()) + " YAML documents");
+  }
+  const YAML::Node doc = docs.empty() ? YAML::Node() : docs.front();
+  if (doc.IsNull()) throw std::invalid_argument(prefix + "an empty (null) document");
+  if (doc.IsSequence()) throw std::invalid_argument(prefix + "a sequence");
+  if (doc.IsScalar()) {
+    throw std::invalid_argument(prefix + "the scalar \"" + excerpt(doc.Scalar()) + "\"");
+  }
+  if (!doc.IsMap()) throw std::invalid_argument(prefix + "something that is not a mapping");
+  Record r;
+  take_mapping(doc, r, options);
+  source.take(r, report.metrics);
+}
+
+bool only_whitespace(std::string_view s) {
+  for (const char c : s) {
+    if (!is_blank(c) && c != '\n') return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TrialReport parse_trial_output(const std::string& stdout_text, const std::string& result_file_text,
+                               const ProtocolOptions& options) {
+  TrialReport report;
+  Source out;
+  Source file;
+  Record record;
+
+  std::string_view text(stdout_text);
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t newline = text.find('\n', pos);
+    if (newline == std::string_view::npos) break;  // an unterminated last line is not complete
+    std::string_view line = text.substr(pos, newline - pos);
+    pos = newline + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > kMaxLineBytes) continue;
+    parse_line(line, record, out, report, options);
+  }
+
+  if (!only_whitespace(result_file_text)) parse_result_file(result_file_text, file, report, options);
+
+  const std::optional<double> from_stdout = out.resolve(report.intermediate);
+  const std::optional<double> from_file = file.resolve(report.intermediate);
+  report.objective = from_file ? from_file : from_stdout;
+
+  const std::optional<std::string>& status = file.status ? file.status : out.status;
+  if (status && classify_status(*status) == StatusKind::failure) {
+    report.failure = "the trial reported status " + *status;
+  } else if (report.objective && !std::isfinite(*report.objective)) {
+    report.failure = "the objective is not a finite number (" +
+                     describe_non_finite(*report.objective) + ")";
+  }
+  return report;
+}
+
+}  // namespace tune::adapters

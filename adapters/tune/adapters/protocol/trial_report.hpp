@@ -1,0 +1,43 @@
+#pragma once
+// What a trial reported, parsed from its stdout and its result file. The protocols, all accepted at
+// once (later lines win over earlier ones, the result file over stdout):
+//   objective=0.93                 or <objective name>=<value>  (one per line, spaces allowed around '=')
+//   {"objective": 0.93, "loss": 0.1, "step": 3}   a JSON object on one line
+//   cost=0.07; status=SUCCESS       SMAC's form (cost is minimised: objective = cost as reported;
+//                                   status CRASHED/TIMEOUT/ABORT/MEMOUT marks the trial failed)
+//   a JSON or YAML mapping in the file $TUNE_RESULT_FILE, same keys as the JSON line
+// A line (or JSON object) that carries a `step` together with a value is an intermediate value,
+// kept in `intermediate`; the final value is the last one reported without a step, or, if none, the
+// last intermediate one.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tune::adapters {
+
+struct IntermediateValue {
+  std::int64_t step = 0;
+  double value = 0.0;
+};
+
+struct TrialReport {
+  std::optional<double> objective;             // the value of the objective, if reported
+  std::vector<IntermediateValue> intermediate; // in the order reported
+  std::map<std::string, double> metrics;       // every other numeric key=value reported
+  std::optional<std::string> failure;          // the trial said it failed (SMAC status), or the value is non-finite
+};
+
+struct ProtocolOptions {
+  std::string objective_name = "objective";  // the key that carries the objective (also accepted: "objective")
+};
+
+// Parses stdout text (any size; only complete lines are considered; lines longer than 64 KiB and
+// non-UTF-8 garbage are skipped) and, if non-empty, the result file's content. Never throws on
+// malformed trial output: what cannot be read is ignored. Throws std::invalid_argument only for a
+// result file that is present but is not a JSON/YAML mapping (the message says what was found).
+TrialReport parse_trial_output(const std::string& stdout_text, const std::string& result_file_text,
+                               const ProtocolOptions& options);
+
+}  // namespace tune::adapters

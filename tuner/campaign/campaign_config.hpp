@@ -1,0 +1,67 @@
+#pragma once
+// The campaign definition: what to run, over which space, toward which objective, with which
+// strategy and budget. Read from a YAML file (every error names the file, line, column, field and
+// what is expected; unknown keys are errors) or built from the inline command-line form.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tune/space/space.hpp"
+#include "tune/study/trial.hpp"
+
+namespace tune::tuner {
+
+class CampaignError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ObjectiveSpec {
+  std::string name = "objective";
+  Direction direction = Direction::minimize;
+};
+
+struct BudgetSpec {
+  std::size_t trials = 50;               // trials to run (suggestions issued)
+  std::optional<double> wall_seconds;    // stop launching after this much time in total
+  std::size_t max_failures = 10;         // stop after this many failed trials
+};
+
+struct ExecutorSpec {
+  std::string kind = "local";
+  std::size_t workers = 1;
+  std::optional<double> timeout_seconds;  // per trial
+  double grace_seconds = 10.0;            // SIGTERM -> SIGKILL
+};
+
+// The engine's best default (see README: lowest median regret at 25 and 50 evaluations).
+inline constexpr const char* kDefaultStrategy = "ei";
+
+struct CampaignConfig {
+  std::string name;
+  std::vector<std::string> command;
+  Space space;
+  ObjectiveSpec objective;
+  std::string strategy = kDefaultStrategy;
+  YAML::Node strategy_options;  // the strategy's settings (a map, possibly empty)
+  BudgetSpec budget;
+  ExecutorSpec executor;
+  std::uint64_t seed = 0;
+
+  YAML::Node to_yaml() const;
+};
+
+// Reads and validates a campaign file. Throws CampaignError.
+CampaignConfig load_campaign_file(const std::filesystem::path& path);
+// `source` names the origin in messages (a file name, or "state.yaml: campaign").
+CampaignConfig campaign_from_yaml(const YAML::Node& node, const std::string& source);
+
+// The commented example written by `tune init`.
+std::string example_campaign_text();
+
+}  // namespace tune::tuner

@@ -1,0 +1,347 @@
+#include "tuner/campaign/campaign_runner.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tune/adapters/command/command_template.hpp"
+#include "tune/adapters/executor/local_executor.hpp"
+#include "tune/adapters/protocol/trial_report.hpp"
+#include "tune/io/atomic_file.hpp"
+#include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_lock.hpp"
+#include "tuner/campaign/campaign_state.hpp"
+#include "tuner/campaign/duration.hpp"
+#include "tuner/campaign/event_log.hpp"
+#include "tuner/campaign/progress.hpp"
+
+namespace tune::tuner {
+
+namespace {
+
+std::atomic<int> g_stop_signals{0};
+
+extern "C" void on_stop_signal(int) { g_stop_signals.fetch_add(1); }
+
+// Installs the handlers for the runner's lifetime and restores the previous ones.
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signals = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  int count() const { return g_stop_signals.load(); }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string last_line(const std::string& text) {
+  std::size_t end = text.find_last_not_of("\r\n \t");
+  if (end == std::string::npos) return {};
+  const std::size_t start = text.find_last_of('\n', end);
+  std::string line = text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  if (line.size() > 200) line = line.substr(0, 200) + "...";
+  return line;
+}
+
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGKILL: return "SIGKILL";
+    case SIGTERM: return "SIGTERM";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGINT: return "SIGINT";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE";
+    default: return "a signal";
+  }
+}
+
+class Runner {
+ public:
+  Runner(std::filesystem::path dir, CampaignState state, const RunOptions& options)
+      : dir_(std::move(dir)), state_(std::move(state)), options_(options), executor_(options.supervisor_command),
+        events_(dir_ / "events.jsonl"), progress_(options.quiet) {}
+
+  int run() {
+    started_ = std::chrono::steady_clock::now();
+    base_active_ = state_.active_seconds;
+    resume_running_trials();
+    checkpoint();
+    events_.write("session_start", {{"trials", std::to_string(state_.runs.size())}});
+    int code = loop();
+    state_.active_seconds = active_seconds();
+    checkpoint();
+    events_.write("session_end", {{"reason", state_.stop_reason}});
+    progress_.finish(state_, active_seconds());
+    return code;
+  }
+
+ private:
+  double active_seconds() const {
+    return base_active_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+  }
+
+  void checkpoint() {
+    state_.active_seconds = active_seconds();
+    save_state(dir_, state_);
+  }
+
+  // Trials that were running (or launched but not yet recorded as running) when the last tuner
+  // stopped: follow the ones whose supervisor is alive or left an exit record, re-queue the others.
+  void resume_running_trials() {
+    for (TrialRun& r : state_.runs) {
+      if (r.external || r.status == RunStatus::complete || r.status == RunStatus::failed) continue;
+      if (r.status == RunStatus::queued && r.attempts == 0) continue;
+      const std::filesystem::path tdir = trial_dir(dir_, r.id);
+      if (std::filesystem::exists(tdir) && executor_.attach(std::to_string(r.id), tdir)) {
+        r.status = RunStatus::running;
+        events_.write("reattach", {{"trial", std::to_string(r.id)}});
+        progress_.log("trial " + std::to_string(r.id) + " re-attached");
+      } else if (r.status == RunStatus::running) {
+        r.status = RunStatus::queued;
+        events_.write("requeue", {{"trial", std::to_string(r.id)}, {"reason", "its run was lost"}});
+        progress_.log("trial " + std::to_string(r.id) + " re-queued: its run was lost with the previous tuner");
+      }
+    }
+  }
+
+  std::size_t failed_count() const { return state_.count(RunStatus::failed); }
+
+  // Why no new trial may start, or empty if one may.
+  std::string budget_exhausted() const {
+    const BudgetSpec& b = state_.config.budget;
+    if (failed_count() >= b.max_failures)
+      return std::to_string(failed_count()) + " trials failed (budget.failures = " + std::to_string(b.max_failures) +
+             "); see 'tune status' for the reasons";
+    if (b.wall_seconds && active_seconds() >= *b.wall_seconds)
+      return "the wall-time budget of " + format_duration(*b.wall_seconds) + " is spent";
+    return {};
+  }
+
+  TrialRun* next_queued() {
+    for (TrialRun& r : state_.runs)
+      if (!r.external && r.status == RunStatus::queued && !executor_running(r.id)) return &r;
+    return nullptr;
+  }
+
+  bool executor_running(std::uint64_t id) const {
+    for (const std::string& rid : executor_.running_ids())
+      if (rid == std::to_string(id)) return true;
+    return false;
+  }
+
+  void launch(TrialRun& r) {
+    const Trial& t = state_.study.trial(r.id);
+    const std::filesystem::path tdir = std::filesystem::absolute(trial_dir(dir_, r.id));
+    if (adapters::trial_is_supervised(tdir) && executor_.attach(std::to_string(r.id), tdir)) {
+      // An earlier attempt is still alive after all (its supervisor started just as the previous
+      // tuner died): follow it rather than run the trial twice.
+      r.status = RunStatus::running;
+      checkpoint();
+      return;
+    }
+    std::filesystem::remove_all(tdir);  // a re-queued trial starts from a clean directory
+    std::filesystem::create_directories(tdir);
+    adapters::TrialContext ctx{std::to_string(r.id), tdir.string(), (tdir / adapters::kResultFile).string()};
+    adapters::TrialLaunch launch;
+    launch.id = std::to_string(r.id);
+    launch.dir = tdir;
+    launch.argv = adapters::render_command(state_.config.command, t.config, ctx);
+    launch.environment = adapters::trial_environment(t.config, ctx);
+    if (state_.config.executor.timeout_seconds)
+      launch.timeout = std::chrono::milliseconds(static_cast<long long>(*state_.config.executor.timeout_seconds * 1000));
+    launch.grace = std::chrono::milliseconds(static_cast<long long>(state_.config.executor.grace_seconds * 1000));
+    // Recorded as running before the supervisor starts: a crash in between leaves a record that
+    // resume checks against the trial directory, never a process the state does not know about.
+    r.status = RunStatus::running;
+    ++r.attempts;
+    r.started_at = now_seconds();
+    r.exit.reset();
+    r.failure_reason.clear();
+    checkpoint();
+    executor_.launch(launch);
+    events_.write("launch", {{"trial", std::to_string(r.id)}, {"attempt", std::to_string(r.attempts)}});
+    progress_.log("trial " + std::to_string(r.id) + " started: " + tune::to_string(t.config));
+  }
+
+  void collect(const adapters::FinishedTrial& f) {
+    const std::uint64_t id = std::stoull(f.id);
+    TrialRun& r = state_.runs.at(id);
+    const adapters::TrialExit& e = f.exit;
+    r.exit = e;
+    r.finished_at = e.finished_at > 0 ? e.finished_at : now_seconds();
+    if (e.kind == adapters::ExitKind::cancelled) {
+      // Stopped by us (stop, Ctrl-C) or its supervisor was lost: not the configuration's fault.
+      r.status = RunStatus::queued;
+      events_.write("requeue", {{"trial", f.id}, {"reason", e.message}});
+      progress_.log("trial " + f.id + " interrupted; it will run again");
+      checkpoint();
+      return;
+    }
+    const std::filesystem::path tdir = trial_dir(dir_, id);
+    std::string reason;
+    switch (e.kind) {
+      case adapters::ExitKind::launch_failed: reason = "could not start: " + e.message; break;
+      case adapters::ExitKind::timeout:
+        reason = "timed out after " + format_duration(*state_.config.executor.timeout_seconds);
+        break;
+      case adapters::ExitKind::signaled:
+        reason = "killed by signal " + std::to_string(e.signal) + " (" + signal_name(e.signal) + ")";
+        break;
+      case adapters::ExitKind::exited:
+        if (e.code != 0) {
+          reason = "exited with status " + std::to_string(e.code);
+          const std::string err = last_line(read_file(tdir / adapters::kStderrFile));
+          if (!err.empty()) reason += "; last stderr line: " + err;
+        }
+        break;
+      case adapters::ExitKind::cancelled: break;
+    }
+    if (reason.empty()) {
+      try {
+        const adapters::TrialReport report =
+            adapters::parse_trial_output(read_file(tdir / adapters::kStdoutFile) + "\n",  // the trial has exited: its last line is complete
+                                         read_file(tdir / adapters::kResultFile),
+                                         {state_.config.objective.name});
+        r.intermediate = report.intermediate;
+        r.metrics = report.metrics;
+        if (report.failure) reason = *report.failure;
+        else if (!report.objective)
+          reason = "no value reported: expected a line '" + state_.config.objective.name +
+                   "=<value>' on stdout, a JSON object line, or a result file at $TUNE_RESULT_FILE";
+        else {
+          state_.study.tell(id, *report.objective);
+          r.status = RunStatus::complete;
+          events_.write("complete", {{"trial", f.id}, {"value", format_double(*report.objective)}});
+          progress_.log("trial " + f.id + " " + state_.config.objective.name + "=" + format_double(*report.objective));
+        }
+      } catch (const std::exception& ex) {
+        reason = ex.what();
+      }
+    }
+    if (!reason.empty()) {
+      state_.study.fail(id, reason);
+      r.status = RunStatus::failed;
+      r.failure_reason = reason;
+      events_.write("fail", {{"trial", f.id}, {"reason", reason}});
+      progress_.log("trial " + f.id + " failed: " + reason);
+    }
+    checkpoint();
+  }
+
+  int loop() {
+    StopSignals signals;
+    bool stopping = false, cancelled_all = false;
+    std::string end_reason;
+    int code = kExitComplete;
+    for (;;) {
+      for (const adapters::FinishedTrial& f : executor_.poll()) collect(f);
+
+      if (signals.count() > 0 && !stopping) {
+        stopping = true;
+        code = kExitInterrupted;
+        end_reason = "stopped by a signal; 'tune resume' continues";
+        events_.write("stop_requested", {});
+        progress_.log(options_.wait_on_stop ? "stopping: waiting for running trials (signal again to terminate them)"
+                                            : "stopping: terminating running trials (they will run again on resume)");
+        if (!options_.wait_on_stop) {
+          for (const std::string& id : executor_.running_ids()) executor_.cancel(id);
+          cancelled_all = true;
+        }
+      }
+      if (signals.count() > 1 && !cancelled_all) {
+        for (const std::string& id : executor_.running_ids()) executor_.cancel(id);
+        cancelled_all = true;
+      }
+      if (signals.count() > 2) break;  // a third signal: leave now; supervisors finish the job
+
+      if (!stopping) {
+        while (executor_.running() < state_.config.executor.workers) {
+          const std::string exhausted = budget_exhausted();
+          if (!exhausted.empty()) {
+            stopping = true;
+            end_reason = exhausted;
+            code = failed_count() >= state_.config.budget.max_failures ? kExitTooManyFailures : kExitComplete;
+            break;
+          }
+          TrialRun* r = next_queued();
+          if (!r && state_.study.trials().size() < state_.config.budget.trials && !state_.study.finished()) {
+            const auto s = state_.study.ask();
+            if (s) {
+              state_.runs.push_back(TrialRun{.id = s->id});
+              r = &state_.runs.back();
+            }
+          }
+          if (!r) break;
+          launch(*r);
+        }
+        if (!stopping && executor_.running() == 0 && !next_queued()) {
+          // Nothing runs and nothing more can start: the budget is spent or the strategy stopped.
+          stopping = true;
+          state_.finished = true;
+          end_reason = state_.study.trials().size() >= state_.config.budget.trials
+                           ? "the budget of " + std::to_string(state_.config.budget.trials) + " trials is spent"
+                           : "the strategy has nothing more to propose: " + state_.study.stop_reason();
+        }
+      }
+      if (stopping && executor_.running() == 0) break;
+      progress_.update(state_, executor_.running(), active_seconds());
+      std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_interval_seconds));
+    }
+    state_.stop_reason = end_reason;
+    return code;
+  }
+
+  std::filesystem::path dir_;
+  CampaignState state_;
+  RunOptions options_;
+  adapters::LocalExecutor executor_;
+  EventLog events_;
+  Progress progress_;
+  std::chrono::steady_clock::time_point started_;
+  double base_active_ = 0.0;
+};
+
+}  // namespace
+
+int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
+  std::string holder;
+  auto lock = CampaignLock::try_acquire(dir, &holder);
+  if (!lock) {
+    std::fprintf(stderr, "tune: %s is driven by %s; 'tune stop %s' stops it\n", dir.c_str(), holder.c_str(), dir.c_str());
+    return kExitLocked;
+  }
+  write_file_atomically(dir / "tuner.pid", std::to_string(::getpid()) + "\n");
+  CampaignState state = load_state(dir);
+  Runner runner(dir, std::move(state), options);
+  const int code = runner.run();
+  std::filesystem::remove(dir / "tuner.pid");
+  return code;
+}
+
+}  // namespace tune::tuner

@@ -1,0 +1,34 @@
+#pragma once
+// The tuner's loop: collect finished trials, tell the study, checkpoint, launch new trials, until
+// the budget is spent, the strategy stops, too many trials failed, or a signal asks it to stop.
+//
+//   campaign.yaml -> CampaignConfig -> Study -> ask() -> LocalExecutor::launch -> trial runs ->
+//   protocol parses its report -> Study::tell() -> state.yaml written atomically -> next ask()
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tune::tuner {
+
+// Exit codes of `tune run` / `tune resume` (documented in the README and `tune --help`).
+enum ExitCode : int {
+  kExitComplete = 0,         // the budget is spent or the strategy converged
+  kExitError = 1,            // bad input, damaged state, an I/O error
+  kExitUsage = 2,            // bad command line
+  kExitInterrupted = 3,      // stopped by a signal or `tune stop`; `tune resume` continues
+  kExitTooManyFailures = 4,  // budget.failures trials failed
+  kExitLocked = 5,           // another tuner drives this campaign
+};
+
+struct RunOptions {
+  std::vector<std::string> supervisor_command;  // {"/path/to/tune", "__supervise"}
+  bool quiet = false;
+  bool wait_on_stop = false;  // on the first SIGINT/SIGTERM: wait for running trials (else terminate them)
+  double poll_interval_seconds = 0.01;
+};
+
+// Drives the campaign in `dir` (which must hold a state.yaml) until it ends. Installs handlers for
+// SIGINT and SIGTERM for its duration.
+int run_campaign(const std::filesystem::path& dir, const RunOptions& options);
+
+}  // namespace tune::tuner

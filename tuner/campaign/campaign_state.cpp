@@ -1,0 +1,206 @@
+#include "tuner/campaign/campaign_state.hpp"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "tune/io/atomic_file.hpp"
+#include "tune/io/yaml_values.hpp"
+#include "tune/strategy/strategy_factory.hpp"
+
+namespace tune::tuner {
+
+namespace {
+constexpr const char* kKind = "tune.campaign";
+constexpr int kSchema = 1;
+
+adapters::ExitKind exit_kind_from_string(const std::string& s, const YAML::Node& node) {
+  for (auto k : {adapters::ExitKind::exited, adapters::ExitKind::signaled, adapters::ExitKind::timeout,
+                 adapters::ExitKind::cancelled, adapters::ExitKind::launch_failed})
+    if (s == adapters::to_string(k)) return k;
+  throw StateError("field 'exit.kind' at " + position_of(node) + ": unknown exit kind '" + s + "'");
+}
+
+RunStatus run_status_from_string(const std::string& s, const YAML::Node& node) {
+  for (auto k : {RunStatus::queued, RunStatus::running, RunStatus::complete, RunStatus::failed})
+    if (s == to_string(k)) return k;
+  throw StateError("field 'status' at " + position_of(node) + ": expected queued, running, complete or failed, found '" + s + "'");
+}
+
+YAML::Node run_to_yaml(const TrialRun& r) {
+  YAML::Node n;
+  n["id"] = r.id;
+  n["status"] = to_string(r.status);
+  n["attempts"] = r.attempts;
+  n["started_at"] = yaml_double(r.started_at);
+  n["finished_at"] = yaml_double(r.finished_at);
+  if (r.exit) {
+    YAML::Node e;
+    e["kind"] = adapters::to_string(r.exit->kind);
+    e["code"] = r.exit->code;
+    e["signal"] = r.exit->signal;
+    e["duration"] = yaml_double(r.exit->duration());
+    if (!r.exit->message.empty()) e["message"] = r.exit->message;
+    n["exit"] = e;
+  }
+  if (!r.failure_reason.empty()) n["failure_reason"] = r.failure_reason;
+  if (!r.intermediate.empty()) {
+    YAML::Node list(YAML::NodeType::Sequence);
+    for (const auto& iv : r.intermediate) {
+      YAML::Node pair(YAML::NodeType::Sequence);
+      pair.SetStyle(YAML::EmitterStyle::Flow);
+      pair.push_back(iv.step);
+      pair.push_back(yaml_double(iv.value));
+      list.push_back(pair);
+    }
+    n["intermediate"] = list;
+  }
+  if (!r.metrics.empty()) {
+    YAML::Node m(YAML::NodeType::Map);
+    m.SetStyle(YAML::EmitterStyle::Flow);
+    for (const auto& [k, v] : r.metrics) m[k] = yaml_double(v);
+    n["metrics"] = m;
+  }
+  if (r.external) n["external"] = true;
+  return n;
+}
+
+TrialRun run_from_yaml(const YAML::Node& n, std::uint64_t expected) {
+  TrialRun r;
+  r.id = read_uint(require(n, "id"), "id");
+  if (r.id != expected)
+    throw StateError("run record at " + position_of(n) + ": id " + std::to_string(r.id) + " where " +
+                     std::to_string(expected) + " was expected");
+  r.status = run_status_from_string(read_string(require(n, "status"), "status"), n["status"]);
+  r.attempts = read_uint(require(n, "attempts"), "attempts");
+  r.started_at = read_double(require(n, "started_at"), "started_at");
+  r.finished_at = read_double(require(n, "finished_at"), "finished_at");
+  if (const YAML::Node e = n["exit"]) {
+    adapters::TrialExit x;
+    x.kind = exit_kind_from_string(read_string(require(e, "kind"), "exit.kind"), e);
+    x.code = static_cast<int>(read_int(require(e, "code"), "exit.code"));
+    x.signal = static_cast<int>(read_int(require(e, "signal"), "exit.signal"));
+    x.started_at = r.started_at;
+    x.finished_at = r.started_at + read_double(require(e, "duration"), "exit.duration");
+    if (e["message"]) x.message = read_string(e["message"], "exit.message");
+    r.exit = x;
+  }
+  if (n["failure_reason"]) r.failure_reason = read_string(n["failure_reason"], "failure_reason");
+  if (const YAML::Node iv = n["intermediate"])
+    for (std::size_t i = 0; i < iv.size(); ++i)
+      r.intermediate.push_back({read_int(iv[i][0], "intermediate.step"), read_double(iv[i][1], "intermediate.value")});
+  if (const YAML::Node m = n["metrics"])
+    for (const auto& kv : m) r.metrics[kv.first.as<std::string>()] = read_double(kv.second, "metrics");
+  if (n["external"]) r.external = read_bool(n["external"], "external");
+  return r;
+}
+}  // namespace
+
+const char* to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::queued: return "queued";
+    case RunStatus::running: return "running";
+    case RunStatus::complete: return "complete";
+    case RunStatus::failed: return "failed";
+  }
+  return "?";
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::size_t CampaignState::count(RunStatus status) const {
+  std::size_t n = 0;
+  for (const TrialRun& r : runs) n += r.status == status;
+  return n;
+}
+
+const TrialRun* CampaignState::best_run() const {
+  const Trial* best = study.best();
+  return best ? &runs[best->id] : nullptr;
+}
+
+CampaignState CampaignState::create(CampaignConfig config, double now) {
+  Study study(config.space, make_strategy(config.strategy, config.strategy_options),
+              StudyOptions{config.objective.direction, config.seed});
+  CampaignState s{std::move(config), std::move(study), {}, now, 0.0, {}, false};
+  return s;
+}
+
+std::filesystem::path state_path(const std::filesystem::path& dir) { return dir / "state.yaml"; }
+std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t id) {
+  return dir / "trials" / std::to_string(id);
+}
+bool has_state(const std::filesystem::path& dir) { return std::filesystem::exists(state_path(dir)); }
+
+void save_state(const std::filesystem::path& dir, const CampaignState& s) {
+  YAML::Node root;
+  root["kind"] = kKind;
+  root["schema"] = kSchema;
+  root["created_at"] = yaml_double(s.created_at);
+  root["updated_at"] = yaml_double(now_seconds());
+  root["active_seconds"] = yaml_double(s.active_seconds);
+  root["finished"] = s.finished;
+  root["stop_reason"] = s.stop_reason;
+  root["campaign"] = s.config.to_yaml();
+  YAML::Node runs(YAML::NodeType::Sequence);
+  for (const TrialRun& r : s.runs) runs.push_back(run_to_yaml(r));
+  root["runs"] = runs;
+  root["study"] = s.study.to_yaml();
+  YAML::Emitter out;
+  out << root;
+  write_file_atomically(state_path(dir), std::string(out.c_str()) + "\n");
+}
+
+CampaignState load_state(const std::filesystem::path& dir) {
+  const std::filesystem::path path = state_path(dir);
+  const std::string fix = "; the file was left as it is (restore it from a backup, or start a new campaign directory)";
+  std::ifstream in(path);
+  if (!in) throw CampaignError(path.string() + ": cannot open the campaign state");
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::Exception& e) {
+    throw CampaignError(path.string() + ": line " + std::to_string(e.mark.line + 1) + ", column " +
+                        std::to_string(e.mark.column + 1) + ": not valid YAML (" + e.msg + ")" + fix);
+  }
+  try {
+    if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
+      throw StateError("not a tune campaign state (no 'kind: tune.campaign' at the top)");
+    const std::int64_t schema = read_int(require(root, "schema"), "schema");
+    if (schema != kSchema)
+      throw StateError("schema " + std::to_string(schema) + " is not supported by this version (it reads schema " +
+                       std::to_string(kSchema) + ")");
+    CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign");
+    Study study = Study::from_yaml(require(root, "study"));
+    CampaignState s{std::move(config), std::move(study), {}, 0.0, 0.0, {}, false};
+    s.created_at = read_double(require(root, "created_at"), "created_at");
+    s.active_seconds = read_double(require(root, "active_seconds"), "active_seconds");
+    s.finished = read_bool(require(root, "finished"), "finished");
+    if (root["stop_reason"] && !root["stop_reason"].IsNull()) s.stop_reason = read_string(root["stop_reason"], "stop_reason");
+    const YAML::Node runs = require(root, "runs");
+    if (!runs.IsSequence()) throw StateError("field 'runs' at " + position_of(runs) + ": expected a list");
+    for (std::size_t i = 0; i < runs.size(); ++i) s.runs.push_back(run_from_yaml(runs[i], i));
+    if (s.runs.size() != s.study.trials().size())
+      throw StateError("field 'runs' at " + position_of(runs) + ": " + std::to_string(s.runs.size()) +
+                       " run records for " + std::to_string(s.study.trials().size()) + " trials");
+    for (const TrialRun& r : s.runs) {
+      const TrialStatus t = s.study.trials()[r.id].status;
+      const bool consistent = (r.status == RunStatus::complete) == (t == TrialStatus::complete) &&
+                              (r.status == RunStatus::failed) == (t == TrialStatus::failed);
+      if (!consistent)
+        throw StateError("trial " + std::to_string(r.id) + " is '" + to_string(r.status) + "' in 'runs' but '" +
+                         tune::to_string(t) + "' in 'study'");
+    }
+    return s;
+  } catch (const StateError& e) {
+    throw CampaignError(path.string() + ": " + e.what() + fix);
+  } catch (const CampaignError& e) {
+    throw CampaignError(path.string() + ": " + e.what() + fix);
+  }
+}
+
+}  // namespace tune::tuner

@@ -1,0 +1,68 @@
+#pragma once
+// The campaign directory and its state file.
+//
+//   DIR/state.yaml     the truth: campaign definition, study (strategy state, every trial), and the
+//                      run record of every trial (status, attempts, timings, exit, failure reason,
+//                      intermediate values). Rewritten atomically after every event.
+//   DIR/trials/<id>/   the trial's command.yaml, stdout, stderr, supervisor.yaml, exit.yaml
+//   DIR/events.jsonl   one JSON object per event (appended)
+//   DIR/tune.lock      flock: one tuner (or ask/tell) drives the campaign at a time
+//   DIR/tuner.pid, DIR/tuner.log   for a detached tuner
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/adapters/executor/trial_exit.hpp"
+#include "tune/adapters/protocol/trial_report.hpp"
+#include "tune/study/study.hpp"
+#include "tuner/campaign/campaign_config.hpp"
+
+namespace tune::tuner {
+
+enum class RunStatus { queued, running, complete, failed };
+const char* to_string(RunStatus status);
+
+struct TrialRun {
+  std::uint64_t id = 0;
+  RunStatus status = RunStatus::queued;
+  std::size_t attempts = 0;  // launches so far (a trial is re-queued if its run was lost)
+  double started_at = 0.0;   // seconds since the epoch, of the last attempt
+  double finished_at = 0.0;
+  std::optional<adapters::TrialExit> exit;
+  std::string failure_reason;
+  std::vector<adapters::IntermediateValue> intermediate;
+  std::map<std::string, double> metrics;
+  bool external = false;  // handed out by `tune ask`, told by `tune tell`
+};
+
+struct CampaignState {
+  CampaignConfig config;
+  Study study;
+  std::vector<TrialRun> runs;  // runs[i].id == i == study.trials()[i].id
+  double created_at = 0.0;
+  double active_seconds = 0.0;  // tuner time spent in earlier sessions (for the wall budget)
+  std::string stop_reason;      // why the last session ended
+  bool finished = false;        // the budget is spent or the strategy has nothing more to propose
+
+  std::size_t count(RunStatus status) const;
+  const TrialRun* best_run() const;  // the run of the best completed trial
+
+  static CampaignState create(CampaignConfig config, double now);
+};
+
+std::filesystem::path state_path(const std::filesystem::path& dir);
+std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t id);
+
+// Atomic write (temporary file, fsync, rename, fsync of the directory).
+void save_state(const std::filesystem::path& dir, const CampaignState& state);
+// Throws CampaignError naming the file, the position and the fix; never writes.
+CampaignState load_state(const std::filesystem::path& dir);
+bool has_state(const std::filesystem::path& dir);
+
+double now_seconds();
+
+}  // namespace tune::tuner

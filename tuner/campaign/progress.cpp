@@ -1,0 +1,53 @@
+#include "tuner/campaign/progress.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_state.hpp"
+#include "tuner/campaign/duration.hpp"
+
+namespace tune::tuner {
+
+Progress::Progress(bool quiet) : quiet_(quiet), terminal_(::isatty(STDERR_FILENO) == 1) {}
+
+void Progress::log(const std::string& line) {
+  if (quiet_) return;
+  if (terminal_ && line_shown_) std::fputs("\r\033[K", stderr);
+  line_shown_ = false;
+  std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+std::string Progress::status_line(const CampaignState& s, std::size_t running, double elapsed) const {
+  std::string line = "done " + std::to_string(s.count(RunStatus::complete)) + "/" + std::to_string(s.config.budget.trials) +
+                     "  running " + std::to_string(running) + "  failed " + std::to_string(s.count(RunStatus::failed));
+  if (const Trial* best = s.study.best()) {
+    line += "  best " + format_double(*best->value) + " " + tune::to_string(best->config);
+  }
+  line += "  elapsed " + format_duration(elapsed);
+  if (s.config.budget.wall_seconds) line += " of " + format_duration(*s.config.budget.wall_seconds);
+  return line;
+}
+
+void Progress::update(const CampaignState& state, std::size_t running, double elapsed) {
+  if (quiet_ || !terminal_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (line_shown_ && now - last_draw_ < std::chrono::milliseconds(250)) return;
+  last_draw_ = now;
+  std::string line = status_line(state, running, elapsed);
+  if (line.size() > 160) line = line.substr(0, 157) + "...";
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fflush(stderr);
+  line_shown_ = true;
+}
+
+void Progress::finish(const CampaignState& state, double elapsed) {
+  if (quiet_) return;
+  if (terminal_ && line_shown_) std::fputs("\r\033[K", stderr);
+  line_shown_ = false;
+  std::fprintf(stderr, "%s\n", status_line(state, 0, elapsed).c_str());
+  if (!state.stop_reason.empty()) std::fprintf(stderr, "ended: %s\n", state.stop_reason.c_str());
+}
+
+}  // namespace tune::tuner

@@ -1,0 +1,43 @@
+#pragma once
+// The subcommands of `tune`. Each returns the process exit code (see campaign_runner.hpp).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/campaign/campaign_config.hpp"
+#include "tuner/campaign/campaign_runner.hpp"
+
+namespace tune::tuner {
+
+struct SessionFlags {
+  bool quiet = false;
+  bool wait_on_stop = false;
+  bool detach = false;
+};
+
+// The inline form's settings (tune run --name ... -- command).
+struct InlineSettings {
+  std::string name;
+  std::size_t trials = 50;
+  std::size_t workers = 1;
+  std::string objective = "objective";
+  bool maximize = false;
+  std::string strategy = kDefaultStrategy;
+  std::optional<std::string> timeout;
+  std::uint64_t seed = 0;
+};
+
+int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags);
+int run_inline(const InlineSettings& settings, const std::vector<std::string>& command,
+               std::optional<std::filesystem::path> dir, const SessionFlags& flags);
+int resume(const std::filesystem::path& dir, const SessionFlags& flags);
+int init(const std::filesystem::path& file);
+int status(const std::filesystem::path& dir);
+int best(const std::filesystem::path& dir, bool json);
+int ask(const std::filesystem::path& dir, bool json);
+int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
+         const std::optional<std::string>& failure);
+int stop(const std::filesystem::path& dir);
+
+}  // namespace tune::tuner

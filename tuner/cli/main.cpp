@@ -1,0 +1,142 @@
+// tune: tune the hyperparameters of any command with Gaussian-process bandits.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+
+#include "tune/adapters/executor/supervisor.hpp"
+#include "tuner/campaign/campaign_config.hpp"
+#include "tuner/cli/commands.hpp"
+
+namespace {
+
+constexpr const char* kExitCodes = R"(
+Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
+damaged state, I/O); 2 bad command line; 3 stopped by a signal or 'tune stop' (resume continues);
+4 stopped after budget.failures failed trials; 5 another tuner drives the campaign.)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tune::tuner;
+  // The supervisor of one trial: an internal mode, parsed by hand so that the trial's own arguments
+  // are never interpreted.
+  if (argc > 1 && std::strcmp(argv[1], "__supervise") == 0) return tune::adapters::supervise_main(argc - 1, argv + 1);
+
+  CLI::App app{"tune: tune the hyperparameters of any command with Gaussian-process bandits.\n"
+               "A trial runs your command with a configuration and reports a value on stdout\n"
+               "(`objective=0.93`); tune decides what to run next and checkpoints every event."};
+  app.footer(kExitCodes);
+  app.require_subcommand(1);
+
+  SessionFlags flags;
+  std::optional<std::filesystem::path> dir;
+  auto add_session_flags = [&](CLI::App* sub) {
+    sub->add_flag("-q,--quiet", flags.quiet, "no progress output");
+    sub->add_flag("--wait-on-stop", flags.wait_on_stop,
+                  "on Ctrl-C / SIGTERM / 'tune stop', let running trials finish (default: terminate them; they run again on resume)");
+    sub->add_flag("--detach", flags.detach, "run in the background (log and pid file in the campaign directory)");
+  };
+
+  // run
+  std::string campaign_file;
+  InlineSettings inline_settings;
+  std::vector<std::string> inline_command;
+  CLI::App* run = app.add_subcommand(
+      "run", "run a campaign from a file, or inline: tune run --name N [--trials N --workers N ...] -- "
+             "COMMAND --lr~'loguniform(1e-5,1)' --layers~'int(1,8)' --act~'choice(relu,tanh)'");
+  run->add_option("campaign", campaign_file, "campaign file (see 'tune init')");
+  run->add_option("--dir", dir, "campaign directory (default: ./<name>)");
+  run->add_option("--name", inline_settings.name, "inline form: campaign name");
+  run->add_option("--trials", inline_settings.trials, "inline form: number of trials")->capture_default_str();
+  run->add_option("--workers", inline_settings.workers, "inline form: trials at a time")->capture_default_str();
+  run->add_option("--objective", inline_settings.objective, "inline form: the key the trial prints")->capture_default_str();
+  run->add_flag("--maximize", inline_settings.maximize, "inline form: maximise the objective (default: minimise)");
+  run->add_option("--strategy", inline_settings.strategy, "inline form: ei, ucb, random, sobol")->capture_default_str();
+  run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
+  run->add_option("--seed", inline_settings.seed, "inline form: seed")->capture_default_str();
+
+  add_session_flags(run);
+
+  std::filesystem::path campaign_dir;
+  CLI::App* resume_cmd = app.add_subcommand("resume", "continue a campaign after a stop or a crash");
+  resume_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  add_session_flags(resume_cmd);
+
+  std::filesystem::path init_file = "campaign.yaml";
+  CLI::App* init_cmd = app.add_subcommand("init", "write a commented example campaign file");
+  init_cmd->add_option("file", init_file, "where to write it")->capture_default_str();
+
+  bool json = false;
+  CLI::App* status_cmd = app.add_subcommand("status", "trials, best so far, model size, failures (tuner running or not)");
+  status_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  CLI::App* best_cmd = app.add_subcommand("best", "the best configuration so far");
+  best_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  best_cmd->add_flag("--json", json, "JSON instead of YAML");
+
+  CLI::App* ask_cmd = app.add_subcommand("ask", "hand out the next configuration (external orchestration)");
+  ask_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  ask_cmd->add_flag("--json", json, "JSON instead of YAML");
+  std::uint64_t tell_id = 0;
+  std::optional<std::string> tell_value, tell_failure;
+  CLI::App* tell_cmd = app.add_subcommand("tell", "report the result of a configuration handed out by 'tune ask'");
+  tell_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  tell_cmd->add_option("id", tell_id, "trial id")->required();
+  tell_cmd->add_option("value", tell_value, "objective value");
+  tell_cmd->add_option("--failed", tell_failure, "report the trial as failed, with this reason");
+
+  CLI::App* stop_cmd = app.add_subcommand("stop", "ask a running tuner to stop gracefully (it checkpoints first)");
+  stop_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+
+  // Everything after `--` is the inline form's command, taken verbatim (never parsed as options).
+  int parsed_argc = argc;
+  for (int i = 1; i < argc; ++i)
+    if (std::strcmp(argv[i], "--") == 0) {
+      parsed_argc = i;
+      inline_command.assign(argv + i + 1, argv + argc);
+      break;
+    }
+  try {
+    app.parse(parsed_argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitUsage;
+  }
+
+  try {
+    if (*run) {
+      if (!campaign_file.empty() && !inline_command.empty()) {
+        std::fprintf(stderr, "tune run: give a campaign file or an inline command after --, not both\n");
+        return kExitUsage;
+      }
+      if (!campaign_file.empty()) return run_campaign_file(campaign_file, dir, flags);
+      if (inline_command.empty()) {
+        std::fprintf(stderr, "tune run: give a campaign file (see 'tune init') or an inline command after --\n");
+        return kExitUsage;
+      }
+      if (inline_settings.name.empty()) {
+        std::fprintf(stderr, "tune run: the inline form needs --name\n");
+        return kExitUsage;
+      }
+      return run_inline(inline_settings, inline_command, dir, flags);
+    }
+    if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags);
+    if (*init_cmd) return tune::tuner::init(init_file);
+    if (*status_cmd) return tune::tuner::status(campaign_dir);
+    if (*best_cmd) return tune::tuner::best(campaign_dir, json);
+    if (*ask_cmd) return tune::tuner::ask(campaign_dir, json);
+    if (*tell_cmd) {
+      if (!tell_value == !tell_failure) {
+        std::fprintf(stderr, "tune tell: give either a value or --failed REASON\n");
+        return kExitUsage;
+      }
+      return tune::tuner::tell(campaign_dir, tell_id, tell_value, tell_failure);
+    }
+    if (*stop_cmd) return tune::tuner::stop(campaign_dir);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tune: %s\n", e.what());
+    return kExitError;
+  }
+  return kExitUsage;
+}
