@@ -89,13 +89,13 @@ std::string quadratic_campaign(const std::string& name, int trials, int workers,
 
 YAML::Node state_of(const fs::path& dir) { return YAML::LoadFile((dir / "state.yaml").string()); }
 
-// Per trial id, how many times the toy trainer started it.
-std::map<std::string, int> starts(const fs::path& log) {
+// Per trial id, how many times the toy trainer started it (or, with what = "end", finished it).
+std::map<std::string, int> starts(const fs::path& log, const std::string& what = "start") {
   std::map<std::string, int> n;
   std::ifstream in(log);
   std::string word, id, rest;
   while (in >> word) {
-    if (word == "start") {
+    if (word == what) {
       in >> id;
       std::getline(in, rest);
       ++n[id];
@@ -333,6 +333,37 @@ TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   EXPECT_NE(tune(d, {"tell", "at", id, "0.5"}).code, 0);  // told already
   const YAML::Node s = state_of(d / "at");
   EXPECT_EQ(s["study"]["trials"][std::stoi(id)]["value"].as<double>(), 0.0625);
+}
+
+TEST(TuneCli, DetachedTunerStopsOnRequestAndResumes) {
+  const fs::path d = fresh_dir("detach");
+  write(d / "c.yaml", quadratic_campaign("dt", 8, 2));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "0.3"}};
+  const Result r = tune(d, {"run", "c.yaml", "--detach"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("background"), std::string::npos) << r.out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!fs::exists(d / "dt" / "tuner.pid") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const Result st = tune(d, {"status", "dt"});
+  EXPECT_NE(st.out.find("tuner running"), std::string::npos) << st.out;
+  const Result stop = tune(d, {"stop", "dt"});
+  ASSERT_EQ(stop.code, 0) << stop.err;
+  while (fs::exists(d / "dt" / "tuner.pid") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_FALSE(fs::exists(d / "dt" / "tuner.pid")) << "the detached tuner did not stop";
+  EXPECT_NE(state_of(d / "dt")["stop_reason"].as<std::string>().find("stopped"), std::string::npos);
+  EXPECT_NE(slurp(d / "dt" / "tuner.log").find("stopping"), std::string::npos);
+  EXPECT_NE(tune(d, {"stop", "dt"}).code, 0);  // nothing to stop any more
+  ASSERT_EQ(tune(d, {"resume", "dt", "--quiet"}, env).code, 0);
+  const YAML::Node s = state_of(d / "dt");
+  EXPECT_EQ(s["study"]["trials"].size(), 8u);
+  for (const auto& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
+  // Trials terminated by the stop ran again; every trial ran to its end exactly once.
+  const auto ends = starts(d / "toy.log", "end");
+  EXPECT_EQ(ends.size(), 8u);
+  for (const auto& [id, count] : ends) EXPECT_EQ(count, 1) << id;
 }
 
 }  // namespace
