@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: a Release build with every test (unit, behavioural,
-# package install), then an AddressSanitizer + UndefinedBehaviorSanitizer build of the unit tests.
+# end-to-end, package install), then an AddressSanitizer + UndefinedBehaviorSanitizer build that
+# runs the unit and end-to-end tests again (the behavioural ones only measure sample efficiency).
 # Usage: scripts/run-tests.sh [--no-sanitize]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,12 +15,13 @@ cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
 if ((sanitize)); then
-  echo "== ASan + UBSan build of the unit tests"
+  echo "== ASan + UBSan build: unit and end-to-end tests"
   # -O1 keeps Eigen usable under the sanitizers; the benchmarks are not built.
   cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
     -DTUNE_SANITIZE=ON -DTUNE_BUILD_BENCH=OFF -DTUNE_WERROR=ON
-  cmake --build build/sanitize -j "$jobs" --target tune_unit_tests
+  cmake --build build/sanitize -j "$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build/sanitize --output-on-failure -j "$jobs" -L unit
+    ctest --test-dir build/sanitize --output-on-failure -j "$jobs" -L 'unit|e2e'
+
 fi
 echo "== all tests passed"
