@@ -187,6 +187,35 @@ TEST(TuneCli, KillNineAtRandomInstantsLosesAndRepeatsNothing) {
   EXPECT_GE(kills, 20);
 }
 
+// With one worker the order of asks and tells is fixed, so a campaign killed and resumed must make
+// exactly the suggestions of an uninterrupted one: the saved study resumes to the same next ask.
+TEST(TuneCli, ResumedCampaignSuggestsWhatAnUninterruptedOneWould) {
+  const auto configs = [](const fs::path& dir) {
+    std::vector<std::string> out;
+    for (const auto& t : state_of(dir)["study"]["trials"])
+      out.push_back(t["config"]["x"].as<std::string>() + "," + t["config"]["y"].as<std::string>());
+    return out;
+  };
+  const fs::path a = fresh_dir("same-a");
+  write(a / "c.yaml", quadratic_campaign("s", 14, 1));
+  ASSERT_EQ(tune(a, {"run", "c.yaml", "--quiet"}).code, 0);
+
+  const fs::path b = fresh_dir("same-b");
+  write(b / "c.yaml", quadratic_campaign("s", 14, 1));
+  const std::map<std::string, std::string> env{{"TOY_SLEEP", "0.05"}};
+  std::mt19937 rng(7);
+  std::vector<std::string> args{"run", "c.yaml", "--quiet"};
+  for (int kill = 0; kill < 4; ++kill) {
+    const pid_t pid = start(b, args, env);
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(50, 300)(rng)));
+    ::kill(pid, SIGKILL);
+    finish(b, pid);
+    args = {"resume", "s", "--quiet"};
+  }
+  ASSERT_EQ(tune(b, args, env).code, 0);
+  EXPECT_EQ(configs(a / "s"), configs(b / "s"));
+}
+
 struct Misbehaviour {
   std::string mode;
   std::string status;  // complete or failed

@@ -229,7 +229,7 @@ TEST(StudyFile, RefusesDamagedOrForeignFiles) {
   std::string bad_value = text;
   const std::size_t pos = bad_value.find("value: ");
   const std::size_t line = static_cast<std::size_t>(std::count(bad_value.begin(), bad_value.begin() + static_cast<long>(pos), '\n')) + 1;
-  bad_value.replace(pos, bad_value.find('\n', pos) - pos, "value: twelve");
+  bad_value.replace(pos, bad_value.find_first_of(",}\n", pos) - pos, "value: twelve");
   const std::string bad = load_error(bad_value);
   EXPECT_NE(bad.find("'value'"), std::string::npos) << bad;
   EXPECT_NE(bad.find("line " + std::to_string(line)), std::string::npos) << bad;

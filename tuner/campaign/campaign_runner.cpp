@@ -108,7 +108,7 @@ class Runner {
 
   void checkpoint() {
     state_.active_seconds = active_seconds();
-    save_state(dir_, state_);
+    writer_.save(dir_, state_);
   }
 
   // Trials that were running (or launched but not yet recorded as running) when the last tuner
@@ -323,6 +323,7 @@ class Runner {
   adapters::LocalExecutor executor_;
   EventLog events_;
   Progress progress_;
+  StateWriter writer_;
   std::chrono::steady_clock::time_point started_;
   double base_active_ = 0.0;
 };

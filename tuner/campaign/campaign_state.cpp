@@ -134,23 +134,64 @@ std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t 
 }
 bool has_state(const std::filesystem::path& dir) { return std::filesystem::exists(state_path(dir)); }
 
+namespace {
+std::string emit(const YAML::Node& node) {
+  YAML::Emitter e;
+  e << node;
+  return e.c_str();
+}
+
+void append_indented(std::string& out, const std::string& text, const char* pad) {
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += pad;
+    out.append(text, start, end - start);
+    out += '\n';
+    start = end + 1;
+  }
+}
+}  // namespace
+
+void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s) {
+  YAML::Node head;
+  head["kind"] = kKind;
+  head["schema"] = kSchema;
+  head["created_at"] = yaml_double(s.created_at);
+  head["updated_at"] = yaml_double(now_seconds());
+  head["active_seconds"] = yaml_double(s.active_seconds);
+  head["finished"] = s.finished;
+  head["stop_reason"] = s.stop_reason;
+  std::string out = emit(head) + "\n";
+  if (campaign_text_.empty()) campaign_text_ = emit(s.config.to_yaml());
+  out += "campaign:\n";
+  append_indented(out, campaign_text_, "  ");
+  if (s.runs.empty()) {
+    out += "runs: []\n";
+  } else {
+    out += "runs:\n";
+    if (run_text_.size() < s.runs.size()) run_text_.resize(s.runs.size());
+    for (const TrialRun& r : s.runs) {
+      const bool final = r.status == RunStatus::complete || r.status == RunStatus::failed;
+      std::string& cached = run_text_[r.id];
+      if (!final || cached.empty()) {
+        YAML::Node node = run_to_yaml(r);
+        node.SetStyle(YAML::EmitterStyle::Flow);
+        cached = emit(node);
+      }
+      out += "  - " + cached + "\n";
+      if (!final) cached.clear();
+    }
+  }
+  out += "study:\n";
+  s.study.append_yaml(out, 2, study_cache_);
+  write_file_atomically(state_path(dir), out);
+}
+
 void save_state(const std::filesystem::path& dir, const CampaignState& s) {
-  YAML::Node root;
-  root["kind"] = kKind;
-  root["schema"] = kSchema;
-  root["created_at"] = yaml_double(s.created_at);
-  root["updated_at"] = yaml_double(now_seconds());
-  root["active_seconds"] = yaml_double(s.active_seconds);
-  root["finished"] = s.finished;
-  root["stop_reason"] = s.stop_reason;
-  root["campaign"] = s.config.to_yaml();
-  YAML::Node runs(YAML::NodeType::Sequence);
-  for (const TrialRun& r : s.runs) runs.push_back(run_to_yaml(r));
-  root["runs"] = runs;
-  root["study"] = s.study.to_yaml();
-  YAML::Emitter out;
-  out << root;
-  write_file_atomically(state_path(dir), std::string(out.c_str()) + "\n");
+  StateWriter writer;
+  writer.save(dir, s);
 }
 
 CampaignState load_state(const std::filesystem::path& dir) {

@@ -57,8 +57,21 @@ struct CampaignState {
 std::filesystem::path state_path(const std::filesystem::path& dir);
 std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t id);
 
-// Atomic write (temporary file, fsync, rename, fsync of the directory).
-void save_state(const std::filesystem::path& dir, const CampaignState& state);
+// Writes state.yaml atomically (temporary file, fsync, rename, fsync of the directory). A writer
+// that lives as long as the tuner keeps the text of everything that can no longer change (the
+// campaign definition, finished trials and their runs), so a checkpoint formats only what changed
+// and its cost stays flat as the campaign grows.
+class StateWriter {
+ public:
+  void save(const std::filesystem::path& dir, const CampaignState& state);
+
+ private:
+  std::string campaign_text_;
+  std::vector<std::string> run_text_;
+  StudyYamlCache study_cache_;
+};
+
+void save_state(const std::filesystem::path& dir, const CampaignState& state);  // with a fresh writer
 // Throws CampaignError naming the file, the position and the fix; never writes.
 CampaignState load_state(const std::filesystem::path& dir);
 bool has_state(const std::filesystem::path& dir);

@@ -29,6 +29,14 @@ struct Suggestion {
   Config config;
 };
 
+// The YAML text of trials that can no longer change (complete or failed), kept between saves so
+// that writing a study of n trials formats only the few that changed.
+class StudyYamlCache {
+ private:
+  friend class Study;
+  std::vector<std::string> trials_;
+};
+
 class Study {
  public:
   Study(Space space, std::unique_ptr<Strategy> strategy, StudyOptions options = {});
@@ -65,11 +73,15 @@ class Study {
   static Study from_yaml_string(const std::string& text, const std::string& source_name);
   // The same as a YAML node, for files that embed a study (a campaign's state).
   YAML::Node to_yaml() const;
+  // Appends the same YAML as text (every line indented by `indent` spaces, trials one per line in
+  // flow style), reusing the cached text of finished trials.
+  void append_yaml(std::string& out, int indent, StudyYamlCache& cache) const;
   static Study from_yaml(const YAML::Node& node);  // throws StateError (without a source name)
 
  private:
   Study() = default;
   StrategyContext context() const;
+  YAML::Node header_yaml() const;  // everything but the trials
   Trial& pending_trial(std::uint64_t id, const char* action);
 
   Space space_;

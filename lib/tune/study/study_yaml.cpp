@@ -61,12 +61,63 @@ Trial trial_from_yaml(const Space& space, const YAML::Node& n, std::uint64_t exp
 }  // namespace
 
 std::string Study::to_yaml_string() const {
-  YAML::Emitter out;
-  out << to_yaml();
-  return std::string(out.c_str()) + "\n";
+  std::string out;
+  StudyYamlCache cache;
+  append_yaml(out, 0, cache);
+  return out;
 }
 
 YAML::Node Study::to_yaml() const {
+  YAML::Node root = header_yaml();
+  YAML::Node trials(YAML::NodeType::Sequence);
+  for (const Trial& t : trials_) trials.push_back(trial_to_yaml(space_, t));
+  root["trials"] = trials;
+  return root;
+}
+
+static void append_indented(std::string& out, const std::string& text, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    out += pad;
+    out.append(text, start, end - start);
+    out += '\n';
+    start = end + 1;
+  }
+}
+
+void Study::append_yaml(std::string& out, int indent, StudyYamlCache& cache) const {
+  YAML::Emitter header;
+  header << header_yaml();
+  append_indented(out, header.c_str(), indent);
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  if (trials_.empty()) {
+    out += pad + "trials: []\n";
+    return;
+  }
+  out += pad + "trials:\n";
+  if (cache.trials_.size() < trials_.size()) cache.trials_.resize(trials_.size());
+  for (const Trial& t : trials_) {
+    std::string& cached = cache.trials_[t.id];
+    std::string fresh;
+    const bool final = t.status != TrialStatus::pending;
+    if (!final || cached.empty()) {
+      YAML::Node node = trial_to_yaml(space_, t);
+      node.SetStyle(YAML::EmitterStyle::Flow);
+      YAML::Emitter e;
+      e << node;
+      fresh = e.c_str();
+      if (final) cached = fresh;
+    }
+    out += pad + "  - ";
+    out += final ? cached : fresh;
+    out += '\n';
+  }
+}
+
+YAML::Node Study::header_yaml() const {
   YAML::Node root;
   root["kind"] = kKind;
   root["schema"] = kSchema;
@@ -77,9 +128,6 @@ YAML::Node Study::to_yaml() const {
   root["stop_reason"] = stop_reason_;
   root["space"] = space_to_yaml(space_);
   root["strategy"] = strategy_->save();
-  YAML::Node trials(YAML::NodeType::Sequence);
-  for (const Trial& t : trials_) trials.push_back(trial_to_yaml(space_, t));
-  root["trials"] = trials;
   return root;
 }
 
