@@ -143,16 +143,11 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
 }
 
 CampaignConfig load_campaign_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw CampaignError(path.string() + ": cannot open the campaign file");
-  std::stringstream text;
-  text << in.rdbuf();
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::Exception& e) {
-    throw CampaignError(path.string() + ": line " + std::to_string(e.mark.line + 1) + ", column " +
-                        std::to_string(e.mark.column + 1) + ": not valid YAML (" + e.msg + ")");
+    root = load_yaml_file(path);
+  } catch (const StateError& e) {
+    throw CampaignError(path.string() + ": " + e.what());
   }
   return campaign_from_yaml(root, path.string());
 }

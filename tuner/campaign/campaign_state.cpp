@@ -134,26 +134,6 @@ std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t 
 }
 bool has_state(const std::filesystem::path& dir) { return std::filesystem::exists(state_path(dir)); }
 
-namespace {
-std::string emit(const YAML::Node& node) {
-  YAML::Emitter e;
-  e << node;
-  return e.c_str();
-}
-
-void append_indented(std::string& out, const std::string& text, const char* pad) {
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out += pad;
-    out.append(text, start, end - start);
-    out += '\n';
-    start = end + 1;
-  }
-}
-}  // namespace
-
 void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s) {
   YAML::Node head;
   head["kind"] = kKind;
@@ -163,10 +143,10 @@ void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s)
   head["active_seconds"] = yaml_double(s.active_seconds);
   head["finished"] = s.finished;
   head["stop_reason"] = s.stop_reason;
-  std::string out = emit(head) + "\n";
-  if (campaign_text_.empty()) campaign_text_ = emit(s.config.to_yaml());
+  std::string out = emit_yaml(head) + "\n";
+  if (campaign_text_.empty()) campaign_text_ = emit_yaml(s.config.to_yaml());
   out += "campaign:\n";
-  append_indented(out, campaign_text_, "  ");
+  append_indented(out, campaign_text_, 2);
   if (s.runs.empty()) {
     out += "runs: []\n";
   } else {
@@ -178,7 +158,7 @@ void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s)
       if (!final || cached.empty()) {
         YAML::Node node = run_to_yaml(r);
         node.SetStyle(YAML::EmitterStyle::Flow);
-        cached = emit(node);
+        cached = emit_yaml(node);
       }
       out += "  - " + cached + "\n";
       if (!final) cached.clear();
@@ -197,18 +177,8 @@ void save_state(const std::filesystem::path& dir, const CampaignState& s) {
 CampaignState load_state(const std::filesystem::path& dir) {
   const std::filesystem::path path = state_path(dir);
   const std::string fix = "; the file was left as it is (restore it from a backup, or start a new campaign directory)";
-  std::ifstream in(path);
-  if (!in) throw CampaignError(path.string() + ": cannot open the campaign state");
-  std::stringstream text;
-  text << in.rdbuf();
-  YAML::Node root;
   try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::Exception& e) {
-    throw CampaignError(path.string() + ": line " + std::to_string(e.mark.line + 1) + ", column " +
-                        std::to_string(e.mark.column + 1) + ": not valid YAML (" + e.msg + ")" + fix);
-  }
-  try {
+    const YAML::Node root = load_yaml_file(path);
     if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
       throw StateError("not a tune campaign state (no 'kind: tune.campaign' at the top)");
     const std::int64_t schema = read_int(require(root, "schema"), "schema");

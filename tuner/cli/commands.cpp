@@ -105,6 +105,16 @@ std::string config_json(const Space& space, const Config& c) {
   return "{" + s + "}";
 }
 
+// `tune ask` and `tune tell` change the campaign, so they need it to themselves.
+std::optional<CampaignLock> lock_for_ask_tell(const std::filesystem::path& dir) {
+  std::string holder;
+  auto lock = CampaignLock::try_acquire(dir, &holder);
+  if (!lock)
+    std::fprintf(stderr, "tune: %s is driven by %s; ask and tell need the campaign to themselves\n", dir.c_str(),
+                 holder.c_str());
+  return lock;
+}
+
 }  // namespace
 
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags) {
@@ -212,12 +222,8 @@ int best(const std::filesystem::path& dir, bool json) {
 }
 
 int ask(const std::filesystem::path& dir, bool json) {
-  std::string holder;
-  auto lock = CampaignLock::try_acquire(dir, &holder);
-  if (!lock) {
-    std::fprintf(stderr, "tune: %s is driven by %s; ask and tell need the campaign to themselves\n", dir.c_str(), holder.c_str());
-    return kExitLocked;
-  }
+  const auto lock = lock_for_ask_tell(dir);
+  if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
   const auto suggestion = s.study.ask();
   if (!suggestion) {
@@ -250,12 +256,8 @@ int ask(const std::filesystem::path& dir, bool json) {
 
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
          const std::optional<std::string>& failure) {
-  std::string holder;
-  auto lock = CampaignLock::try_acquire(dir, &holder);
-  if (!lock) {
-    std::fprintf(stderr, "tune: %s is driven by %s; ask and tell need the campaign to themselves\n", dir.c_str(), holder.c_str());
-    return kExitLocked;
-  }
+  const auto lock = lock_for_ask_tell(dir);
+  if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
   if (id >= s.runs.size() || s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
     std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));

@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 namespace tune {
 
@@ -12,6 +14,42 @@ std::string format_double(double value) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, value);
   return std::string(buf, r.ptr);
+}
+
+YAML::Node parse_yaml(const std::string& text) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw StateError("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
+                     ": not valid YAML (" + e.msg + ")");
+  }
+}
+
+YAML::Node load_yaml_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StateError("cannot open the file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_yaml(text.str());
+}
+
+std::string emit_yaml(const YAML::Node& node) {
+  YAML::Emitter e;
+  e << node;
+  return e.c_str();
+}
+
+void append_indented(std::string& out, std::string_view text, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent), ' ');
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    out += pad;
+    out.append(text.substr(start, end - start));
+    out += '\n';
+    start = end + 1;
+  }
 }
 
 YAML::Node yaml_double(double value) { return YAML::Node(format_double(value)); }

@@ -6,6 +6,8 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <filesystem>
+#include <string_view>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +21,15 @@ class StateError : public std::runtime_error {
 };
 
 std::string format_double(double value);  // shortest round-trip; .inf, -.inf, .nan
+
+// Parses YAML text; throws StateError("line L, column C: not valid YAML (...)").
+YAML::Node parse_yaml(const std::string& text);
+// Reads and parses a file; throws StateError ("cannot open", or the parse error with its position).
+YAML::Node load_yaml_file(const std::filesystem::path& path);
+// The node as YAML text (no trailing newline).
+std::string emit_yaml(const YAML::Node& node);
+// Appends every line of `text` to `out`, indented by `indent` spaces and newline-terminated.
+void append_indented(std::string& out, std::string_view text, int indent);
 YAML::Node yaml_double(double value);
 YAML::Node yaml_vector(const Eigen::VectorXd& v);  // flow sequence
 

@@ -75,23 +75,8 @@ YAML::Node Study::to_yaml() const {
   return root;
 }
 
-static void append_indented(std::string& out, const std::string& text, int indent) {
-  const std::string pad(static_cast<std::size_t>(indent), ' ');
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out += pad;
-    out.append(text, start, end - start);
-    out += '\n';
-    start = end + 1;
-  }
-}
-
 void Study::append_yaml(std::string& out, int indent, StudyYamlCache& cache) const {
-  YAML::Emitter header;
-  header << header_yaml();
-  append_indented(out, header.c_str(), indent);
+  append_indented(out, emit_yaml(header_yaml()), indent);
   const std::string pad(static_cast<std::size_t>(indent), ' ');
   if (trials_.empty()) {
     out += pad + "trials: []\n";
@@ -106,9 +91,7 @@ void Study::append_yaml(std::string& out, int indent, StudyYamlCache& cache) con
     if (!final || cached.empty()) {
       YAML::Node node = trial_to_yaml(space_, t);
       node.SetStyle(YAML::EmitterStyle::Flow);
-      YAML::Emitter e;
-      e << node;
-      fresh = e.c_str();
+      fresh = emit_yaml(node);
       if (final) cached = fresh;
     }
     out += pad + "  - ";
@@ -135,14 +118,7 @@ void Study::save(const std::filesystem::path& path) const { write_file_atomicall
 
 Study Study::from_yaml_string(const std::string& text, const std::string& source) {
   try {
-    YAML::Node root;
-    try {
-      root = YAML::Load(text);
-    } catch (const YAML::Exception& e) {
-      throw StateError("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
-                       ": not valid YAML (" + e.msg + ")");
-    }
-    return from_yaml(root);
+    return from_yaml(parse_yaml(text));
   } catch (const StateError& e) {
     throw StateError(source + ": " + e.what() + "; the file was not changed");
   }
@@ -185,11 +161,11 @@ Study Study::from_yaml(const YAML::Node& root) {
 }
 
 Study Study::load(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw StateError(path.string() + ": cannot open the study file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return from_yaml_string(buffer.str(), path.string());
+  try {
+    return from_yaml(load_yaml_file(path));
+  } catch (const StateError& e) {
+    throw StateError(path.string() + ": " + e.what() + "; the file was not changed");
+  }
 }
 
 }  // namespace tune
