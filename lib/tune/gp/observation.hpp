@@ -1,8 +1,11 @@
 #pragma once
-// What the GP observes: a linear functional of f plus Gaussian noise. Today the functional is the
-// value at a point; window averages (uniform box, Gaussian window) are further alternatives of
-// `Query`, and only the covariance functions below need to learn them: the GP and the
-// hyperparameter fit see queries only through these functions.
+// What the GP observes: a linear functional of f plus Gaussian noise: the value at a point, the
+// uniform average over a box, or the average under a Gaussian window. The GP and the
+// hyperparameter fit see queries only through the functions below.
+//
+// Squared exponential: window covariances are exact closed forms (window_kernels.hpp). Matern-5/2:
+// quasi-Monte Carlo with a fixed node set per window (window::kWindowNodes nodes), gradients
+// differentiating that same quadrature. Point-point covariances are the kernel itself, bit for bit.
 #include <Eigen/Core>
 #include <variant>
 
@@ -14,7 +17,20 @@ struct PointQuery {
   Eigen::VectorXd x;
 };
 
-using Query = std::variant<PointQuery>;
+// The uniform average of f over the axis-aligned box [lower, upper] (unit-cube coordinates). A
+// side of zero width fixes that coordinate; a box of zero width in every coordinate is the point.
+struct BoxQuery {
+  Eigen::VectorXd lower, upper;
+};
+
+// E[f(X)], X ~ N(centre, diag(sd^2)) (not truncated to the cube). sd = 0 fixes a coordinate; sd = 0
+// everywhere is the point query at centre.
+struct GaussianWindowQuery {
+  Eigen::VectorXd centre;
+  Eigen::VectorXd sd;
+};
+
+using Query = std::variant<PointQuery, BoxQuery, GaussianWindowQuery>;
 
 struct Observation {
   Query query;
@@ -35,7 +51,14 @@ Eigen::VectorXd covariance_gradient_x(const Kernel& k, const Query& a,
 double covariance_with_log_gradient(const Kernel& k, const Query& a, const Query& b,
                                     Eigen::Ref<Eigen::VectorXd> grad);
 
-// A representative location of the query (the point itself, or a window's centre).
-const Eigen::VectorXd& location(const Query& q);
+// Throws std::invalid_argument unless a window is well formed: lower and upper (centre and sd) of
+// the same size, finite, lower <= upper, sd >= 0. Points are not checked.
+void validate_query(const Query& q);
+
+// A representative location of the query: the point itself, or a window's centre ((lower + upper)
+// / 2 for a box). Validates the query first (validate_query), so GaussianProcess::add, which checks
+// the dimension through it, rejects malformed windows before they enter the model. Returned by
+// value: a box stores no centre.
+Eigen::VectorXd location(const Query& q);
 
 }  // namespace tune
