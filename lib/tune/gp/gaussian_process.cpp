@@ -222,3 +222,31 @@ void GaussianProcess::predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, E
 }
 
 }  // namespace tune
+
+namespace tune {
+
+Eigen::MatrixXd GaussianProcess::posterior_covariance(const Eigen::MatrixXd& X) const {
+  if (static_cast<std::size_t>(X.rows()) != dim_ && X.cols() > 0)
+    throw std::invalid_argument("GP: posterior_covariance at points of the wrong dimension");
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  const Eigen::Index m = X.cols();
+  Eigen::MatrixXd V(n, m);
+  for (Eigen::Index j = 0; j < m; ++j)
+    for (Eigen::Index i = 0; i < n; ++i)
+      V(i, j) = covariance(kernel_, observations_[static_cast<std::size_t>(i)].query, X.col(j));
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(V);
+  const double s2 = standardization_.scale * standardization_.scale;
+  Eigen::MatrixXd cov(m, m);
+  for (Eigen::Index j = 0; j < m; ++j) {
+    // Diagonal exactly as predict() forms it (k(x, x) - |v|^2, clamped at 0); the off-diagonal
+    // entries are computed once and mirrored so that the result is exactly symmetric.
+    cov(j, j) = s2 * std::max(0.0, kernel_(X.col(j), X.col(j)) - V.col(j).squaredNorm());
+    for (Eigen::Index i = 0; i < j; ++i) {
+      cov(i, j) = s2 * (kernel_(X.col(i), X.col(j)) - V.col(i).dot(V.col(j)));
+      cov(j, i) = cov(i, j);
+    }
+  }
+  return cov;
+}
+
+}  // namespace tune

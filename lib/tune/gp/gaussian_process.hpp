@@ -72,6 +72,10 @@ class GaussianProcess {
   PredictionWithGradient predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const;
   // Predictions at the columns of X; one blocked triangular solve for all of them.
   void predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
+  // Joint posterior covariance of f at the columns of X (units of the observed values, no
+  // observation noise): K(X, X) - V^T V with V = L^{-1} K(D, X). Symmetric; its diagonal is
+  // predict()'s variance (clamped at 0 the same way).
+  Eigen::MatrixXd posterior_covariance(const Eigen::MatrixXd& X) const;
 
   // Tracks the posterior at a fixed set of points (columns of X): the rows of V = L^{-1} K(D, X)
   // grow by one per added observation in O(|X| n), so the mean and variance at these points stay
