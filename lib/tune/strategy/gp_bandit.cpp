@@ -111,14 +111,11 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   for (std::size_t i = 0; i < std::min<std::size_t>(3, n_model); ++i)
     anchors.push_back(location(gp.observations()[order[i]].query));
 
-  std::vector<Observation> fantasies;
+  // Each fantasy's value is the posterior mean given the fantasies before it, so that, to the
+  // last bit, it leaves the mean where it was.
   for (const Trial& t : context.trials)
     if (t.status == TrialStatus::pending || t.status == TrialStatus::failed)
-      fantasies.push_back(Observation{PointQuery{t.unit}, gp.predict(t.unit).mean, 0});
-  for (Observation& f : fantasies) {
-    f.value = gp.predict(location(f.query)).mean;  // mean given earlier fantasies: unchanged, kept exact
-    gp.add(f);
-  }
+      gp.add(Observation{PointQuery{t.unit}, gp.predict(t.unit).mean, 0});
   struct DropFantasies {
     GaussianProcess& gp;
     std::size_t n;
