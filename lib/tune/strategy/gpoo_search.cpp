@@ -1,0 +1,317 @@
+#include "tune/strategy/gpoo_search.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+#include <initializer_list>
+#include <utility>
+
+#include "tune/gp/observation.hpp"
+
+namespace tune {
+
+namespace {
+
+template <typename E>
+E enum_from_string(const std::string& name, std::initializer_list<std::pair<const char*, E>> all,
+                   const char* what) {
+  std::string expected;
+  for (const auto& [n, e] : all) {
+    if (name == n) return e;
+    expected += expected.empty() ? std::string("'") + n + "'" : std::string(", '") + n + "'";
+  }
+  throw std::invalid_argument(std::string("unknown GPOO ") + what + " '" + name + "': expected " +
+                              expected);
+}
+
+}  // namespace
+
+const char* to_string(GpooAggregation v) {
+  return v == GpooAggregation::representatives ? "representatives" : "cell";
+}
+const char* to_string(GpooBeta v) { return v == GpooBeta::theory ? "theory" : "code"; }
+const char* to_string(GpooDelta v) { return v == GpooDelta::paper ? "paper" : "geometric"; }
+const char* to_string(GpooVariant v) { return v == GpooVariant::paper ? "paper" : "code"; }
+
+GpooAggregation gpoo_aggregation_from_string(const std::string& name) {
+  return enum_from_string<GpooAggregation>(name, {{"representatives", GpooAggregation::representatives},
+                                 {"cell", GpooAggregation::cell}}, "aggregation");
+}
+GpooBeta gpoo_beta_from_string(const std::string& name) {
+  return enum_from_string<GpooBeta>(name, {{"theory", GpooBeta::theory}, {"code", GpooBeta::code}}, "beta");
+}
+GpooDelta gpoo_delta_from_string(const std::string& name) {
+  return enum_from_string<GpooDelta>(name, {{"paper", GpooDelta::paper}, {"geometric", GpooDelta::geometric}},
+                          "delta");
+}
+GpooVariant gpoo_variant_from_string(const std::string& name) {
+  return enum_from_string<GpooVariant>(name, {{"paper", GpooVariant::paper}, {"code", GpooVariant::code}},
+                          "variant");
+}
+
+double gpoo_beta(const GpooSearchOptions& o, std::size_t t) {
+  const double tt = static_cast<double>(std::max<std::size_t>(t, 1));
+  const double pi_t = std::numbers::pi * std::numbers::pi * tt * tt / 6.0;  // pi^2 t^2 / 6
+  if (o.beta == GpooBeta::code) return o.beta_scale * std::log(pi_t / o.beta_theta);
+  // M = sum_{h=0}^{h_max} K^h, the number of nodes of the complete tree (a union bound over them).
+  double m = 0.0, power = 1.0;
+  for (std::size_t h = 0; h <= o.max_depth; ++h, power *= static_cast<double>(o.branching)) m += power;
+  return 2.0 * std::log(m * pi_t / o.beta_theta);
+}
+
+GpooSearch::GpooSearch(std::size_t dim, GpooSearchOptions options)
+    : options_(std::move(options)),
+      tree_(dim, PartitionTreeOptions{.split = SplitRule::longest_side,
+                                      .branching = options_.branching}) {
+  const auto& o = options_;
+  if (o.kernel.dim() != dim) throw std::invalid_argument("GPOO: kernel dimension differs from the space's");
+  if (o.representatives == 0) throw std::invalid_argument("GPOO: representatives (S) must be >= 1");
+  if (!(o.noise_variance > 0.0)) throw std::invalid_argument("GPOO: noise_variance must be > 0");
+  if (!(o.beta_theta > 0.0 && o.beta_theta < 1.0)) throw std::invalid_argument("GPOO: beta_theta must be in (0, 1)");
+  if (!(o.beta_scale > 0.0) || !(o.delta_c > 0.0) || !(o.delta_z > 0.0))
+    throw std::invalid_argument("GPOO: beta_scale, delta_c and delta_z must be > 0");
+  init_node(PartitionTree::root);
+  // The code's warm start: the root's children exist before any sample (and before any
+  // observation, so this expansion is the first entry of the sequence and replays as such).
+  if (o.variant == GpooVariant::code) expand(PartitionTree::root);
+}
+
+GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
+                              const std::vector<GpooObservationRecord>& observations,
+                              const std::vector<NodeId>& expand_sequence) {
+  GpooSearch s(dim, std::move(options));
+  std::size_t next = s.tree_.expand_sequence().size();  // expansions made by the constructor
+  if (next > expand_sequence.size() ||
+      !std::equal(s.tree_.expand_sequence().begin(), s.tree_.expand_sequence().end(),
+                  expand_sequence.begin()))
+    throw std::invalid_argument("GPOO replay: expansion sequence does not match the variant");
+  // A node can no longer be observed once expanded, so tell() expanded it (if ever) right after
+  // its last observation.
+  std::unordered_map<NodeId, std::size_t> last;
+  for (std::size_t j = 0; j < observations.size(); ++j) last[observations[j].node] = j;
+  for (std::size_t j = 0; j < observations.size(); ++j) {
+    const auto& rec = observations[j];
+    if (rec.node >= s.tree_.size() || !s.tree_.node(rec.node).is_leaf())
+      throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
+    s.add_observation(rec.node, rec.value);
+    if (next < expand_sequence.size() && expand_sequence[next] == rec.node && last[rec.node] == j) {
+      s.expand(rec.node);
+      ++next;
+    }
+  }
+  if (next != expand_sequence.size())
+    throw std::invalid_argument("GPOO replay: expansion sequence does not match the observations");
+  return s;
+}
+
+void GpooSearch::init_node(NodeId id) {
+  if (nodes_.size() <= id) nodes_.resize(id + 1);
+  NodeState& n = nodes_[id];
+  n.points = tree_.representatives(id, options_.representatives);
+  n.prior = kbar_uncached(id, id);
+  n.delta = compute_delta(id);
+  const auto t = static_cast<Eigen::Index>(rounds());
+  Eigen::VectorXd k(t);
+  for (Eigen::Index j = 0; j < t; ++j)
+    k[j] = aggregated_kernel(id, observations_[static_cast<std::size_t>(j)].node);
+  // v = L^{-1} k_n: one forward solve when the node is created; appends keep it current after.
+  n.v = t == 0 ? Eigen::VectorXd() : Eigen::VectorXd(L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(k));
+}
+
+void GpooSearch::expand(NodeId node) {
+  for (NodeId child : tree_.expand(node)) init_node(child);
+}
+
+double GpooSearch::compute_delta(NodeId id) const {
+  const PartitionNode& node = tree_.node(id);
+  if (options_.delta == GpooDelta::paper)
+    return options_.delta_c * std::pow(2.0, -static_cast<double>(node.depth));
+  // Assumption 3 with the Lipschitz constant L ~ z sigma_f / l: the largest scaled L1 distance
+  // between a representative (the centre under `cell`) and any point of the cell, a corner.
+  const Eigen::VectorXd& l = options_.kernel.lengthscales();
+  const Eigen::MatrixXd reps = options_.aggregation == GpooAggregation::cell
+                                   ? Eigen::MatrixXd(node.centre())
+                                   : nodes_[id].points;
+  double d1 = 0.0;
+  for (Eigen::Index s = 0; s < reps.cols(); ++s) {
+    const Eigen::ArrayXd to_far_face =
+        (reps.col(s) - node.lower).array().max((node.upper - reps.col(s)).array());
+    d1 = std::max(d1, (to_far_face / l.array()).sum());
+  }
+  return options_.delta_z * std::sqrt(options_.kernel.outputscale()) * d1;
+}
+
+double GpooSearch::kbar_uncached(NodeId a, NodeId b) const {
+  if (options_.aggregation == GpooAggregation::cell) {
+    const PartitionNode& na = tree_.node(a);
+    const PartitionNode& nb = tree_.node(b);
+    return covariance(options_.kernel, BoxQuery{na.lower, na.upper}, BoxQuery{nb.lower, nb.upper});
+  }
+  // Equal weights 1/S: w_a^T K(X_a, X_b) w_b is the mean of the S x S kernel matrix.
+  return options_.kernel.cross(nodes_[a].points, nodes_[b].points).mean();
+}
+
+double GpooSearch::aggregated_kernel(NodeId a, NodeId b) const {
+  const std::uint64_t lo = std::min(a, b), hi = std::max(a, b);
+  const std::uint64_t key = (lo << 32) | hi;
+  if (auto it = kbar_cache_.find(key); it != kbar_cache_.end()) return it->second;
+  const double value = kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
+  kbar_cache_.emplace(key, value);
+  return value;
+}
+
+double GpooSearch::kbar_point(const Eigen::VectorXd& x, NodeId n) const {
+  if (options_.aggregation == GpooAggregation::cell) {
+    const PartitionNode& node = tree_.node(n);
+    return covariance(options_.kernel, BoxQuery{node.lower, node.upper}, x);
+  }
+  return options_.kernel.cross(x, nodes_[n].points).mean();
+}
+
+void GpooSearch::add_observation(NodeId node, double value) {
+  const auto t = static_cast<Eigen::Index>(rounds());
+  if (L_.rows() <= t) {  // grow the capacity geometrically
+    const Eigen::Index cap = std::max<Eigen::Index>(16, 2 * L_.rows());
+    L_.conservativeResize(cap, cap);
+    z_.conservativeResize(cap);
+  }
+  // Append one row of chol(G + sigma^2 I) (Golub & van Loan 4.2.9): l21 = v_m is already cached.
+  const Eigen::VectorXd l21 = nodes_[node].v;
+  const double l22sq = nodes_[node].prior + options_.noise_variance - l21.squaredNorm();
+  const double l22 = std::sqrt(std::max(l22sq, options_.noise_variance * 1e-12));
+  if (t > 0) L_.row(t).head(t) = l21.transpose();
+  L_.row(t).tail(L_.cols() - t).setZero();
+  L_(t, t) = l22;
+  z_[t] = (value - (t > 0 ? l21.dot(z_.head(t)) : 0.0)) / l22;
+  for (NodeId n = 0; n < tree_.size(); ++n) {
+    NodeState& s = nodes_[n];
+    const double entry = (aggregated_kernel(n, node) - (t > 0 ? l21.dot(s.v) : 0.0)) / l22;
+    s.v.conservativeResize(t + 1);
+    s.v[t] = entry;
+  }
+  ++nodes_[node].samples;
+  observations_.push_back({node, value});
+}
+
+bool GpooSearch::tell(NodeId node, double value) {
+  if (node >= tree_.size() || !tree_.node(node).is_leaf())
+    throw std::invalid_argument("GPOO tell: node " + std::to_string(node) + " is not a current leaf");
+  if (!std::isfinite(value)) throw std::invalid_argument("GPOO tell: value must be finite");
+  add_observation(node, value);
+  // Line 6 of Algorithm 1, after the posterior update (digest 6.3): the estimate is now tighter
+  // than the variation of f over the cell, so finer cells are worth looking at.
+  const std::size_t depth = tree_.node(node).depth;
+  const double ci = std::sqrt(beta(rounds())) * std::sqrt(posterior(node).variance);
+  if (nodes_[node].delta >= ci && depth <= options_.max_depth) {
+    expand(node);
+    return true;
+  }
+  return false;
+}
+
+GpooPosterior GpooSearch::posterior(NodeId node) const {
+  tree_.node(node);  // range check
+  const NodeState& s = nodes_[node];
+  const auto t = static_cast<Eigen::Index>(rounds());
+  GpooPosterior p;
+  p.mean = t > 0 ? s.v.dot(z_.head(t)) : 0.0;
+  p.variance = std::max(0.0, s.prior - (t > 0 ? s.v.squaredNorm() : 0.0));
+  return p;
+}
+
+double GpooSearch::delta(NodeId node) const {
+  tree_.node(node);
+  return nodes_[node].delta;
+}
+
+std::size_t GpooSearch::times_sampled(NodeId node) const {
+  tree_.node(node);
+  return nodes_[node].samples;
+}
+
+double GpooSearch::b_value(NodeId node) const {
+  const GpooPosterior p = posterior(node);
+  return p.mean + std::sqrt(beta(rounds() + 1)) * std::sqrt(p.variance) + nodes_[node].delta;
+}
+
+double GpooSearch::point_mean(const Eigen::VectorXd& x) const {
+  const auto t = static_cast<Eigen::Index>(rounds());
+  if (t == 0) return 0.0;
+  Eigen::VectorXd k(t);
+  for (Eigen::Index j = 0; j < t; ++j) k[j] = kbar_point(x, observations_[static_cast<std::size_t>(j)].node);
+  const Eigen::VectorXd v = L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(k);
+  return v.dot(z_.head(t));
+}
+
+bool GpooSearch::label_less(NodeId a, NodeId b) const {
+  const PartitionNode& na = tree_.node(a);
+  const PartitionNode& nb = tree_.node(b);
+  if (na.depth != nb.depth) return na.depth < nb.depth;
+  if (na.index_in_depth && nb.index_in_depth) return *na.index_in_depth < *nb.index_in_depth;
+  return a < b;  // beyond 64-bit labels; never reached for sane h_max
+}
+
+GpooQuery GpooSearch::next() const {
+  NodeId best = no_node;
+  if (options_.variant == GpooVariant::code) {
+    // Warm start: every child of the root once, in child order, while they are still leaves.
+    for (NodeId child : tree_.node(PartitionTree::root).children) {
+      if (nodes_[child].samples == 0 && tree_.node(child).is_leaf()) {
+        best = child;
+        break;
+      }
+    }
+  }
+  if (best == no_node) {
+    double best_b = -std::numeric_limits<double>::infinity();
+    for (NodeId leaf : tree_.leaves()) {
+      const double b = b_value(leaf);
+      if (best == no_node || b > best_b || (b == best_b && label_less(leaf, best))) {
+        best = leaf;
+        best_b = b;
+      }
+    }
+  }
+  const PartitionNode& node = tree_.node(best);
+  GpooQuery q{.node = best, .depth = node.depth, .lower = node.lower, .upper = node.upper};
+  if (options_.aggregation == GpooAggregation::representatives) q.points = nodes_[best].points;
+  return q;
+}
+
+GpooRecommendation GpooSearch::recommend() const {
+  // Deepest expanded depth, then the largest aggregated posterior mean among the expanded nodes
+  // there (digest 6.5: expanded nodes passed the CI test, so their estimates are the precise ones).
+  // Before any expansion the root is the only candidate.
+  NodeId best = PartitionTree::root;
+  double best_mean = posterior(best).mean;
+  for (NodeId id = 0; id < tree_.size(); ++id) {
+    const PartitionNode& n = tree_.node(id);
+    if (!n.expanded()) continue;
+    const double m = posterior(id).mean;
+    const std::size_t best_depth = tree_.node(best).depth;
+    if (n.depth > best_depth || (n.depth == best_depth &&
+                                 (m > best_mean || (m == best_mean && label_less(id, best))))) {
+      best = id;
+      best_mean = m;
+    }
+  }
+  const PartitionNode& node = tree_.node(best);
+  const GpooPosterior p = posterior(best);
+  GpooRecommendation r{.node = best, .depth = node.depth, .lower = node.lower, .upper = node.upper,
+                       .mean = p.mean, .sd = std::sqrt(p.variance)};
+  double best_point = -std::numeric_limits<double>::infinity();
+  const Eigen::MatrixXd& pts = nodes_[best].points;
+  for (Eigen::Index s = 0; s < pts.cols(); ++s) {
+    const double m = point_mean(pts.col(s));
+    if (s == 0 || m > best_point) {
+      best_point = m;
+      r.point = pts.col(s);
+    }
+  }
+  return r;
+}
+
+}  // namespace tune

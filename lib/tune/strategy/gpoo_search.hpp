@@ -1,0 +1,192 @@
+#pragma once
+// GPOO: Gaussian-process optimistic optimisation with aggregated feedback (Zhang, Tsuchida & Ong,
+// AAAI 2022; digest-gpoo-zoghi.md sections 2.1, 3.2, 6). A reusable search object over [0,1]^d,
+// independent of Study: next() names the leaf to evaluate, tell() feeds back its aggregated reward
+// (to be maximised), recommend() gives the answer. Kernel hyperparameters and the noise variance
+// are fixed (no fitting here).
+//
+// Aggregated feedback. The reward of a node n is a linear functional of f plus noise: the average
+// of f over its S representatives (aggregation = representatives, the paper's eq. 1) or the uniform
+// average over its whole cell (aggregation = cell, the continuous analogue of App. D). The GP is
+// kept here as a small private model over *node* observations with the aggregated kernel
+//   kbar(n, m) = Cov(F_n, F_m),
+// the mean of k over the S x S representative pairs, or the box-box covariance of observation.hpp
+// for cells (digest 3.2; algebraically identical to the paper's A-matrix form 3.1). We do not add a
+// point-set alternative to tune::Query: every std::visit over Query elsewhere would have to learn
+// it, and the node-level model needs only kbar. The prior mean is zero and values are not
+// standardised: the paper assumes a known GP prior (Assumption 1).
+//
+// Incremental inference (digest 3.2): L = chol(G + sigma^2 I) over the t observations,
+// z = L^{-1} y, and for *every* node n of the tree (leaves for b-values, expanded nodes for the
+// recommendation) v_n = L^{-1} k_n, so mean_n = v_n . z and var_n = kbar(n, n) - |v_n|^2. An
+// observation appends one row of L and one entry to every v_n in O(t) each; a new child gets its v
+// by one forward solve. Costs O(K N^3) over a run.
+//
+// Rounds. Round t (1-based) is the t-th observation. next() for round t scores leaves with beta_t
+// and the posterior given Z_{1:t-1} (eq. 5); tell() of round t adds the observation and then checks
+// the expansion rule with beta_t and the *updated* posterior Z_{1:t} (digest 6.3: line 6 comes after
+// the update of line 4).
+//
+// Determinism and persistence. No randomness. The state is the observation sequence (node, value)
+// plus the tree's expansion sequence; replay() rebuilds it by redoing the same arithmetic in the
+// same order, so a replayed search is bit-identical to the original.
+#include <Eigen/Core>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tune/gp/kernel.hpp"
+#include "tune/tree/partition_tree.hpp"
+
+namespace tune {
+
+enum class GpooAggregation { representatives, cell };
+// theory: beta_t = 2 log(M pi^2 t^2 / (6 theta)), M = sum_{h <= h_max} K^h (Lemma 1).
+// code:   beta_t = scale * ln(pi^2 t^2 / (6 theta)), the authors' code (scale 0.1, theta 0.1).
+enum class GpooBeta { theory, code };
+// paper:     delta(h) = c 2^-h (the paper's c = 14, Appendix E).
+// geometric: delta(n) = z sigma_f D1(n), D1 the largest lengthscale-scaled L1 distance from a
+//            representative of n to a point of its cell (digest 6.2; for d = 1, S = 1, the paper's
+//            kernel and z = 4.4 this gives c ~= 14). For aggregation = cell the centre plays the
+//            representative, so D1 is half the scaled L1 diameter.
+enum class GpooDelta { paper, geometric };
+// paper: the tree starts as the root alone.
+// code:  warm start of the authors' code: the root is expanded at construction and its K children
+//        are each sampled once (in child order) before b-values select (digest 6.4, App. X).
+enum class GpooVariant { paper, code };
+
+const char* to_string(GpooAggregation v);
+const char* to_string(GpooBeta v);
+const char* to_string(GpooDelta v);
+const char* to_string(GpooVariant v);
+GpooAggregation gpoo_aggregation_from_string(const std::string& name);  // throws std::invalid_argument
+GpooBeta gpoo_beta_from_string(const std::string& name);
+GpooDelta gpoo_delta_from_string(const std::string& name);
+GpooVariant gpoo_variant_from_string(const std::string& name);
+
+struct GpooSearchOptions {
+  GpooAggregation aggregation = GpooAggregation::representatives;
+  std::size_t representatives = 1;  // S (also used for the recommended point under `cell`)
+  std::size_t branching = 2;        // K, longest-side splits
+  std::size_t max_depth = 10;       // h_max: nodes with h <= h_max may expand, leaves reach h_max + 1
+
+  GpooBeta beta = GpooBeta::theory;
+  double beta_theta = 0.1;  // theta of both presets
+  double beta_scale = 0.1;  // the code preset's factor
+
+  GpooDelta delta = GpooDelta::geometric;
+  double delta_c = 14.0;  // paper
+  double delta_z = 4.4;   // geometric
+
+  Kernel kernel;                 // fixed; its dimension is the search's
+  double noise_variance = 0.01;  // of one aggregated reward; > 0 (nodes are resampled)
+
+  GpooVariant variant = GpooVariant::paper;
+};
+
+// beta_t of the options' preset for round t >= 1 (t = 0 is treated as 1).
+double gpoo_beta(const GpooSearchOptions& options, std::size_t t);
+
+// What next() asks for.
+struct GpooQuery {
+  NodeId node = 0;
+  std::size_t depth = 0;
+  Eigen::VectorXd lower, upper;  // the cell
+  // The S representatives, one per column, whose average is the reward (aggregation =
+  // representatives). Empty for aggregation = cell: the reward is the average over [lower, upper].
+  Eigen::MatrixXd points;
+};
+
+struct GpooPosterior {
+  double mean = 0.0;
+  double variance = 0.0;  // of the aggregated F_n (no observation noise), clamped at 0
+};
+
+struct GpooRecommendation {
+  NodeId node = 0;
+  std::size_t depth = 0;
+  Eigen::VectorXd lower, upper;
+  double mean = 0.0;  // aggregated posterior mean and sd of the node
+  double sd = 0.0;
+  Eigen::VectorXd point;  // the node's representative with the highest posterior mean of f
+};
+
+struct GpooObservationRecord {
+  NodeId node = 0;
+  double value = 0.0;
+};
+
+class GpooSearch {
+ public:
+  // Throws std::invalid_argument for an inconsistent configuration (kernel dimension, S = 0,
+  // K < 2, noise_variance <= 0, theta outside (0, 1), non-positive c, z or scale).
+  GpooSearch(std::size_t dim, GpooSearchOptions options);
+
+  // Rebuilds a search from its observations and the tree's expansion sequence (as returned by
+  // observations() and expand_sequence()). Expansions are taken from the sequence rather than
+  // re-decided, each right after the last observation of its node, which is when tell() made it.
+  // Throws std::invalid_argument if the two sequences are inconsistent.
+  static GpooSearch replay(std::size_t dim, GpooSearchOptions options,
+                           const std::vector<GpooObservationRecord>& observations,
+                           const std::vector<NodeId>& expand_sequence);
+
+  std::size_t dim() const { return tree_.dim(); }
+  const GpooSearchOptions& options() const { return options_; }
+  const PartitionTree& tree() const { return tree_; }
+  const std::vector<NodeId>& expand_sequence() const { return tree_.expand_sequence(); }
+  const std::vector<GpooObservationRecord>& observations() const { return observations_; }
+  std::size_t rounds() const { return observations_.size(); }  // t after the last tell
+
+  // The leaf to evaluate in round rounds() + 1: the largest b-value (ties: lower depth, then lower
+  // label i), except during the code variant's warm start. Calling it twice without tell() returns
+  // the same query.
+  GpooQuery next() const;
+
+  // Adds the aggregated reward of `node` (a current leaf; throws std::invalid_argument otherwise)
+  // and expands it if delta(h) >= sqrt(beta_t) sd_t and h <= h_max. Returns whether it expanded.
+  bool tell(NodeId node, double value);
+
+  GpooRecommendation recommend() const;
+
+  // Introspection (any node of the tree), with the current observations.
+  GpooPosterior posterior(NodeId node) const;
+  double delta(NodeId node) const;
+  double beta(std::size_t t) const { return gpoo_beta(options_, t); }
+  // b-value of a node for the coming round t = rounds() + 1: mean + sqrt(beta_t) sd + delta.
+  double b_value(NodeId node) const;
+  // The aggregated prior covariance kbar(a, b) = Cov(F_a, F_b).
+  double aggregated_kernel(NodeId a, NodeId b) const;
+  std::size_t times_sampled(NodeId node) const;
+  // Posterior mean of f at a point x in [0,1]^d.
+  double point_mean(const Eigen::VectorXd& x) const;
+
+ private:
+  struct NodeState {
+    Eigen::MatrixXd points;  // representatives (columns)
+    Eigen::VectorXd v;       // L^{-1} k_n, size rounds()
+    double prior = 0.0;      // kbar(n, n)
+    double delta = 0.0;
+    std::size_t samples = 0;
+  };
+
+  void add_observation(NodeId node, double value);
+  void expand(NodeId node);
+  void init_node(NodeId id);
+  double compute_delta(NodeId id) const;
+  double kbar_uncached(NodeId a, NodeId b) const;
+  double kbar_point(const Eigen::VectorXd& x, NodeId n) const;
+  bool label_less(NodeId a, NodeId b) const;
+
+  GpooSearchOptions options_;
+  PartitionTree tree_;
+  std::vector<NodeState> nodes_;
+  std::vector<GpooObservationRecord> observations_;
+  Eigen::MatrixXd L_;  // capacity x capacity; top-left rounds() x rounds() is valid
+  Eigen::VectorXd z_;  // capacity; head(rounds()) is valid
+  // kbar is fixed for a fixed kernel: memoised by node pair (digest 3.2, "Caching").
+  mutable std::unordered_map<std::uint64_t, double> kbar_cache_;
+};
+
+}  // namespace tune
