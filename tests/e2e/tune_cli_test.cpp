@@ -347,6 +347,23 @@ TEST(TuneCli, SecondTunerIsLockedOutAndSigintStopsResumably) {
   EXPECT_EQ(s["study"]["trials"].size(), 6u);
 }
 
+TEST(TuneCli, SecondSignalTerminatesTrialsThatIgnoreSigtermAtOnce) {
+  const fs::path d = fresh_dir("second-signal");
+  write(d / "c.yaml", "name: g\ncommand: [" + (kTrainers / "misbehave.sh").string() +
+                          ", \"{mode}\"]\nspace:\n  mode: {type: categorical, choices: [ignore_term, ignore_term_]}\n"
+                          "strategy: random\nbudget: {trials: 2}\nexecutor: {workers: 2, grace: 30s}\n");
+  const pid_t pid = start(d, {"run", "c.yaml", "--quiet"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);  // SIGTERM to the trials, which ignore it; SIGKILL would come after 30 s
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ::kill(pid, SIGINT);  // at once
+  const Result r = finish(d, pid);
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  for (const auto& run : state_of(d / "g")["runs"]) EXPECT_EQ(run["status"].as<std::string>(), "queued");
+}
+
 TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   const fs::path d = fresh_dir("asktell");
   write(d / "c.yaml", quadratic_campaign("at", 3, 1));

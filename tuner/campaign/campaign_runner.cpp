@@ -254,31 +254,42 @@ class Runner {
     checkpoint();
   }
 
+  void cancel_running() {
+    for (const std::string& id : executor_.running_ids()) executor_.cancel(id);
+  }
+
   int loop() {
     StopSignals signals;
-    bool stopping = false, cancelled_all = false;
+    bool stopping = false;
+    int handled_signals = 0;
     std::string end_reason;
     int code = kExitComplete;
     for (;;) {
       for (const adapters::FinishedTrial& f : executor_.poll()) collect(f);
 
-      if (signals.count() > 0 && !stopping) {
-        stopping = true;
-        code = kExitInterrupted;
-        end_reason = "stopped by a signal; 'tune resume' continues";
-        events_.write("stop_requested", {});
-        progress_.log(options_.wait_on_stop ? "stopping: waiting for running trials (signal again to terminate them)"
-                                            : "stopping: terminating running trials (they will run again on resume)");
-        if (!options_.wait_on_stop) {
-          for (const std::string& id : executor_.running_ids()) executor_.cancel(id);
-          cancelled_all = true;
+      // Signals: the first stops launching and (unless --wait-on-stop) terminates the running
+      // trials; the second terminates them at once (for the default mode it is a second cancel
+      // request, which the supervisors answer with SIGKILL instead of waiting for the grace);
+      // a third leaves without waiting.
+      bool leave = false;
+      while (handled_signals < signals.count()) {
+        ++handled_signals;
+        if (handled_signals == 1) {
+          stopping = true;
+          code = kExitInterrupted;
+          end_reason = "stopped by a signal; 'tune resume' continues";
+          events_.write("stop_requested", {});
+          progress_.log(options_.wait_on_stop ? "stopping: waiting for running trials (signal again to terminate them)"
+                                              : "stopping: terminating running trials (they will run again on resume)");
+          if (!options_.wait_on_stop) cancel_running();
+        } else if (handled_signals == 2) {
+          progress_.log("terminating running trials now");
+          cancel_running();
+        } else {
+          leave = true;
         }
       }
-      if (signals.count() > 1 && !cancelled_all) {
-        for (const std::string& id : executor_.running_ids()) executor_.cancel(id);
-        cancelled_all = true;
-      }
-      if (signals.count() > 2) break;  // a third signal: leave now; supervisors finish the job
+      if (leave) break;
 
       if (!stopping) {
         while (executor_.running() < state_.config.executor.workers) {

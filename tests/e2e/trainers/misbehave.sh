@@ -8,6 +8,7 @@ case "$1" in
   flood*) head -c 10000000 /dev/zero | tr '\0' 'x'; echo; echo "objective=0.25" ;;
   segv*) kill -SEGV $$ ;;
   fork_and_hang*) sleep 1000 & sleep 1000 & echo "$!" > grandchild.pid; sleep 1000 ;;
+  ignore_term*) trap '' TERM; while :; do sleep 0.1; done ;;
   result_file*) printf 'objective: 0.125\nacc: 0.9\n' > "$TUNE_RESULT_FILE" ;;
   json*) echo '{"objective": 0.75, "step": 1}'; echo '{"objective": 0.5}' ;;
   *) echo "objective=1" ;;
