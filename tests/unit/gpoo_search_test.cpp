@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "tune/gp/observation.hpp"
 #include "tune/random/rng.hpp"
 
 namespace tune {
@@ -100,6 +101,48 @@ TEST(GpooSearch, AggregatedPosteriorMatchesBatchFormulaWithAveragingMatrix) {
       const Eigen::VectorXd k = A * o.kernel.cross(X, Xs) * a;  // Cov(Y, a^T f(X*))
       const double mean = k.dot(llt.solve(y));
       const double var = a.dot(o.kernel.cross(Xs, Xs) * a) - k.dot(llt.solve(k));
+      const GpooPosterior p = s.posterior(n);
+      EXPECT_NEAR(p.mean, mean, 1e-10) << "dim " << dim << " node " << n;
+      EXPECT_NEAR(p.variance, var, 1e-10) << "dim " << dim << " node " << n;
+    }
+  }
+}
+
+// Under `cell` aggregation an observation is the average of f over the whole cell: the posterior
+// of every node must equal the batch formula built from the box-box covariances of the window
+// kernels (an independent path: tune::covariance on BoxQuery, not the search's own GP).
+TEST(GpooSearch, CellAggregationPosteriorMatchesBatchFormulaOfBoxAverages) {
+  for (std::size_t dim : {1u, 2u}) {
+    GpooSearchOptions o;
+    o.aggregation = GpooAggregation::cell;
+    o.kernel = Kernel(KernelType::squared_exponential, Eigen::VectorXd::Constant(dim, 0.25), 0.9);
+    o.noise_variance = 0.02;
+    o.beta = GpooBeta::code;
+    o.delta = GpooDelta::geometric;
+    GpooSearch s(dim, o);
+    Rng rng = make_rng(5, RngStream::candidates, dim);
+    for (int t = 0; t < 25; ++t) {
+      const GpooQuery q = s.next();
+      s.tell(q.node, q.lower.sum() - q.upper.prod() + 0.1 * gaussian(rng));
+    }
+    ASSERT_GT(s.tree().size(), 3u);
+    const auto box = [&](NodeId n) { return Query{BoxQuery{s.tree().node(n).lower, s.tree().node(n).upper}}; };
+    const auto& obs = s.observations();
+    const auto t = static_cast<Eigen::Index>(obs.size());
+    Eigen::MatrixXd Q(t, t);
+    Eigen::VectorXd y(t);
+    for (Eigen::Index i = 0; i < t; ++i) {
+      y[i] = obs[static_cast<std::size_t>(i)].value;
+      for (Eigen::Index j = 0; j < t; ++j)
+        Q(i, j) = covariance(o.kernel, box(obs[static_cast<std::size_t>(i)].node), box(obs[static_cast<std::size_t>(j)].node));
+      Q(i, i) += o.noise_variance;
+    }
+    const Eigen::LLT<Eigen::MatrixXd> llt(Q);
+    for (NodeId n = 0; n < s.tree().size(); ++n) {
+      Eigen::VectorXd k(t);
+      for (Eigen::Index i = 0; i < t; ++i) k[i] = covariance(o.kernel, box(obs[static_cast<std::size_t>(i)].node), box(n));
+      const double mean = k.dot(llt.solve(y));
+      const double var = covariance(o.kernel, box(n), box(n)) - k.dot(llt.solve(k));
       const GpooPosterior p = s.posterior(n);
       EXPECT_NEAR(p.mean, mean, 1e-10) << "dim " << dim << " node " << n;
       EXPECT_NEAR(p.variance, var, 1e-10) << "dim " << dim << " node " << n;
