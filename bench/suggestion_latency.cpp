@@ -73,8 +73,7 @@ struct Runner {
   double evaluate(const tune::Config& c) {
     Eigen::VectorXd u(static_cast<Eigen::Index>(f.dim()));
     for (std::size_t i = 0; i < f.dim(); ++i) u(static_cast<Eigen::Index>(i)) = std::get<double>(c.at("x" + std::to_string(i)));
-    const double u1 = std::max(tune::uniform01(noise_rng), 1e-300), u2 = tune::uniform01(noise_rng);
-    return f.at_unit(u) + noise_sd * std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    return f.at_unit(u) + noise_sd * tune::standard_normal(noise_rng);
   }
 
   // One ask + tell; returns the ask's milliseconds, or a negative value if the study stopped.

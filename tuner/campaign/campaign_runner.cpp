@@ -143,16 +143,12 @@ class Runner {
     return {};
   }
 
+  // A queued run is never in the executor: launch() marks it running first, and a collected
+  // run has left the executor before it is re-queued.
   TrialRun* next_queued() {
     for (TrialRun& r : state_.runs)
-      if (!r.external && r.status == RunStatus::queued && !executor_running(r.id)) return &r;
+      if (!r.external && r.status == RunStatus::queued) return &r;
     return nullptr;
-  }
-
-  bool executor_running(std::uint64_t id) const {
-    for (const std::string& rid : executor_.running_ids())
-      if (rid == std::to_string(id)) return true;
-    return false;
   }
 
   void launch(TrialRun& r) {

@@ -116,11 +116,6 @@ std::size_t CampaignState::count(RunStatus status) const {
   return n;
 }
 
-const TrialRun* CampaignState::best_run() const {
-  const Trial* best = study.best();
-  return best ? &runs[best->id] : nullptr;
-}
-
 CampaignState CampaignState::create(CampaignConfig config, double now) {
   Study study(config.space, make_strategy(config.strategy, config.strategy_options),
               StudyOptions{config.objective.direction, config.seed});

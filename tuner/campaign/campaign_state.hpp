@@ -49,7 +49,6 @@ struct CampaignState {
   bool finished = false;        // the budget is spent or the strategy has nothing more to propose
 
   std::size_t count(RunStatus status) const;
-  const TrialRun* best_run() const;  // the run of the best completed trial
 
   static CampaignState create(CampaignConfig config, double now);
 };

@@ -37,11 +37,6 @@ struct LocalObjective {
   }
 };
 
-double normal_draw(Rng& rng) {
-  const double u1 = std::max(uniform01(rng), 1e-300), u2 = uniform01(rng);
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-}
-
 }  // namespace
 
 std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acquisition& acquisition,
@@ -70,7 +65,7 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
   for (std::size_t i = 0; i < n_perturbed; ++i) {
     const Eigen::VectorXd& anchor = anchors[i % anchors.size()];
     for (Eigen::Index k = 0; k < d; ++k)
-      local(k, static_cast<Eigen::Index>(i)) = std::clamp(anchor(k) + options.perturbation_sd * normal_draw(rng), 0.0, 1.0);
+      local(k, static_cast<Eigen::Index>(i)) = std::clamp(anchor(k) + options.perturbation_sd * standard_normal(rng), 0.0, 1.0);
     local.col(static_cast<Eigen::Index>(i)) = snap(local.col(static_cast<Eigen::Index>(i)));
   }
   Eigen::VectorXd local_mean, local_variance;

@@ -92,14 +92,6 @@ void GaussianProcess::track(Eigen::MatrixXd X) {
   refresh_tracked_summaries();
 }
 
-void GaussianProcess::untrack() {
-  tracked_points_.resize(static_cast<Eigen::Index>(dim_), 0);
-  tracked_V_.resize(0, 0);
-  tracked_mean_std_.resize(0);
-  tracked_sumsq_std_.resize(0);
-  tracked_prior_std_.resize(0);
-}
-
 void GaussianProcess::append_tracked_row(std::size_t row) {
   // Row i of L^{-1} K(D, X): (k_i(X) - L[i, :i] V[:i, :]) / L[i, i], forward substitution one row
   // at a time, exactly as an append computes it.

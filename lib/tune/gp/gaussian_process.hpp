@@ -83,7 +83,6 @@ class GaussianProcess {
   // row by row with the same formula as an append, so it is identical whichever order of adds and
   // track() produced it. Truncation drops rows; reset() rebuilds them.
   void track(Eigen::MatrixXd X);
-  void untrack();
   bool tracking() const { return tracked_points_.cols() > 0; }
   const Eigen::MatrixXd& tracked_points() const { return tracked_points_; }
   // Mean and variance of f at the tracked points (units of the observed values).

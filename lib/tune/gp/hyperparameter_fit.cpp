@@ -248,9 +248,7 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
   for (std::size_t r = 0; r < options.random_restarts; ++r) {
     Eigen::VectorXd theta(p);
     for (Eigen::Index i = 0; i < p; ++i) {
-      // Box-Muller from two uniform draws: portable, unlike std::normal_distribution.
-      const double u1 = std::max(uniform01(rng), 1e-300), u2 = uniform01(rng);
-      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+      const double z = standard_normal(rng);
       const double sd = objective.prior_sd(i) > 0 ? objective.prior_sd(i) : 1.0;
       theta(i) = objective.prior_mean(i) + sd * z;
     }

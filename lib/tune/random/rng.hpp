@@ -1,6 +1,8 @@
 #pragma once
 // Every random choice in tune is drawn from an Rng seeded by derive_seed(study seed, stream, index),
 // so a study needs to persist only its seed and counters to replay the same choices after a load.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 
@@ -38,5 +40,12 @@ inline Rng make_rng(std::uint64_t seed, RngStream stream, std::uint64_t index) {
 // Uniform double in [0, 1) from 53 random bits; portable, unlike std::uniform_real_distribution
 // whose output is implementation-defined.
 inline double uniform01(Rng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+// A standard normal draw by Box-Muller on two uniform01 draws: portable, unlike
+// std::normal_distribution.
+inline double standard_normal(Rng& rng) {
+  const double u1 = std::max(uniform01(rng), 1e-300), u2 = uniform01(rng);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
 
 }  // namespace tune
