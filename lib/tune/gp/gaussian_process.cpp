@@ -28,6 +28,8 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
     throw std::invalid_argument("GP: at least one noise variance is needed");
   for (double v : hyperparameters.noise_variances)
     if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("GP: noise variances must be positive");
+  if (!(hyperparameters.offset_variance >= 0) || !std::isfinite(hyperparameters.offset_variance))
+    throw std::invalid_argument("GP: the offset variance must be finite and >= 0");
   if (!(standardization.scale > 0) || !std::isfinite(standardization.scale) ||
       !std::isfinite(standardization.mean))
     throw std::invalid_argument("GP: standardisation scale must be positive and finite");
@@ -143,12 +145,13 @@ void GaussianProcess::append_row(const Observation& o) {
     a_.swap(grown_a);
   }
   Eigen::VectorXd c(n);
-  for (Eigen::Index i = 0; i < n; ++i) c(i) = covariance(kernel_, observations_[static_cast<std::size_t>(i)].query, o.query);
+  for (Eigen::Index i = 0; i < n; ++i)
+    c(i) = observation_covariance(kernel_, hp_.offset_variance, observations_[static_cast<std::size_t>(i)], o);
   const double noise = hp_.noise_variances[o.noise_group];
   // l = L^{-1} c; the new pivot is the predictive variance of this observation given the others,
   // which is at least the noise variance: clamp round-off below it.
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
-  const double s2 = covariance(kernel_, o.query, o.query) + noise - c.squaredNorm();
+  const double s2 = observation_covariance(kernel_, hp_.offset_variance, o, o) + noise - c.squaredNorm();
   const double s = std::sqrt(std::max(s2, noise));
   L_.row(n).head(n) = c.transpose();
   L_(n, n) = s;
@@ -169,6 +172,21 @@ Prediction GaussianProcess::predict(const Eigen::Ref<const Eigen::VectorXd>& x) 
   const double mean_std = c.dot(weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
   const double var_std = std::max(0.0, kernel_(x, x) - c.squaredNorm());
+  const double s = standardization_.scale;
+  return {standardization_.mean + s * mean_std, s * s * var_std};
+}
+
+Prediction GaussianProcess::predict(const Observation& target) const {
+  if (static_cast<std::size_t>(location(target.query).size()) != dim_)
+    throw std::invalid_argument("GP: prediction target of the wrong dimension");
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  Eigen::VectorXd c(n);
+  for (Eigen::Index i = 0; i < n; ++i)
+    c(i) = observation_covariance(kernel_, hp_.offset_variance, observations_[static_cast<std::size_t>(i)], target);
+  const double mean_std = c.dot(weights_);
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
+  const double prior = observation_covariance(kernel_, hp_.offset_variance, target, target);
+  const double var_std = std::max(0.0, prior - c.squaredNorm());
   const double s = standardization_.scale;
   return {standardization_.mean + s * mean_std, s * s * var_std};
 }

@@ -21,6 +21,9 @@ struct GpHyperparameters {
   Eigen::VectorXd lengthscales;  // unit-cube units, one per dimension
   double outputscale = 1.0;      // prior variance of the standardised f
   std::vector<double> noise_variances{1e-2};  // per noise group, standardised units
+  // Prior variance of each offset group's constant (Observation::offset_group), standardised
+  // units. Not fitted: the owner sets it (e.g. from the spread of the groups' means).
+  double offset_variance = 0.0;
 
   Kernel make_kernel() const { return Kernel(kernel, lengthscales, outputscale); }
 };
@@ -69,6 +72,9 @@ class GaussianProcess {
   void truncate(std::size_t n);
 
   Prediction predict(const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  // Posterior of an observation's noise-free value: the functional of f plus its group's offset
+  // (the value is ignored). Units of the observed values; variance without observation noise.
+  Prediction predict(const Observation& target) const;
   PredictionWithGradient predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const;
   // Predictions at the columns of X; one blocked triangular solve for all of them.
   void predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;

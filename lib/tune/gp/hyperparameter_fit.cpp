@@ -133,9 +133,11 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
     const Observation& oi = observations[static_cast<std::size_t>(i)];
     y(i) = (oi.value - standardization.mean) / standardization.scale;
     for (Eigen::Index j = 0; j <= i; ++j) {
-      const Query& qj = observations[static_cast<std::size_t>(j)].query;
-      K(i, j) = gradient ? covariance_with_log_gradient(kernel, oi.query, qj, dK.col(pair++))
-                         : covariance(kernel, oi.query, qj);
+      const Observation& oj = observations[static_cast<std::size_t>(j)];
+      K(i, j) = gradient ? covariance_with_log_gradient(kernel, oi.query, oj.query, dK.col(pair++))
+                         : covariance(kernel, oi.query, oj.query);
+      // The offsets' prior variance is fixed, so it adds to K but not to the gradient.
+      if (oi.offset_group && oi.offset_group == oj.offset_group) K(i, j) += hp.offset_variance;
     }
     K(i, i) += hp.noise_variances.at(oi.noise_group);
   }

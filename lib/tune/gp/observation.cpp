@@ -137,4 +137,9 @@ Eigen::VectorXd location(const Query& q) {
   return std::get<GaussianWindowQuery>(q).centre;
 }
 
+double observation_covariance(const Kernel& k, double offset_variance, const Observation& a, const Observation& b) {
+  const double shared = a.offset_group && a.offset_group == b.offset_group ? offset_variance : 0.0;
+  return covariance(k, a.query, b.query) + shared;
+}
+
 }  // namespace tune

@@ -1,12 +1,16 @@
 #pragma once
 // What the GP observes: a linear functional of f plus Gaussian noise: the value at a point, the
-// uniform average over a box, or the average under a Gaussian window. The GP and the
-// hyperparameter fit see queries only through the functions below.
+// uniform average over a box, the average under a Gaussian window, or a weighted sum of point
+// values. The GP and the hyperparameter fit see queries only through the functions below.
 //
 // Squared exponential: window covariances are exact closed forms (window_kernels.hpp). Matern-5/2:
 // quasi-Monte Carlo with a fixed node set per window (window::kWindowNodes nodes), gradients
 // differentiating that same quadrature. Point-point covariances are the kernel itself, bit for bit.
+// A weighted point set is handled by linearity: the weighted sum of its points' covariances (each
+// computed exactly as for a PointQuery at that point), so a one-hot weight vector reproduces the
+// PointQuery bit for bit.
 #include <Eigen/Core>
+#include <optional>
 #include <variant>
 
 #include "tune/gp/kernel.hpp"
@@ -30,7 +34,16 @@ struct GaussianWindowQuery {
   Eigen::VectorXd sd;
 };
 
-using Query = std::variant<PointQuery, BoxQuery, GaussianWindowQuery>;
+// sum_i weights(i) f(points.col(i)): a finite mixture of point values (the indirect-query bandit of
+// the IQBO paper, Sec. 3.1, with arms at the points and policy weights p(a); or the average of f over
+// a cell's representative points, GPOO). Weights need not sum to 1. Covariances cost one point
+// covariance per point (per pair of points between two sets).
+struct WeightedPointsQuery {
+  Eigen::MatrixXd points;   // dim x m
+  Eigen::VectorXd weights;  // m
+};
+
+using Query = std::variant<PointQuery, BoxQuery, GaussianWindowQuery, WeightedPointsQuery>;
 
 struct Observation {
   Query query;
@@ -38,7 +51,15 @@ struct Observation {
   // Index into the GP's noise variances: observations of different kinds (e.g. resolution levels)
   // may have different noise.
   std::size_t noise_group = 0;
+  // Observations sharing an offset group share one unknown constant added to their functional (a
+  // random effect with prior N(0, GpHyperparameters::offset_variance)): a resolution level whose
+  // values are shifted everywhere (fewer epochs, lower accuracy). Empty: no offset, f itself.
+  std::optional<std::size_t> offset_group;
 };
+
+// Cov(z_a, z_b) without noise: the functionals' covariance plus offset_variance when both share an
+// offset group.
+double observation_covariance(const Kernel& k, double offset_variance, const Observation& a, const Observation& b);
 
 // Cov(L_a f, L_b f) under the GP prior with kernel k.
 double covariance(const Kernel& k, const Query& a, const Query& b);
@@ -52,13 +73,15 @@ double covariance_with_log_gradient(const Kernel& k, const Query& a, const Query
                                     Eigen::Ref<Eigen::VectorXd> grad);
 
 // Throws std::invalid_argument unless a window is well formed: lower and upper (centre and sd) of
-// the same size, finite, lower <= upper, sd >= 0. Points are not checked.
+// the same size, finite, lower <= upper, sd >= 0; or a weighted point set has at least one point,
+// one finite weight per point and finite coordinates. Points are not checked.
 void validate_query(const Query& q);
 
 // A representative location of the query: the point itself, or a window's centre ((lower + upper)
-// / 2 for a box). Validates the query first (validate_query), so GaussianProcess::add, which checks
-// the dimension through it, rejects malformed windows before they enter the model. Returned by
-// value: a box stores no centre.
+// / 2 for a box), or a point set's weighted mean (its plain mean when the weights sum to 0, where
+// the weighted mean is undefined). Validates the query first (validate_query), so
+// GaussianProcess::add, which checks the dimension through it, rejects malformed queries before
+// they enter the model. Returned by value: a box stores no centre.
 Eigen::VectorXd location(const Query& q);
 
 }  // namespace tune
