@@ -3,6 +3,7 @@
 #include "tune/space/sampling.hpp"
 #include "tune/space/space.hpp"
 #include "tune/strategy/gp_bandit.hpp"
+#include "tune/strategy/multi_resolution_search.hpp"
 #include "tune/strategy/strategy_factory.hpp"
 #include "tune/study/minimize.hpp"
 #include "tune/study/study.hpp"

@@ -27,8 +27,10 @@ Eigen::VectorXd to_theta(const GpHyperparameters& hp) {
   return theta;
 }
 
-GpHyperparameters from_theta(const Eigen::VectorXd& theta, KernelType kernel, std::size_t dim) {
+GpHyperparameters from_theta(const Eigen::VectorXd& theta, KernelType kernel, std::size_t dim,
+                             double offset_variance) {
   GpHyperparameters hp;
+  hp.offset_variance = offset_variance;  // fixed by the caller, not fitted
   const Eigen::Index d = static_cast<Eigen::Index>(dim);
   hp.kernel = kernel;
   hp.lengthscales = theta.head(d).array().exp();
@@ -43,6 +45,7 @@ struct Objective {
   const Standardization* standardization;
   KernelType kernel;
   std::size_t dim;
+  double offset_variance;
   Eigen::VectorXd prior_mean;  // of theta
   Eigen::VectorXd prior_sd;    // <= 0 disables
   Eigen::VectorXd fixed;       // theta entries held fixed when free(i) is false
@@ -75,7 +78,7 @@ struct Objective {
     ++evaluations;
     const Eigen::VectorXd theta = expand(x);
     Eigen::VectorXd grad = Eigen::VectorXd::Zero(theta.size());
-    double value = log_marginal_likelihood(*observations, *standardization, from_theta(theta, kernel, dim), &grad);
+    double value = log_marginal_likelihood(*observations, *standardization, from_theta(theta, kernel, dim, offset_variance), &grad);
     if (!std::isfinite(value)) {
       // A failed factorisation: report a very poor value with no slope so L-BFGS backs off.
       if (g) std::fill(g, g + n, 0.0);
@@ -214,6 +217,7 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
   objective.standardization = &standardization;
   objective.kernel = warm_start.kernel;
   objective.dim = dim;
+  objective.offset_variance = warm_start.offset_variance;
   objective.prior_mean.resize(p);
   objective.prior_sd.resize(p);
   objective.fixed = to_theta(warm_start);
@@ -278,7 +282,7 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
   if (!std::isfinite(objective.best_value) || objective.best_theta.size() == 0)
     throw std::runtime_error("fit_hyperparameters: the marginal likelihood could not be evaluated at any start");
   HyperparameterFitResult result;
-  result.hyperparameters = from_theta(objective.best_theta, warm_start.kernel, dim);
+  result.hyperparameters = from_theta(objective.best_theta, warm_start.kernel, dim, warm_start.offset_variance);
   result.log_posterior = objective.best_value;
   result.log_marginal_likelihood = log_marginal_likelihood(*observations, standardization, result.hyperparameters);
   result.evaluations = objective.evaluations;

@@ -7,6 +7,7 @@
 
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
+#include "tune/strategy/option_fields.hpp"
 #include "tune/strategy/random_strategy.hpp"
 
 namespace tune {
@@ -282,33 +283,6 @@ void top_level_fields(Options& o, Visit&& visit) {
 }
 
 template <class Options, class Visit>
-void refit_fields(Options& o, Visit&& visit) {
-  visit("every", o.refit.every);
-  visit("growth", o.refit.growth);
-}
-
-template <class Options, class Visit>
-void fit_fields(Options& o, Visit&& visit) {
-  auto& f = o.fit;
-  visit("lengthscale_min", f.lengthscale_min);
-  visit("lengthscale_max", f.lengthscale_max);
-  visit("outputscale_min", f.outputscale_min);
-  visit("outputscale_max", f.outputscale_max);
-  visit("noise_min", f.noise_min);
-  visit("noise_max", f.noise_max);
-  visit("lengthscale_prior_median_1d", f.lengthscale_prior_median_1d);
-  visit("lengthscale_prior_log_sd", f.lengthscale_prior_log_sd);
-  visit("outputscale_prior_log_median", f.outputscale_prior.log_median);
-  visit("outputscale_prior_log_sd", f.outputscale_prior.log_sd);
-  visit("noise_prior_log_median", f.noise_prior.log_median);
-  visit("noise_prior_log_sd", f.noise_prior.log_sd);
-  visit("fit_noise", f.fit_noise);
-  visit("random_restarts", f.random_restarts);
-  visit("max_evaluations", f.max_evaluations);
-  visit("max_points", f.max_points);
-}
-
-template <class Options, class Visit>
 void optimizer_fields(Options& o, Visit&& visit) {
   visit("candidates", o.optimizer.candidates);
   visit("local_starts", o.optimizer.local_starts);
@@ -317,64 +291,9 @@ void optimizer_fields(Options& o, Visit&& visit) {
   visit("perturbation_sd", o.optimizer.perturbation_sd);
 }
 
-// Writes each visited field into `node`.
-struct FieldWriter {
-  YAML::Node node;
-  void operator()(const char* key, double v) { node[key] = yaml_double(v); }
-  void operator()(const char* key, std::size_t v) { node[key] = v; }
-  void operator()(const char* key, bool v) { node[key] = v; }
-};
-
-// Reads each visited field from `node` when present, and remembers the keys it knows.
-struct FieldReader {
-  const YAML::Node& node;
-  std::set<std::string> known;
-  void operator()(const char* key, double& v) {
-    known.insert(key);
-    if (node[key]) v = read_double(node[key], key);
-  }
-  void operator()(const char* key, std::size_t& v) {
-    known.insert(key);
-    if (node[key]) v = read_uint(node[key], key);
-  }
-  void operator()(const char* key, bool& v) {
-    known.insert(key);
-    if (node[key]) v = read_bool(node[key], key);
-  }
-};
-
-void reject_unknown(const YAML::Node& node, const std::set<std::string>& known, const std::string& where) {
-  for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    if (!known.count(key)) {
-      std::string list;
-      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw StateError("unknown key '" + key + "' in " + where + " at " + position_of(kv.first) + "; known keys: " + list);
-    }
-  }
-}
-
-template <class F>
-auto parse_enum(const YAML::Node& node, const char* key, F parse) {
-  try {
-    return parse(read_string(node, key));
-  } catch (const std::invalid_argument& e) {
-    throw StateError(std::string("field '") + key + "' at " + position_of(node) + ": " + e.what());
-  }
-}
-
-// Reads one group of fields from `node[key]` if present, refusing unknown keys.
-template <class Fields>
-void read_group(const YAML::Node& parent, const char* key, GpBanditOptions& o, Fields fields) {
-  const YAML::Node node = parent[key];
-  if (!node) return;
-  if (!node.IsMap()) throw StateError(std::string("'") + key + "' at " + position_of(node) + ": expected a map");
-  FieldReader reader{node, {}};
-  fields(o, reader);
-  reject_unknown(node, reader.known, key);
-}
-
 }  // namespace
+
+using namespace option_fields;
 
 YAML::Node to_yaml(const GpBanditOptions& o) {
   FieldWriter top{YAML::Node(YAML::NodeType::Map)};

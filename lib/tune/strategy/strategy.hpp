@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tune/space/space.hpp"
+#include "tune/study/resolution.hpp"
 #include "tune/study/trial.hpp"
 
 namespace tune {
@@ -23,6 +24,12 @@ struct StrategyContext {
   std::uint64_t seed;
   std::uint64_t ask_index;  // how many asks the study has answered before this one
   const std::vector<Trial>& trials;
+  // Studies with a resolution: its levels, the current cost of each, and the budget left (in the
+  // same units; infinity without a budget). Strategies that know nothing of resolutions propose at
+  // the top level.
+  const Resolution* resolution = nullptr;
+  std::vector<double> level_costs;
+  double remaining_budget = std::numeric_limits<double>::infinity();
 };
 
 struct Proposal {
@@ -32,6 +39,14 @@ struct Proposal {
   double test_statistic = std::numeric_limits<double>::quiet_NaN();
   std::size_t model_size = 0;
   double acquisition = std::numeric_limits<double>::quiet_NaN();
+  std::optional<std::size_t> level;  // resolution level; empty = the top level
+};
+
+// Where the strategy's model puts the optimum, in reward units (larger is better).
+struct Recommendation {
+  Eigen::VectorXd unit;
+  double mean = 0.0;  // posterior mean of the reward there
+  double sd = 0.0;    // posterior standard deviation of f there
 };
 
 // Either a proposal, or the reason the strategy has nothing more to propose.
@@ -50,6 +65,13 @@ class Strategy {
   virtual void on_complete(const StrategyContext& context, const Trial& trial) {
     (void)context;
     (void)trial;
+  }
+
+  // The model's recommendation (argmax of the posterior mean of f at the full resolution), for
+  // strategies that have a model; nothing otherwise or before there is data.
+  virtual std::optional<Recommendation> recommend(const StrategyContext& context) const {
+    (void)context;
+    return std::nullopt;
   }
 
   // Options and internal state, so that a loaded study continues exactly where it was.

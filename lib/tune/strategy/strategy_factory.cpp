@@ -3,11 +3,12 @@
 #include <stdexcept>
 
 #include "tune/io/yaml_values.hpp"
+#include "tune/strategy/multi_resolution_search.hpp"
 #include "tune/strategy/random_strategy.hpp"
 
 namespace tune {
 
-std::vector<std::string> strategy_names() { return {"random", "sobol", "ucb", "ei"}; }
+std::vector<std::string> strategy_names() { return {"random", "sobol", "ucb", "ei", "cmes", "cmets"}; }
 
 std::unique_ptr<Strategy> make_gp_bandit(AcquisitionType acquisition, GpBanditOptions options) {
   options.acquisition = acquisition;
@@ -27,6 +28,8 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Nod
       throw std::invalid_argument("strategy '" + name + "' with a different 'acquisition' option");
     return make_gp_bandit(acquisition_type_from_string(name), std::move(o));
   }
+  if (name == "cmes" || name == "cmets")
+    return std::make_unique<MultiResolutionSearch>(multi_resolution_options_from_yaml(options, name == "cmets"));
   std::string list;
   for (const std::string& n : strategy_names()) list += (list.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown strategy '" + name + "': expected one of " + list);

@@ -9,6 +9,9 @@ Study::Study(Space space, std::unique_ptr<Strategy> strategy, StudyOptions optio
     : space_(std::move(space)), strategy_(std::move(strategy)), options_(options) {
   if (!strategy_) throw std::invalid_argument("Study: no strategy");
   if (space_.dim() == 0) throw std::invalid_argument("Study: the search space has no parameters");
+  if (options_.resolution) validate(*options_.resolution);
+  if (options_.cost_budget && !(*options_.cost_budget > 0 && std::isfinite(*options_.cost_budget)))
+    throw std::invalid_argument("Study: the cost budget must be finite and > 0");
 }
 
 Study::Study(Study&&) noexcept = default;
@@ -16,7 +19,36 @@ Study& Study::operator=(Study&&) noexcept = default;
 Study::~Study() = default;
 
 StrategyContext Study::context() const {
-  return StrategyContext{space_, options_.direction, options_.seed, ask_count_, trials_};
+  StrategyContext c{space_, options_.direction, options_.seed, ask_count_, trials_};
+  if (options_.resolution) {
+    c.resolution = &*options_.resolution;
+    c.level_costs = level_costs();
+  }
+  if (options_.cost_budget) c.remaining_budget = *options_.cost_budget - spent_cost();
+  return c;
+}
+
+std::vector<double> Study::level_costs() const {
+  if (!options_.resolution) return {};
+  return tune::level_costs(*options_.resolution, trials_);
+}
+
+double Study::spent_cost() const {
+  const std::vector<double> costs = options_.resolution ? level_costs() : std::vector<double>{1.0};
+  double spent = 0.0;
+  for (const Trial& t : trials_) spent += trial_cost(t, costs);
+  return spent;
+}
+
+std::optional<StudyRecommendation> Study::recommendation() const {
+  const std::optional<Recommendation> r = strategy_->recommend(context());
+  if (!r) return std::nullopt;
+  StudyRecommendation out;
+  out.unit = space_.snap(r->unit);
+  out.config = space_.decode(out.unit);
+  out.mean = options_.direction == Direction::maximize ? r->mean : -r->mean;
+  out.sd = r->sd;
+  return out;
 }
 
 std::optional<Suggestion> Study::ask() {
@@ -28,8 +60,18 @@ std::optional<Suggestion> Study::ask() {
     if (pending_count() == 0) finished_ = true;
     return std::nullopt;
   }
-  stop_reason_.clear();
   Proposal& p = *result.proposal;
+  if (options_.cost_budget && options_.resolution) {
+    // Strategies that do not budget themselves stop here rather than overshoot.
+    const std::vector<double> costs = level_costs();
+    const std::size_t level = p.level.value_or(options_.resolution->top());
+    if (level < costs.size() && costs[level] > *options_.cost_budget - spent_cost()) {
+      stop_reason_ = "cost budget exhausted: the next run does not fit the remaining budget";
+      if (pending_count() == 0) finished_ = true;
+      return std::nullopt;
+    }
+  }
+  stop_reason_.clear();
   Trial t;
   t.id = trials_.size();
   t.config = space_.decode(p.unit);
@@ -39,8 +81,17 @@ std::optional<Suggestion> Study::ask() {
   t.test_statistic = p.test_statistic;
   t.model_size = p.model_size;
   t.acquisition = p.acquisition;
+  if (options_.resolution) {
+    t.level = p.level.value_or(options_.resolution->top());
+    if (*t.level > options_.resolution->top())
+      throw std::logic_error("strategy " + strategy_->name() + " proposed resolution level " + std::to_string(*t.level) +
+                             " of a resolution with " + std::to_string(options_.resolution->levels()) + " levels");
+  }
   trials_.push_back(std::move(t));
-  return Suggestion{trials_.back().id, trials_.back().config};
+  const Trial& added = trials_.back();
+  Suggestion s{added.id, added.config, added.level, std::nullopt};
+  if (added.level) s.resolution_value = options_.resolution->values[*added.level];
+  return s;
 }
 
 Trial& Study::pending_trial(std::uint64_t id, const char* action) {
@@ -53,17 +104,28 @@ Trial& Study::pending_trial(std::uint64_t id, const char* action) {
   return t;
 }
 
-void Study::tell(std::uint64_t id, double value) {
+namespace {
+void check_cost(const std::optional<double>& cost, std::uint64_t id) {
+  if (cost && !(std::isfinite(*cost) && *cost >= 0))
+    throw std::invalid_argument("trial " + std::to_string(id) + ": a cost must be finite and >= 0");
+}
+}  // namespace
+
+void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
   if (!std::isfinite(value))
     throw std::invalid_argument("tell: trial " + std::to_string(id) + " has a non-finite value; report it with fail()");
+  check_cost(cost, id);
   Trial& t = pending_trial(id, "tell");
   t.value = value;
+  t.cost = cost;
   t.status = TrialStatus::complete;
   strategy_->on_complete(context(), t);
 }
 
-void Study::fail(std::uint64_t id, std::string reason) {
+void Study::fail(std::uint64_t id, std::string reason, std::optional<double> cost) {
+  check_cost(cost, id);
   Trial& t = pending_trial(id, "fail");
+  t.cost = cost;
   t.status = TrialStatus::failed;
   t.failure_reason = std::move(reason);
 }
@@ -76,7 +138,7 @@ const Trial& Study::trial(std::uint64_t id) const {
 const Trial* Study::best() const {
   const Trial* best = nullptr;
   for (const Trial& t : trials_)
-    if (t.status == TrialStatus::complete &&
+    if (t.status == TrialStatus::complete && (!t.level || *t.level == options_.resolution->top()) &&
         (!best || reward_of(*t.value, options_.direction) > reward_of(*best->value, options_.direction)))
       best = &t;
   return best;

@@ -15,6 +15,7 @@
 
 #include "tune/space/space.hpp"
 #include "tune/strategy/strategy.hpp"
+#include "tune/study/resolution.hpp"
 #include "tune/study/trial.hpp"
 
 namespace tune {
@@ -22,11 +23,26 @@ namespace tune {
 struct StudyOptions {
   Direction direction = Direction::minimize;
   std::uint64_t seed = 0;
+  // Multi-resolution studies: the resolution's levels and costs, and optionally a budget in cost
+  // units that cost-aware strategies (cmets) never overshoot.
+  std::optional<Resolution> resolution;
+  std::optional<double> cost_budget;
 };
 
 struct Suggestion {
   std::uint64_t id = 0;
   Config config;
+  // With a resolution: the level to run at and its value (e.g. the number of epochs).
+  std::optional<std::size_t> level;
+  std::optional<double> resolution_value;
+};
+
+// The model's recommendation, in the units of the objective.
+struct StudyRecommendation {
+  Config config;
+  Eigen::VectorXd unit;
+  double mean = 0.0;  // posterior mean of the objective at the full resolution
+  double sd = 0.0;
 };
 
 // The YAML text of trials that can no longer change (complete or failed), kept between saves so
@@ -49,15 +65,28 @@ class Study {
   std::optional<Suggestion> ask();
   // The objective value of a pending trial. Throws std::invalid_argument for an unknown id, a trial
   // that is not pending, or a non-finite value (report those with fail()).
-  void tell(std::uint64_t id, double value);
-  void fail(std::uint64_t id, std::string reason);
+  // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
+  void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
+  void fail(std::uint64_t id, std::string reason, std::optional<double> cost = std::nullopt);
 
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(std::uint64_t id) const;
-  const Trial* best() const;  // best completed trial, nullptr if none
+  // Best completed trial, nullptr if none; with a resolution, among the full-resolution trials only
+  // (a low-resolution value is not comparable).
+  const Trial* best() const;
   std::size_t pending_count() const;
   bool finished() const { return finished_; }
   const std::string& stop_reason() const { return stop_reason_; }
+
+  const std::optional<Resolution>& resolution() const { return options_.resolution; }
+  const std::optional<double>& cost_budget() const { return options_.cost_budget; }
+  // Current cost of each level (declared or measured); empty without a resolution.
+  std::vector<double> level_costs() const;
+  // Cost spent so far: every trial asked (pending, complete or failed) at its measured cost or, not
+  // yet measured, its level's cost.
+  double spent_cost() const;
+  // The strategy's model recommendation, if it has a model and data.
+  std::optional<StudyRecommendation> recommendation() const;
 
   const Space& space() const { return space_; }
   const Strategy& strategy() const { return *strategy_; }

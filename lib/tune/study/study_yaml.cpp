@@ -28,6 +28,8 @@ YAML::Node trial_to_yaml(const Space& space, const Trial& t) {
   n["test_statistic"] = yaml_double(t.test_statistic);
   n["model_size"] = t.model_size;
   n["acquisition"] = yaml_double(t.acquisition);
+  if (t.level) n["level"] = *t.level;
+  if (t.cost) n["cost"] = yaml_double(*t.cost);
   return n;
 }
 
@@ -56,6 +58,8 @@ Trial trial_from_yaml(const Space& space, const YAML::Node& n, std::uint64_t exp
   t.test_statistic = read_double(require(n, "test_statistic"), "test_statistic");
   t.model_size = read_uint(require(n, "model_size"), "model_size");
   t.acquisition = read_double(require(n, "acquisition"), "acquisition");
+  if (n["level"]) t.level = read_uint(n["level"], "level");
+  if (n["cost"]) t.cost = read_double(n["cost"], "cost");
   return t;
 }
 }  // namespace
@@ -110,6 +114,17 @@ YAML::Node Study::header_yaml() const {
   root["finished"] = finished_;
   root["stop_reason"] = stop_reason_;
   root["space"] = space_to_yaml(space_);
+  if (options_.resolution) {
+    const Resolution& r = *options_.resolution;
+    YAML::Node res;
+    res["parameter"] = r.parameter;
+    for (double v : r.values) res["levels"].push_back(yaml_double(v));
+    if (r.measured()) res["cost"] = "measured";
+    else
+      for (double c : r.costs) res["cost"].push_back(yaml_double(c));
+    root["resolution"] = res;
+  }
+  if (options_.cost_budget) root["cost_budget"] = yaml_double(*options_.cost_budget);
   root["strategy"] = strategy_->save();
   return root;
 }
@@ -143,6 +158,25 @@ Study Study::from_yaml(const YAML::Node& root) {
     study.finished_ = read_bool(require(root, "finished"), "finished");
     study.stop_reason_ = root["stop_reason"] && !root["stop_reason"].IsNull() ? read_string(root["stop_reason"], "stop_reason") : "";
     study.space_ = space_from_yaml(require(root, "space"));
+    if (const YAML::Node res = root["resolution"]) {
+      Resolution r;
+      r.parameter = read_string(require(res, "parameter"), "resolution.parameter");
+      const YAML::Node levels = require(res, "levels");
+      if (!levels.IsSequence()) throw StateError("field 'resolution.levels' at " + position_of(levels) + ": expected a list");
+      for (const YAML::Node& v : levels) r.values.push_back(read_double(v, "resolution.levels"));
+      const YAML::Node cost = require(res, "cost");
+      if (cost.IsSequence())
+        for (const YAML::Node& c : cost) r.costs.push_back(read_double(c, "resolution.cost"));
+      else if (!(cost.IsScalar() && cost.Scalar() == "measured"))
+        throw StateError("field 'resolution.cost' at " + position_of(cost) + ": expected a list or 'measured'");
+      try {
+        validate(r);
+      } catch (const std::invalid_argument& e) {
+        throw StateError(std::string("resolution at ") + position_of(res) + ": " + e.what());
+      }
+      study.options_.resolution = std::move(r);
+    }
+    if (root["cost_budget"]) study.options_.cost_budget = read_double(root["cost_budget"], "cost_budget");
     const YAML::Node trials = require(root, "trials");
     if (!trials.IsSequence()) throw StateError("field 'trials' at " + position_of(trials) + ": expected a list");
     for (std::size_t i = 0; i < trials.size(); ++i) study.trials_.push_back(trial_from_yaml(study.space_, trials[i], i));

@@ -32,6 +32,11 @@ struct Trial {
   double test_statistic = std::numeric_limits<double>::quiet_NaN();  // posterior var / noise at x
   std::size_t model_size = 0;   // dictionary size when suggested
   double acquisition = std::numeric_limits<double>::quiet_NaN();     // acquisition score at x
+
+  // Studies with a resolution: the level the trial runs at (0 = cheapest), and what it cost (run
+  // time, or whatever unit the budget counts) when the caller measured it.
+  std::optional<std::size_t> level;
+  std::optional<double> cost;
 };
 
 // The reward the strategies maximise: the value, negated when minimising.

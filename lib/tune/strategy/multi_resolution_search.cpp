@@ -1,0 +1,547 @@
+#include "tune/strategy/multi_resolution_search.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+#include "tune/bandit/max_value_entropy.hpp"
+#include "tune/io/yaml_values.hpp"
+#include "tune/space/sampling.hpp"
+#include "tune/strategy/option_fields.hpp"
+#include "tune/strategy/random_strategy.hpp"
+
+namespace tune {
+
+const char* to_string(ObservationWindow w) { return w == ObservationWindow::cell ? "cell" : "point"; }
+ObservationWindow observation_window_from_string(const std::string& name) {
+  if (name == "cell") return ObservationWindow::cell;
+  if (name == "point") return ObservationWindow::point;
+  throw std::invalid_argument("unknown window '" + name + "': expected cell or point");
+}
+const char* to_string(MaxValueSampler s) { return s == MaxValueSampler::gumbel ? "gumbel" : "thompson"; }
+MaxValueSampler max_value_sampler_from_string(const std::string& name) {
+  if (name == "gumbel") return MaxValueSampler::gumbel;
+  if (name == "thompson") return MaxValueSampler::thompson;
+  throw std::invalid_argument("unknown sampler '" + name + "': expected gumbel or thompson");
+}
+
+std::size_t MultiResolutionOptions::candidate_count(std::size_t dim) const {
+  if (candidates > 0) return candidates;
+  return std::clamp<std::size_t>(100 * dim, 256, 1024);
+}
+
+std::size_t MultiResolutionOptions::tree_depth(std::size_t dim, std::size_t levels) const {
+  if (max_depth > 0) return max_depth;
+  return std::max<std::size_t>({6, 3 * dim, levels > 0 ? levels - 1 : 0});
+}
+
+MultiResolutionSearch::MultiResolutionSearch(MultiResolutionOptions options) : options_(std::move(options)) {
+  if (options_.max_value_samples == 0) throw std::invalid_argument("strategy option 'max_value_samples' must be >= 1");
+  if (options_.quadrature_nodes == 0) throw std::invalid_argument("strategy option 'quadrature_nodes' must be >= 1");
+  for (double sd : options_.noise_sd)
+    if (!(sd > 0) || !std::isfinite(sd)) throw std::invalid_argument("strategy option 'noise_sd': every value must be finite and > 0");
+  if (options_.variant == CmetsVariant::literal && options_.allow_requery)
+    throw std::invalid_argument("strategy option 'allow_requery' applies to the cleaned variant only");
+}
+
+std::size_t MultiResolutionSearch::levels_of(const StrategyContext& context) const {
+  return context.resolution ? context.resolution->levels() : 1;
+}
+
+std::size_t MultiResolutionSearch::level_of_depth(std::size_t depth, std::size_t levels) const {
+  const std::size_t D = active_ ? active_->options().max_depth : options_.tree_depth(dim_, levels);
+  return std::min(levels - 1, depth * levels / (D + 1));
+}
+
+NodeId MultiResolutionSearch::node_of_trial(std::uint64_t id) const {
+  return id < trial_nodes_.size() ? trial_nodes_[id] : no_node;
+}
+
+void MultiResolutionSearch::ensure_active_set(const StrategyContext& context) {
+  if (active_ || !options_.tree) return;
+  CmetsActiveSetOptions o;
+  o.variant = options_.variant;
+  o.max_depth = options_.tree_depth(context.space.dim(), levels_of(context));
+  o.allow_requery = options_.allow_requery;
+  std::vector<NodeId> queries;
+  for (NodeId n : trial_nodes_)
+    if (n != no_node) queries.push_back(n);
+  active_.emplace(CmetsActiveSet::replay(context.space.dim(), o, queries));
+}
+
+Observation MultiResolutionSearch::query_at(NodeId node, std::size_t level, std::size_t levels, std::size_t top) const {
+  (void)levels;
+  const PartitionNode& cell = active_->tree().node(node);
+  Observation o;
+  if (level < top && options_.window == ObservationWindow::cell) o.query = BoxQuery{cell.lower, cell.upper};
+  else o.query = PointQuery{cell.centre()};
+  o.noise_group = level;
+  if (level < top && options_.level_offsets) o.offset_group = level;
+  return o;
+}
+
+Observation MultiResolutionSearch::observation_of(const Trial& trial, const StrategyContext& context, double value) const {
+  const std::size_t levels = levels_of(context);
+  const std::size_t top = levels - 1;
+  const std::size_t level = std::min(trial.level.value_or(top), top);
+  const NodeId node = node_of_trial(trial.id);
+  Observation o;
+  if (node != no_node && active_ && level < top) {
+    o = query_at(node, level, levels, top);
+  } else {
+    o.query = PointQuery{trial.unit};
+    o.noise_group = level;
+    if (level < top && options_.level_offsets) o.offset_group = level;
+  }
+  o.value = value;
+  return o;
+}
+
+namespace {
+
+const Trial& trial_by_id(const std::vector<Trial>& trials, std::uint64_t id) {
+  if (id >= trials.size() || trials[id].id != id)
+    throw StateError("strategy state refers to trial " + std::to_string(id) + ", which the study does not hold");
+  return trials[id];
+}
+
+// Mean of the top level's values (of all values without one) and the pooled within-level standard
+// deviation: both unchanged by adding a constant to every value of a lower level.
+Standardization standardization_by_level(const std::vector<Observation>& observations, std::size_t top) {
+  if (observations.empty()) return {};
+  std::map<std::size_t, std::pair<double, std::size_t>> sums;
+  for (const Observation& o : observations) {
+    auto& s = sums[o.noise_group];
+    s.first += o.value;
+    ++s.second;
+  }
+  Standardization st;
+  if (sums.count(top)) st.mean = sums[top].first / static_cast<double>(sums[top].second);
+  else {
+    double total = 0.0;
+    for (const Observation& o : observations) total += o.value;
+    st.mean = total / static_cast<double>(observations.size());
+  }
+  double ss = 0.0;
+  for (const Observation& o : observations) {
+    const auto& s = sums[o.noise_group];
+    const double d = o.value - s.first / static_cast<double>(s.second);
+    ss += d * d;
+  }
+  const auto dof = static_cast<double>(observations.size()) - static_cast<double>(sums.size());
+  const double sd = dof > 0 ? std::sqrt(ss / dof) : 0.0;
+  st.scale = sd > 1e-12 * std::max(1.0, std::abs(st.mean)) && std::isfinite(sd) ? sd : 1.0;
+  return st;
+}
+
+// The offsets' prior variance (standardised units): a thousand times every level's squared gap to
+// the reference mean, so that the offsets act as fixed effects: a constant shift of a level then
+// moves neither the posterior nor the fitted hyperparameters (with 10 times, the log-determinant's
+// share of the marginal likelihood still moved the fit, and a test's recommendation by 0.03). The
+// Cholesky factor stays accurate: v eps stays far below the noise floor for any realistic gap.
+double offset_variance_of(const std::vector<Observation>& observations, const Standardization& st, std::size_t top) {
+  std::map<std::size_t, std::pair<double, std::size_t>> sums;
+  for (const Observation& o : observations)
+    if (o.noise_group < top) {
+      auto& s = sums[o.noise_group];
+      s.first += o.value;
+      ++s.second;
+    }
+  double widest = 0.0;
+  for (const auto& [level, s] : sums) {
+    const double gap = (s.first / static_cast<double>(s.second) - st.mean) / st.scale;
+    widest = std::max(widest, gap * gap);
+  }
+  return std::max(1.0, 1e3 * widest);
+}
+
+}  // namespace
+
+void MultiResolutionSearch::refresh_if_due(const StrategyContext& context) {
+  const std::size_t n = in_model_.size();
+  if (model_) {
+    const RefitSchedule& s = options_.refit;
+    const auto by_growth = static_cast<std::size_t>(std::ceil(s.growth * static_cast<double>(n)));
+    const bool early = size_at_refresh_ < 5 && n > size_at_refresh_;  // few points: every new one counts
+    if (!early && n - size_at_refresh_ < std::max<std::size_t>({s.every, by_growth, 1})) return;
+  }
+  rebuild_model(context);
+}
+
+void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
+  const std::size_t levels = levels_of(context);
+  const std::size_t top = levels - 1;
+  std::vector<Observation> observations;
+  for (std::uint64_t id : in_model_) {
+    const Trial& t = trial_by_id(context.trials, id);
+    observations.push_back(observation_of(t, context, reward_of(*t.value, context.direction)));
+  }
+  if (hyperparameters_.lengthscales.size() == 0 || hyperparameters_.noise_variances.size() != levels)
+    hyperparameters_ = default_hyperparameters(options_.kernel, context.space.dim(), levels, options_.fit);
+  standardization_ = standardization_by_level(observations, top);
+  hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
+  HyperparameterFitOptions fit = options_.fit;
+  if (!options_.noise_sd.empty()) {
+    if (options_.noise_sd.size() != levels)
+      throw std::invalid_argument("strategy option 'noise_sd' has " + std::to_string(options_.noise_sd.size()) +
+                                  " values for " + std::to_string(levels) + " resolution levels");
+    for (std::size_t l = 0; l < levels; ++l) {
+      const double v = options_.noise_sd[l] / standardization_.scale;
+      hyperparameters_.noise_variances[l] = std::max(v * v, 1e-12);
+    }
+    fit.fit_noise = false;
+  }
+  if (observations.size() >= 2) {
+    Rng rng = make_rng(context.seed, RngStream::hyperparameter_fit, refresh_count_);
+    hyperparameters_ = fit_hyperparameters(observations, standardization_, hyperparameters_, fit, rng).hyperparameters;
+  }
+  model_.emplace(context.space.dim(), hyperparameters_, standardization_);
+  model_->add(std::move(observations));
+  model_->track(candidate_points(context));
+  ++refresh_count_;
+  size_at_refresh_ = in_model_.size();
+}
+
+Eigen::MatrixXd MultiResolutionSearch::candidate_points(const StrategyContext& context) const {
+  Rng rng = make_rng(context.seed, RngStream::candidates, refresh_count_);
+  Eigen::MatrixXd X = sobol_points(context.space.dim(), options_.candidate_count(context.space.dim()), rng);
+  for (Eigen::Index j = 0; j < X.cols(); ++j) X.col(j) = context.space.snap(X.col(j));
+  return X;
+}
+
+Eigen::VectorXd MultiResolutionSearch::max_value_samples(const GaussianProcess& gp, const Eigen::MatrixXd& X,
+                                                         std::uint64_t seed, std::uint64_t ask_index) const {
+  Rng rng = make_rng(seed, RngStream::acquisition, ask_index);
+  if (options_.sampler == MaxValueSampler::thompson)
+    return thompson_max_samples(gp, X, options_.max_value_samples, rng);
+  Eigen::VectorXd mean, variance;
+  gp.predict(X, mean, variance);
+  return gumbel_max_samples(mean, variance.cwiseSqrt(), options_.max_value_samples, rng);
+}
+
+namespace {
+// Drops the fantasies of pending trials when scoring is done, however it ends.
+struct DropFantasies {
+  GaussianProcess& gp;
+  std::size_t n;
+  ~DropFantasies() { gp.truncate(n); }
+};
+
+// Candidate queries with their posterior, and the CMES score of each.
+struct Scored {
+  Eigen::VectorXd nu, sigma_g, score;
+};
+
+Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& queries, Eigen::VectorXd f_star,
+                     const MultiResolutionOptions& options) {
+  const Eigen::Index m = static_cast<Eigen::Index>(queries.size());
+  Scored s{Eigen::VectorXd(m), Eigen::VectorXd(m), Eigen::VectorXd(m)};
+  double floor = -std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const Prediction p = gp.predict(queries[static_cast<std::size_t>(i)]);
+    s.nu(i) = p.mean;
+    s.sigma_g(i) = std::sqrt(p.variance);
+    floor = std::max(floor, p.mean + 1e-6 * s.sigma_g(i));
+  }
+  // Clamp f* once over the whole candidate set (digest 7.2.3), so that every candidate is scored
+  // against the same samples (the scalar scores clamp per candidate otherwise).
+  f_star = f_star.cwiseMax(floor);
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const Observation& q = queries[static_cast<std::size_t>(i)];
+    s.score(i) = options.noisy_cmes
+                     ? cmes_noisy(s.nu(i), s.sigma_g(i), std::sqrt(gp.noise_variance(q.noise_group)), f_star,
+                                  options.quadrature_nodes)
+                     : cmes_noiseless(s.nu(i), s.sigma_g(i), f_star);
+  }
+  return s;
+}
+}  // namespace
+
+ProposalResult MultiResolutionSearch::propose(const StrategyContext& context) {
+  dim_ = context.space.dim();
+  levels_ = levels_of(context);
+  if (options_.noise_sd.size() > 0 && options_.noise_sd.size() != levels_)
+    throw std::invalid_argument("strategy option 'noise_sd' has " + std::to_string(options_.noise_sd.size()) +
+                                " values for " + std::to_string(levels_) + " resolution levels");
+  return options_.tree ? propose_tree(context) : propose_flat(context);
+}
+
+ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& context) {
+  ensure_active_set(context);
+  refresh_if_due(context);
+  GaussianProcess& gp = *model_;
+  const std::size_t levels = levels_;
+  const std::size_t top = levels - 1;
+  const std::size_t n_model = gp.size();
+  for (const Trial& t : context.trials)
+    if (t.status == TrialStatus::pending) {
+      Observation o = observation_of(t, context, 0.0);
+      o.value = gp.predict(o).mean;
+      gp.add(o);
+    }
+  DropFantasies drop{gp, n_model};
+
+  const std::vector<NodeId> active = active_->active();
+  if (active.empty()) return {std::nullopt, "the tree is exhausted: every node down to the maximum depth was queried"};
+  const std::vector<double> costs = context.level_costs.empty() ? std::vector<double>(levels, 1.0) : context.level_costs;
+  std::vector<Observation> queries;
+  for (NodeId n : active) queries.push_back(query_at(n, level_of_depth(active_->tree().node(n).depth, levels), levels, top));
+  const Eigen::VectorXd f_star = max_value_samples(gp, gp.tracked_points(), context.seed, context.ask_index);
+  const Scored scored = score_queries(gp, queries, f_star, options_);
+  std::map<NodeId, double> score_of;
+  for (std::size_t i = 0; i < active.size(); ++i) score_of[active[i]] = scored.score(static_cast<Eigen::Index>(i));
+  const auto chosen = active_->select([&](NodeId n) { return score_of.at(n); },
+                                      [&](std::size_t depth) { return costs[level_of_depth(depth, levels)]; },
+                                      context.remaining_budget);
+  if (!chosen) return {std::nullopt, "cost budget exhausted: no candidate's cost fits the remaining budget"};
+  const PartitionNode& node = active_->tree().node(*chosen);
+  const std::size_t level = level_of_depth(node.depth, levels);
+  Proposal p;
+  p.unit = context.space.snap(node.centre());
+  p.source = "cmets";
+  p.in_model = true;
+  p.model_size = n_model;
+  p.acquisition = score_of.at(*chosen) / costs[level];
+  p.level = level;
+  active_->record_query(*chosen);
+  trial_nodes_.resize(context.trials.size() + 1, no_node);
+  trial_nodes_[context.trials.size()] = *chosen;
+  return {p, {}};
+}
+
+ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& context) {
+  const std::size_t top = levels_ - 1;
+  if (!context.level_costs.empty() && context.level_costs[top] > context.remaining_budget)
+    return {std::nullopt, "cost budget exhausted: a full-resolution run does not fit the remaining budget"};
+  const std::size_t n_init = options_.initial_design > 0 ? options_.initial_design
+                                                         : std::min<std::size_t>(2 * context.space.dim() + 1, 20);
+  if (design_index_ < n_init || in_model_.size() < 2) {
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      Eigen::VectorXd u = shifted_sobol_point(context.space, context.seed, RngStream::initial_design, design_index_++);
+      if (coincides_with_pending(u, context.trials)) continue;
+      Proposal p{.unit = u, .source = "initial_design", .in_model = true, .model_size = in_model_.size()};
+      p.level = top;
+      return {p, {}};
+    }
+    return {std::nullopt, "every point of the space is pending"};
+  }
+  refresh_if_due(context);
+  GaussianProcess& gp = *model_;
+  const std::size_t n_model = gp.size();
+  for (const Trial& t : context.trials)
+    if (t.status == TrialStatus::pending) {
+      Observation o = observation_of(t, context, 0.0);
+      o.value = gp.predict(o).mean;
+      gp.add(o);
+    }
+  DropFantasies drop{gp, n_model};
+
+  // Candidates: the tracked Sobol set plus perturbations of the three best observed points.
+  Eigen::MatrixXd X = gp.tracked_points();
+  std::vector<std::uint64_t> best = in_model_;
+  std::stable_sort(best.begin(), best.end(), [&](std::uint64_t a, std::uint64_t b) {
+    return reward_of(*context.trials[a].value, context.direction) > reward_of(*context.trials[b].value, context.direction);
+  });
+  best.resize(std::min<std::size_t>(3, best.size()));
+  Rng rng = make_rng(context.seed, RngStream::fallback, context.ask_index);
+  const Eigen::Index extra = X.cols() / 8;
+  Eigen::MatrixXd all(X.rows(), X.cols() + extra);
+  all.leftCols(X.cols()) = X;
+  for (Eigen::Index j = 0; j < extra; ++j) {
+    Eigen::VectorXd u = context.trials[best[static_cast<std::size_t>(j) % best.size()]].unit;
+    for (Eigen::Index k = 0; k < u.size(); ++k) u(k) = std::clamp(u(k) + 0.05 * standard_normal(rng), 0.0, 1.0);
+    all.col(X.cols() + j) = context.space.snap(u);
+  }
+  const Eigen::VectorXd f_star = max_value_samples(gp, X, context.seed, context.ask_index);
+  std::vector<Observation> queries;
+  for (Eigen::Index j = 0; j < all.cols(); ++j) queries.push_back(Observation{PointQuery{all.col(j)}, 0.0, top});
+  const Scored scored = score_queries(gp, queries, f_star, options_);
+  Eigen::Index chosen = -1;
+  for (Eigen::Index j = 0; j < all.cols(); ++j)
+    if ((chosen < 0 || scored.score(j) > scored.score(chosen)) && !coincides_with_pending(all.col(j), context.trials))
+      chosen = j;
+  if (chosen < 0) return {std::nullopt, "every candidate point is already pending"};
+  Proposal p{.unit = all.col(chosen), .source = "acquisition", .in_model = true, .model_size = n_model,
+             .acquisition = scored.score(chosen)};
+  p.level = top;
+  return {p, {}};
+}
+
+void MultiResolutionSearch::on_complete(const StrategyContext& context, const Trial& trial) {
+  if (!trial.value) return;
+  in_model_.push_back(trial.id);
+  if (model_) model_->add(observation_of(trial, context, reward_of(*trial.value, context.direction)));
+}
+
+std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyContext& context) const {
+  if (!model_ || model_->size() == 0) return std::nullopt;
+  const GaussianProcess& gp = *model_;
+  Eigen::MatrixXd X(context.space.dim(), gp.tracked_points().cols() + static_cast<Eigen::Index>(context.trials.size()));
+  X.leftCols(gp.tracked_points().cols()) = gp.tracked_points();
+  for (std::size_t i = 0; i < context.trials.size(); ++i)
+    X.col(gp.tracked_points().cols() + static_cast<Eigen::Index>(i)) = context.trials[i].unit;
+  Eigen::VectorXd mean, variance;
+  gp.predict(X, mean, variance);
+  Eigen::Index best = 0;
+  mean.maxCoeff(&best);
+  return Recommendation{X.col(best), mean(best), std::sqrt(variance(best))};
+}
+
+// ---- persistence ------------------------------------------------------------------------------
+
+namespace {
+using namespace option_fields;
+
+template <class Options, class Visit>
+void plain_fields(Options& o, Visit&& visit) {
+  visit("max_depth", o.max_depth);
+  visit("allow_requery", o.allow_requery);
+  visit("max_value_samples", o.max_value_samples);
+  visit("noisy_cmes", o.noisy_cmes);
+  visit("quadrature_nodes", o.quadrature_nodes);
+  visit("candidates", o.candidates);
+  visit("initial_design", o.initial_design);
+  visit("level_offsets", o.level_offsets);
+}
+
+template <class F>
+auto parse_enum_field(const YAML::Node& node, const char* key, F parse) {
+  try {
+    return parse(read_string(node, key));
+  } catch (const std::invalid_argument& e) {
+    throw StateError(std::string("field '") + key + "' at " + position_of(node) + ": " + e.what());
+  }
+}
+}  // namespace
+
+YAML::Node to_yaml(const MultiResolutionOptions& o) {
+  FieldWriter top{YAML::Node(YAML::NodeType::Map)};
+  top.node["variant"] = to_string(o.variant);
+  top.node["window"] = to_string(o.window);
+  top.node["sampler"] = to_string(o.sampler);
+  top.node["kernel"] = to_string(o.kernel);
+  plain_fields(o, top);
+  if (!o.noise_sd.empty())
+    top.node["noise_sd"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(o.noise_sd.data(), static_cast<Eigen::Index>(o.noise_sd.size())));
+  FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)};
+  refit_fields(o, refit);
+  fit_fields(o, fit);
+  top.node["refit"] = refit.node;
+  top.node["fit"] = fit.node;
+  return top.node;
+}
+
+MultiResolutionOptions multi_resolution_options_from_yaml(const YAML::Node& n, bool tree) {
+  MultiResolutionOptions o;
+  o.tree = tree;
+  if (!n || n.IsNull()) return o;
+  if (!n.IsMap()) throw StateError("strategy options at " + position_of(n) + ": expected a map");
+  if (n["variant"]) o.variant = parse_enum_field(n["variant"], "variant", cmets_variant_from_string);
+  if (n["window"]) o.window = parse_enum_field(n["window"], "window", observation_window_from_string);
+  if (n["sampler"]) o.sampler = parse_enum_field(n["sampler"], "sampler", max_value_sampler_from_string);
+  if (n["kernel"]) o.kernel = parse_enum_field(n["kernel"], "kernel", kernel_type_from_string);
+  if (n["noise_sd"]) o.noise_sd = read_doubles(n["noise_sd"], "noise_sd");
+  FieldReader top{n, {"variant", "window", "sampler", "kernel", "noise_sd", "refit", "fit"}};
+  plain_fields(o, top);
+  reject_unknown(n, top.known, "strategy options");
+  read_group(n, "refit", o, [](MultiResolutionOptions& x, FieldReader& r) { refit_fields(x, r); });
+  read_group(n, "fit", o, [](MultiResolutionOptions& x, FieldReader& r) { fit_fields(x, r); });
+  return o;
+}
+
+YAML::Node MultiResolutionSearch::save() const {
+  YAML::Node node;
+  node["name"] = name();
+  node["options"] = to_yaml(options_);
+  YAML::Node state;
+  YAML::Node nodes(YAML::NodeType::Sequence), in_model(YAML::NodeType::Sequence);
+  nodes.SetStyle(YAML::EmitterStyle::Flow);
+  in_model.SetStyle(YAML::EmitterStyle::Flow);
+  // Trials without a node are written as -1.
+  for (NodeId n : trial_nodes_) nodes.push_back(n == no_node ? std::int64_t{-1} : static_cast<std::int64_t>(n));
+  for (std::uint64_t id : in_model_) in_model.push_back(id);
+  state["trial_nodes"] = nodes;
+  state["in_model"] = in_model;
+  state["design_index"] = design_index_;
+  state["refresh_count"] = refresh_count_;
+  state["size_at_refresh"] = size_at_refresh_;
+  if (refresh_count_ > 0) {
+    YAML::Node hp;
+    hp["kernel"] = to_string(hyperparameters_.kernel);
+    hp["lengthscales"] = yaml_vector(hyperparameters_.lengthscales);
+    hp["outputscale"] = yaml_double(hyperparameters_.outputscale);
+    hp["noise_variances"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(
+        hyperparameters_.noise_variances.data(), static_cast<Eigen::Index>(hyperparameters_.noise_variances.size())));
+    hp["offset_variance"] = yaml_double(hyperparameters_.offset_variance);
+    state["hyperparameters"] = hp;
+    state["standardization"]["mean"] = yaml_double(standardization_.mean);
+    state["standardization"]["scale"] = yaml_double(standardization_.scale);
+  }
+  node["state"] = state;
+  return node;
+}
+
+void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContext& context) {
+  const YAML::Node state = require(node, "state");
+  dim_ = context.space.dim();
+  levels_ = levels_of(context);
+  trial_nodes_.clear();
+  const YAML::Node nodes = require(state, "trial_nodes");
+  if (!nodes.IsSequence()) throw StateError("field 'trial_nodes' at " + position_of(nodes) + ": expected a list");
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const std::int64_t v = read_int(nodes[i], "trial_nodes");
+    trial_nodes_.push_back(v < 0 ? no_node : static_cast<NodeId>(v));
+  }
+  if (trial_nodes_.size() > context.trials.size())
+    throw StateError("field 'trial_nodes' at " + position_of(nodes) + ": more entries than the study has trials");
+  in_model_.clear();
+  const YAML::Node in_model = require(state, "in_model");
+  for (std::size_t i = 0; i < in_model.size(); ++i) {
+    const std::uint64_t id = read_uint(in_model[i], "in_model");
+    const Trial& t = trial_by_id(context.trials, id);
+    if (t.status != TrialStatus::complete)
+      throw StateError("in_model at " + position_of(in_model[i]) + ": trial " + std::to_string(id) + " is not complete");
+    in_model_.push_back(id);
+  }
+  design_index_ = read_uint(require(state, "design_index"), "design_index");
+  refresh_count_ = read_uint(require(state, "refresh_count"), "refresh_count");
+  size_at_refresh_ = read_uint(require(state, "size_at_refresh"), "size_at_refresh");
+  active_.reset();
+  try {
+    ensure_active_set(context);
+  } catch (const std::invalid_argument& e) {
+    throw StateError("field 'trial_nodes' at " + position_of(nodes) + ": " + e.what());
+  }
+  model_.reset();
+  if (refresh_count_ == 0) return;
+  const YAML::Node hp = require(state, "hyperparameters");
+  try {
+    hyperparameters_.kernel = kernel_type_from_string(read_string(require(hp, "kernel"), "kernel"));
+  } catch (const std::invalid_argument& e) {
+    throw StateError(std::string("hyperparameters.kernel at ") + position_of(hp["kernel"]) + ": " + e.what());
+  }
+  hyperparameters_.lengthscales = read_vector(require(hp, "lengthscales"), "lengthscales");
+  hyperparameters_.outputscale = read_double(require(hp, "outputscale"), "outputscale");
+  hyperparameters_.noise_variances = read_doubles(require(hp, "noise_variances"), "noise_variances");
+  hyperparameters_.offset_variance = read_double(require(hp, "offset_variance"), "offset_variance");
+  const YAML::Node st = require(state, "standardization");
+  standardization_.mean = read_double(require(st, "mean"), "standardization.mean");
+  standardization_.scale = read_double(require(st, "scale"), "standardization.scale");
+  // The model as the last refresh left it, then the trials completed since, in the same order.
+  std::vector<Observation> observations;
+  for (std::uint64_t id : in_model_)
+    observations.push_back(observation_of(context.trials[id], context, reward_of(*context.trials[id].value, context.direction)));
+  try {
+    model_.emplace(context.space.dim(), hyperparameters_, standardization_);
+    model_->add(std::move(observations));
+  } catch (const std::exception& e) {
+    throw StateError(std::string("hyperparameters at ") + position_of(hp) + ": " + e.what());
+  }
+  --refresh_count_;  // candidate_points() reads the index of the refresh that built the model
+  model_->track(candidate_points(context));
+  ++refresh_count_;
+}
+
+}  // namespace tune

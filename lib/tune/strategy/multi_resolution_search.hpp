@@ -1,0 +1,142 @@
+#pragma once
+// Cost-aware multi-resolution search with conditional max-value entropy (strategies `cmets` and
+// `cmes`; digest-iqbo-cmets.md, Alg. 1 and sections 2.5, 3, 7.2, 7.3).
+//
+// The model. One GP over f on the unit cube observes every trial as a linear functional of f plus
+// a per-level offset and per-level noise:
+//     z = L_l f + b_l + eps_l,   eps_l ~ N(0, sigma_l^2),   b_top = 0,   b_l ~ N(0, v) for l < top
+// - L_top f = f(x): full-resolution trials observe f itself.
+// - Below the top, `window: cell` (default, the paper's Eq. 15 with a uniform window, digest
+//   7.1.7 proposal (a)) models a trial of tree node a as the average of f over a's cell: a cheap
+//   run tells about a region, the coarser the shallower the node. `window: point` models it as
+//   f at the node's centre (the classic additive-offset multi-fidelity model).
+// - sigma_l: one noise variance per level, fitted by MAP with the kernel (or declared).
+// - b_l: a random-effect offset per level (GaussianProcess offset groups): fewer epochs give lower
+//   accuracy everywhere, and the offset absorbs it instead of bending f. Its prior variance v is
+//   set at each refresh from the data, v = max(1, 1000 max_l m_l^2) with m_l the standardised gap
+//   between level l's mean and the reference mean, so that any constant gap is well inside the
+//   prior and is absorbed almost exactly (the fixed-effect limit).
+// - Standardisation: the mean of the top-level values (of all values before there is one) and the
+//   pooled within-level standard deviation, so that a constant offset of a level changes neither.
+//
+// The acquisition (CMES, Appendix A with the corrected normalisation, or Eq. 14): f* samples from
+// the posterior of f on a candidate set of X (Gumbel by default, or Thompson), shared by every
+// candidate query; the posterior (nu, sigma_g) of each candidate query from the GP; its level's
+// noise sd. The f* samples are clamped to at least max over the candidates of nu + 1e-6 sigma_g
+// (digest 7.2.3).
+//
+// cmets: the candidates are Algorithm 1's active set over a partition tree of the cube
+// (CmetsActiveSet; cleaned variant by default, `variant: literal` for the paper's rules); a node
+// at depth h runs at level floor(h L / (D + 1)) of the L levels, D the tree's maximum depth, so
+// each level spans several depths and the finest cells run at full resolution. The selection is
+// CMES / cost of the node's level among the nodes whose cost fits the remaining budget (never
+// overshooting). Tree: the paper's 2^d-ary all-dimensions split (the 2-D quadtree) for d <= 3,
+// longest-side binary splits beyond, which keeps the active set at a few nodes per query; default
+// D = max(6, 3d, L - 1).
+// cmes: flat, every trial at the top level, candidates a Sobol set of the cube plus perturbations
+// of the best observed points; an initial Sobol design of min(2d + 1, 20) points first.
+//
+// Recommendation: argmax of the posterior mean of f (the full-resolution objective) over the
+// candidate set and every trial's point.
+//
+// Pending trials enter the model as fantasies (value = posterior mean at their query), so parallel
+// workers get different suggestions; failed trials are left out of the model.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tune/gp/gaussian_process.hpp"
+#include "tune/gp/hyperparameter_fit.hpp"
+#include "tune/strategy/gp_bandit.hpp"
+#include "tune/strategy/strategy.hpp"
+#include "tune/tree/cmets_active_set.hpp"
+
+namespace tune {
+
+enum class ObservationWindow { cell, point };
+enum class MaxValueSampler { gumbel, thompson };
+
+struct MultiResolutionOptions {
+  bool tree = true;  // cmets; false: cmes (flat, top level)
+  CmetsVariant variant = CmetsVariant::cleaned;
+  std::size_t max_depth = 0;  // 0: max(6, 3d, levels - 1)
+  bool allow_requery = false;
+  ObservationWindow window = ObservationWindow::cell;
+  bool level_offsets = true;  // learn a mean offset per level below the top (false: none)
+
+  std::size_t max_value_samples = 10;
+  MaxValueSampler sampler = MaxValueSampler::gumbel;
+  bool noisy_cmes = true;  // Appendix A; false: Eq. 14 with the noise-free sigma_g
+  std::size_t quadrature_nodes = 32;
+  std::size_t candidates = 0;  // X candidates for f* samples and the recommendation; 0: clamp(100 d, 256, 1024)
+
+  // Declared noise standard deviation per level (units of the objective); empty: fitted.
+  std::vector<double> noise_sd;
+  // Squared exponential: its window covariances are closed forms; Matern-5/2 integrates boxes by a
+  // 64-node quadrature per side, about 100 times slower per covariance.
+  KernelType kernel = KernelType::squared_exponential;
+  std::size_t initial_design = 0;  // cmes only; 0: min(2d + 1, 20)
+  RefitSchedule refit;
+  HyperparameterFitOptions fit;
+
+  std::size_t candidate_count(std::size_t dim) const;
+  std::size_t tree_depth(std::size_t dim, std::size_t levels) const;
+};
+
+class MultiResolutionSearch final : public Strategy {
+ public:
+  explicit MultiResolutionSearch(MultiResolutionOptions options);
+
+  std::string name() const override { return options_.tree ? "cmets" : "cmes"; }
+  const MultiResolutionOptions& options() const { return options_; }
+
+  ProposalResult propose(const StrategyContext& context) override;
+  void on_complete(const StrategyContext& context, const Trial& trial) override;
+  std::optional<Recommendation> recommend(const StrategyContext& context) const override;
+  YAML::Node save() const override;
+  void restore(const YAML::Node& node, const StrategyContext& context) override;
+
+  // Observability and tests.
+  const GaussianProcess* model() const { return model_ ? &*model_ : nullptr; }
+  const CmetsActiveSet* active_set() const { return active_ ? &*active_ : nullptr; }
+  // The tree node of each trial (cmets), by trial id; no_node for trials without one.
+  NodeId node_of_trial(std::uint64_t id) const;
+  // The resolution level a node at this depth runs at.
+  std::size_t level_of_depth(std::size_t depth, std::size_t levels) const;
+
+ private:
+  void ensure_active_set(const StrategyContext& context);
+  void refresh_if_due(const StrategyContext& context);
+  void rebuild_model(const StrategyContext& context);
+  Observation observation_of(const Trial& trial, const StrategyContext& context, double value) const;
+  Observation query_at(NodeId node, std::size_t level, std::size_t levels, std::size_t top) const;
+  Eigen::MatrixXd candidate_points(const StrategyContext& context) const;
+  Eigen::VectorXd max_value_samples(const GaussianProcess& gp, const Eigen::MatrixXd& X, std::uint64_t seed,
+                                    std::uint64_t ask_index) const;
+  ProposalResult propose_tree(const StrategyContext& context);
+  ProposalResult propose_flat(const StrategyContext& context);
+  std::size_t levels_of(const StrategyContext& context) const;
+
+  MultiResolutionOptions options_;
+  std::optional<CmetsActiveSet> active_;
+  std::vector<NodeId> trial_nodes_;      // by trial id (cmets)
+  std::vector<std::uint64_t> in_model_;  // completed trials in the model, in insertion order
+  std::optional<GaussianProcess> model_;
+  GpHyperparameters hyperparameters_;
+  Standardization standardization_;
+  std::size_t refresh_count_ = 0;
+  std::size_t size_at_refresh_ = 0;
+  std::uint64_t design_index_ = 0;
+  std::size_t dim_ = 0;
+  std::size_t levels_ = 1;
+};
+
+const char* to_string(ObservationWindow window);
+ObservationWindow observation_window_from_string(const std::string& name);  // throws std::invalid_argument
+const char* to_string(MaxValueSampler sampler);
+MaxValueSampler max_value_sampler_from_string(const std::string& name);  // throws std::invalid_argument
+
+YAML::Node to_yaml(const MultiResolutionOptions& options);
+MultiResolutionOptions multi_resolution_options_from_yaml(const YAML::Node& node, bool tree);
+
+}  // namespace tune

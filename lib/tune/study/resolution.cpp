@@ -1,0 +1,59 @@
+#include "tune/study/resolution.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace tune {
+
+void validate(const Resolution& r) {
+  if (r.values.empty()) throw std::invalid_argument("resolution: 'levels' must list at least one value");
+  for (std::size_t i = 0; i < r.values.size(); ++i) {
+    if (!std::isfinite(r.values[i]) || r.values[i] <= 0)
+      throw std::invalid_argument("resolution: level " + std::to_string(i) + " has value " +
+                                  std::to_string(r.values[i]) + "; levels must be finite and > 0");
+    if (i > 0 && !(r.values[i] > r.values[i - 1]))
+      throw std::invalid_argument("resolution: 'levels' must be strictly increasing (cheapest first, full run last)");
+  }
+  if (r.measured()) return;
+  if (r.costs.size() != r.values.size())
+    throw std::invalid_argument("resolution: " + std::to_string(r.costs.size()) + " costs for " +
+                                std::to_string(r.values.size()) + " levels; give one cost per level or 'measured'");
+  for (std::size_t i = 0; i < r.costs.size(); ++i) {
+    if (!std::isfinite(r.costs[i]) || r.costs[i] <= 0)
+      throw std::invalid_argument("resolution: the cost of level " + std::to_string(i) + " must be finite and > 0");
+    if (i > 0 && r.costs[i] < r.costs[i - 1])
+      throw std::invalid_argument("resolution: costs must not decrease with the level (a finer run costs at least as much)");
+  }
+}
+
+std::vector<double> level_costs(const Resolution& r, const std::vector<Trial>& trials) {
+  if (!r.measured()) return r.costs;
+  const std::size_t n = r.levels();
+  std::vector<double> sum(n, 0.0);
+  std::vector<std::size_t> count(n, 0);
+  double cost_total = 0.0, value_total = 0.0;
+  for (const Trial& t : trials) {
+    if (!t.cost || !t.level || *t.level >= n || t.status != TrialStatus::complete) continue;
+    sum[*t.level] += *t.cost;
+    ++count[*t.level];
+    cost_total += *t.cost;
+    value_total += r.values[*t.level];
+  }
+  const double per_value = value_total > 0 && cost_total > 0 ? cost_total / value_total : 1.0;
+  std::vector<double> costs(n);
+  for (std::size_t l = 0; l < n; ++l) {
+    costs[l] = count[l] > 0 ? sum[l] / static_cast<double>(count[l]) : per_value * r.values[l];
+    // A zero run time (a trial faster than the clock) would make the level free.
+    costs[l] = std::max(costs[l], 1e-9 * per_value * r.values[l]);
+  }
+  return costs;
+}
+
+double trial_cost(const Trial& trial, const std::vector<double>& costs) {
+  if (trial.cost) return *trial.cost;
+  const std::size_t level = trial.level.value_or(costs.empty() ? 0 : costs.size() - 1);
+  return level < costs.size() ? costs[level] : 0.0;
+}
+
+}  // namespace tune

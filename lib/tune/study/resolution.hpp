@@ -1,0 +1,39 @@
+#pragma once
+// A resolution: the knob that makes a trial cheaper and less faithful (epochs, a fraction of the
+// data, boosting rounds). Its levels are ordered from the cheapest to the full run; the last level
+// is the one the objective is about, and recommendations are always for it.
+//
+// Costs per level are either declared or measured. Measured costs are the mean cost (run time) of
+// the completed trials of each level. Until every level has been seen, an unseen level's cost is
+// extrapolated as proportional to its value, calibrated on the seen trials (cost per unit of value),
+// so a level of 27 epochs is first guessed 9 times dearer than one of 3; before any trial has a cost
+// the costs are the values themselves.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "tune/study/trial.hpp"
+
+namespace tune {
+
+struct Resolution {
+  std::string parameter;        // its name for the trial: {parameter} placeholder, TUNE_RESOLUTION
+  std::vector<double> values;   // one per level, cheapest first; the last is the full resolution
+  std::vector<double> costs;    // declared cost per level (increasing); empty = measured
+
+  std::size_t levels() const { return values.size(); }
+  std::size_t top() const { return values.size() - 1; }
+  bool measured() const { return costs.empty(); }
+};
+
+// Throws std::invalid_argument naming the field: no levels, a non-finite or non-positive value,
+// values not strictly increasing, costs of the wrong count, not finite and > 0, or decreasing.
+void validate(const Resolution& resolution);
+
+// The cost of each level now: declared, or measured from the trials (see the header comment).
+std::vector<double> level_costs(const Resolution& resolution, const std::vector<Trial>& trials);
+
+// The cost a trial counts against a budget: its measured cost when it has one, else its level's.
+double trial_cost(const Trial& trial, const std::vector<double>& costs);
+
+}  // namespace tune

@@ -1,0 +1,109 @@
+// Resolutions: validation, declared and measured level costs, the budget a study never overshoots,
+// best() among full-resolution trials only, and the YAML round trip of levels and costs.
+#include "tune/study/resolution.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tune/tune.hpp"
+
+namespace {
+
+tune::Trial trial_at(std::size_t level, std::optional<double> cost) {
+  tune::Trial t;
+  t.level = level;
+  t.cost = cost;
+  t.status = tune::TrialStatus::complete;
+  t.value = 0.0;
+  return t;
+}
+
+TEST(Resolution, ValidationNamesTheProblem) {
+  EXPECT_THROW(tune::validate(tune::Resolution{"epochs", {}, {}}), std::invalid_argument);
+  EXPECT_THROW(tune::validate(tune::Resolution{"epochs", {3, 1}, {}}), std::invalid_argument);
+  EXPECT_THROW(tune::validate(tune::Resolution{"epochs", {0, 1}, {}}), std::invalid_argument);
+  EXPECT_THROW(tune::validate(tune::Resolution{"epochs", {1, 3}, {1}}), std::invalid_argument);
+  EXPECT_THROW(tune::validate(tune::Resolution{"epochs", {1, 3}, {3, 1}}), std::invalid_argument);
+  try {
+    tune::validate(tune::Resolution{"epochs", {1, 3}, {1}});
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("1 costs for 2 levels"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(tune::validate(tune::Resolution{"epochs", {1, 3, 9}, {}}));
+}
+
+TEST(Resolution, MeasuredCostsAreLevelMeansExtrapolatedByValueUntilSeen) {
+  const tune::Resolution r{"epochs", {1, 3, 9}, {}};
+  // Nothing measured: the values themselves.
+  EXPECT_EQ(tune::level_costs(r, {}), (std::vector<double>{1, 3, 9}));
+  // Level 0 measured at 2 s and 4 s (3 s per epoch): levels 1 and 2 guessed at 9 s and 27 s.
+  std::vector<tune::Trial> trials{trial_at(0, 2.0), trial_at(0, 4.0)};
+  std::vector<double> c = tune::level_costs(r, trials);
+  EXPECT_DOUBLE_EQ(c[0], 3.0);
+  EXPECT_DOUBLE_EQ(c[1], 9.0);
+  EXPECT_DOUBLE_EQ(c[2], 27.0);
+  // Every level seen: plain means (level 2 turns out cheaper than the proportional guess).
+  trials.push_back(trial_at(1, 5.0));
+  trials.push_back(trial_at(2, 12.0));
+  trials.push_back(trial_at(2, 14.0));
+  c = tune::level_costs(r, trials);
+  EXPECT_DOUBLE_EQ(c[0], 3.0);
+  EXPECT_DOUBLE_EQ(c[1], 5.0);
+  EXPECT_DOUBLE_EQ(c[2], 13.0);
+  // Declared costs are used as given.
+  EXPECT_EQ(tune::level_costs(tune::Resolution{"epochs", {1, 3}, {0.5, 2}}, trials), (std::vector<double>{0.5, 2}));
+}
+
+tune::StudyOptions with_resolution(double budget) {
+  tune::StudyOptions o;
+  o.seed = 1;
+  o.resolution = tune::Resolution{"fraction", {0.25, 1.0}, {1, 4}};
+  o.cost_budget = budget;
+  return o;
+}
+
+TEST(Resolution, StudyWithoutCostAwareStrategyRunsAtTheTopAndStopsWithinTheBudget) {
+  tune::Space space({tune::Parameter::floating("x", 0, 1)});
+  tune::Study study(space, tune::make_strategy("random"), with_resolution(10));
+  int asked = 0;
+  while (auto s = study.ask()) {
+    EXPECT_EQ(s->level, 1u);
+    EXPECT_EQ(s->resolution_value, 1.0);
+    study.tell(s->id, 1.0);
+    ++asked;
+  }
+  EXPECT_EQ(asked, 2);  // 4 + 4 <= 10, a third would overshoot
+  EXPECT_DOUBLE_EQ(study.spent_cost(), 8.0);
+  EXPECT_NE(study.stop_reason().find("budget"), std::string::npos);
+}
+
+TEST(Resolution, BestIgnoresLowResolutionTrialsAndYamlKeepsLevelsAndCosts) {
+  tune::Space space({tune::Parameter::floating("x", 0, 1)});
+  tune::MultiResolutionOptions o;
+  o.candidates = 256;
+  tune::StudyOptions so = with_resolution(100);
+  so.resolution->costs.clear();  // measured
+  tune::Study study(space, std::make_unique<tune::MultiResolutionSearch>(o), so);
+  std::optional<std::uint64_t> low, high;
+  for (int i = 0; i < 40 && !(low && high); ++i) {
+    auto s = study.ask();
+    ASSERT_TRUE(s);
+    if (*s->level == 0 && !low) low = s->id;
+    if (*s->level == 1 && !high) high = s->id;
+    // Low-resolution values are far better: they must not win best().
+    study.tell(s->id, *s->level == 0 ? -100.0 : 1.0 + static_cast<double>(i), 0.5 + static_cast<double>(*s->level));
+  }
+  ASSERT_TRUE(low && high);
+  ASSERT_NE(study.best(), nullptr);
+  EXPECT_EQ(*study.best()->level, 1u);
+  const tune::Study loaded = tune::Study::from_yaml_string(study.to_yaml_string(), "test");
+  ASSERT_TRUE(loaded.resolution());
+  EXPECT_EQ(loaded.resolution()->parameter, "fraction");
+  EXPECT_TRUE(loaded.resolution()->measured());
+  EXPECT_EQ(loaded.cost_budget(), 100.0);
+  EXPECT_EQ(loaded.trial(*low).level, 0u);
+  EXPECT_EQ(loaded.trial(*low).cost, 0.5);
+  EXPECT_EQ(loaded.level_costs(), study.level_costs());
+  EXPECT_DOUBLE_EQ(loaded.spent_cost(), study.spent_cost());
+}
+
+}  // namespace
