@@ -384,8 +384,30 @@ std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyCon
     X.col(gp.tracked_points().cols() + static_cast<Eigen::Index>(i)) = context.trials[i].unit;
   Eigen::VectorXd mean, variance;
   gp.predict(X, mean, variance);
-  Eigen::Index best = 0;
-  mean.maxCoeff(&best);
+  // Optima on a face of the cube are common (the largest model, no regularisation) and no Sobol
+  // point or cell centre lies on one: the eight best points are also tried with each coordinate
+  // moved to 0 and to 1.
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(X.cols()));
+  for (Eigen::Index j = 0; j < X.cols(); ++j) order[static_cast<std::size_t>(j)] = j;
+  const std::size_t top = std::min<std::size_t>(8, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+                    [&](Eigen::Index a, Eigen::Index b) { return mean(a) > mean(b); });
+  const Eigen::Index d = X.rows();
+  Eigen::MatrixXd faces(d, static_cast<Eigen::Index>(top) * 2 * d);
+  Eigen::Index k = 0;
+  for (std::size_t i = 0; i < top; ++i)
+    for (Eigen::Index c = 0; c < d; ++c)
+      for (double side : {0.0, 1.0}) {
+        Eigen::VectorXd u = X.col(order[i]);
+        u(c) = side;
+        faces.col(k++) = context.space.snap(u);
+      }
+  Eigen::VectorXd face_mean, face_variance;
+  gp.predict(faces, face_mean, face_variance);
+  Eigen::Index best = 0, best_face = 0;
+  const double m = mean.maxCoeff(&best);
+  if (face_mean.size() > 0 && face_mean.maxCoeff(&best_face) > m)
+    return Recommendation{faces.col(best_face), face_mean(best_face), std::sqrt(face_variance(best_face))};
   return Recommendation{X.col(best), mean(best), std::sqrt(variance(best))};
 }
 

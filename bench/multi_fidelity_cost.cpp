@@ -1,0 +1,207 @@
+// Cost to reach a target regret on multi-fidelity functions: `cmets` (configuration and level,
+// cost-aware) against single-resolution `ei` and `cmes` at the top level.
+//
+// Protocol. For each function of bench/functions/multi_fidelity (minimised; the space is one
+// [0,1] float per dimension) and each seed s = 0 .. seeds-1 (the study's seed): a Study with a
+// resolution whose levels are the function's fidelities with its declared costs (top = 1) and a
+// cost budget of `budget` top-level evaluations. After every tell the regret is recorded against the
+// cost spent:
+//   - cmets, cmes: f_top(recommendation) - minimum, the recommendation being the model's argmax
+//     of the posterior mean (Study::recommendation); also, for reference, the regret of the best
+//     full-resolution trial observed;
+//   - ei: the regret of the best trial observed (every trial is at full resolution).
+// The target is a fixed fraction (--target, default 1%) of the function's typical gap
+// median_x f_top(x) - minimum over 4096 Sobol points, so it means the same on every function. The
+// cost to target is the spent cost at the first step whose regret is <= target ("-" if never within
+// the budget). Observations are noise-free (the functions are deterministic).
+//
+// Prints per function: method | runs reaching the target | median cost to target | median final
+// regret; and the ratio of the medians cmets / ei (the target: <= 0.5). Writes every step
+// (function, method, seed, step, level, spent, regret) to a CSV.
+//
+// Usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--functions a,b]
+//                            [--methods a,b] [--csv PATH] [--quick]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "functions/multi_fidelity.hpp"
+#include "tune/space/sampling.hpp"
+#include "tune/tune.hpp"
+
+namespace {
+
+struct Options {
+  std::size_t seeds = 10;
+  double budget = 50.0;  // in top-level evaluations
+  double target = 0.01;
+  std::vector<std::string> functions;
+  std::vector<std::string> methods = {"cmets", "ei", "cmes"};
+  std::string csv = "multi_fidelity_cost.csv";
+};
+
+struct Step {
+  std::size_t level = 0;
+  double spent = 0.0;
+  double regret = 0.0;           // of the method's recommendation
+  double observed_regret = 0.0;  // of the best full-resolution trial so far
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::string current;
+  for (char c : text) {
+    if (c == ',') {
+      if (!current.empty()) parts.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (!current.empty()) parts.push_back(current);
+  return parts;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+tune::Space unit_space(std::size_t dim) {
+  std::vector<tune::Parameter> p;
+  for (std::size_t i = 0; i < dim; ++i) p.push_back(tune::Parameter::floating("x" + std::to_string(i), 0, 1));
+  return tune::Space(p);
+}
+
+Eigen::VectorXd unit_of(const tune::Config& c, std::size_t dim) {
+  Eigen::VectorXd u(static_cast<Eigen::Index>(dim));
+  for (std::size_t i = 0; i < dim; ++i) u(static_cast<Eigen::Index>(i)) = std::get<double>(c.at("x" + std::to_string(i)));
+  return u;
+}
+
+double typical_gap(const tune::testfn::MultiFidelityFunction& fn) {
+  tune::Rng rng(12345);
+  const Eigen::MatrixXd X = tune::sobol_points(fn.dim(), 4096, rng);
+  std::vector<double> v;
+  for (Eigen::Index j = 0; j < X.cols(); ++j) v.push_back(fn.value(X.col(j), fn.top()) - fn.minimum);
+  return median(v);
+}
+
+std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::string& method, std::uint64_t seed,
+                      double budget) {
+  tune::StudyOptions so;
+  so.direction = tune::Direction::minimize;
+  so.seed = seed;
+  tune::Resolution r;
+  r.parameter = "fidelity";
+  for (std::size_t l = 0; l < fn.levels(); ++l) r.values.push_back(static_cast<double>(l + 1));
+  r.costs = fn.cost;
+  so.resolution = r;
+  so.cost_budget = budget;
+  tune::Study study(unit_space(fn.dim()), tune::make_strategy(method), so);
+  std::vector<Step> steps;
+  double best_top = std::numeric_limits<double>::infinity();
+  while (auto s = study.ask()) {
+    const Eigen::VectorXd u = unit_of(s->config, fn.dim());
+    const double y = fn.value(u, *s->level);
+    study.tell(s->id, y);
+    if (*s->level == fn.top()) best_top = std::min(best_top, y);
+    Step st;
+    st.level = *s->level;
+    st.spent = study.spent_cost();
+    st.observed_regret = best_top - fn.minimum;
+    st.regret = st.observed_regret;
+    if (method != "ei") {
+      if (const auto rec = study.recommendation()) st.regret = fn.value(unit_of(rec->config, fn.dim()), fn.top()) - fn.minimum;
+      else st.regret = std::numeric_limits<double>::infinity();
+    }
+    steps.push_back(st);
+  }
+  return steps;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "multi_fidelity_cost: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--seeds") o.seeds = std::stoul(value());
+    else if (a == "--budget") o.budget = std::stod(value());
+    else if (a == "--target") o.target = std::stod(value());
+    else if (a == "--functions") o.functions = split(value());
+    else if (a == "--methods") o.methods = split(value());
+    else if (a == "--csv") o.csv = value();
+    else if (a == "--quick") {
+      o.seeds = 2;
+      o.budget = 15;
+    } else {
+      std::fprintf(stderr,
+                   "usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--functions a,b] "
+                   "[--methods a,b] [--csv PATH] [--quick]\n");
+      return 2;
+    }
+  }
+  std::ofstream csv(o.csv);
+  csv << "function,method,seed,step,level,spent,regret,observed_regret\n";
+  std::printf("cost to reach regret <= %.3g x (median gap) within a budget of %.0f full-resolution runs, %zu seeds\n\n",
+              o.target, o.budget, o.seeds);
+  std::printf("%-13s %-6s %8s %12s %12s %14s %10s\n", "function", "method", "reached", "median cost", "final regret",
+              "observed final", "s/ask");
+  for (const auto& fn : tune::testfn::multi_fidelity_functions()) {
+    if (!o.functions.empty() && std::find(o.functions.begin(), o.functions.end(), fn.name) == o.functions.end()) continue;
+    const double target = o.target * typical_gap(fn);
+    std::vector<double> medians;
+    for (const std::string& method : o.methods) {
+      std::vector<double> costs, finals, observed;
+      std::size_t reached = 0;
+      double seconds = 0.0;
+      std::size_t asks = 0;
+      for (std::size_t seed = 0; seed < o.seeds; ++seed) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::vector<Step> steps = run(fn, method, seed, o.budget);
+        seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        asks += steps.size();
+        double cost = std::numeric_limits<double>::infinity();
+        for (std::size_t k = 0; k < steps.size(); ++k) {
+          const Step& s = steps[k];
+          csv << fn.name << ',' << method << ',' << seed << ',' << k << ',' << s.level << ',' << s.spent << ','
+              << s.regret << ',' << s.observed_regret << '\n';
+          if (s.regret <= target && !std::isfinite(cost)) cost = s.spent;
+        }
+        reached += std::isfinite(cost);
+        costs.push_back(cost);  // infinity if never: counts as the worst in the median
+        finals.push_back(steps.empty() ? std::numeric_limits<double>::infinity() : steps.back().regret);
+        observed.push_back(steps.empty() ? std::numeric_limits<double>::infinity() : steps.back().observed_regret);
+        std::fprintf(stderr, "%s %s seed %zu: %zu steps, cost to target %g\n", fn.name.c_str(), method.c_str(), seed,
+                     steps.size(), cost);
+      }
+      const double m = median(costs);
+      medians.push_back(m);
+      char cost_text[32];
+      if (std::isfinite(m)) std::snprintf(cost_text, sizeof cost_text, "%.2f", m);
+      else std::snprintf(cost_text, sizeof cost_text, "-");
+      std::printf("%-13s %-6s %5zu/%-2zu %12s %12.3g %14.3g %10.4f\n", fn.name.c_str(), method.c_str(), reached, o.seeds,
+                  cost_text, median(finals), median(observed), seconds / static_cast<double>(std::max<std::size_t>(asks, 1)));
+    }
+    if (o.methods.size() >= 2 && o.methods[0] == "cmets" && o.methods[1] == "ei")
+      std::printf("%-13s target %.3g; median cost ratio cmets / ei = %.2f\n\n", fn.name.c_str(), target,
+                  medians[0] / medians[1]);
+  }
+  return 0;
+}
