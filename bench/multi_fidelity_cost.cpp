@@ -95,6 +95,23 @@ double typical_gap(const tune::testfn::MultiFidelityFunction& fn) {
   return median(v);
 }
 
+// "name" or "name:key=value+key=value" with strategy options, e.g.
+// "cmets:level_choice=acquisition+window=point".
+std::unique_ptr<tune::Strategy> make_method(const std::string& method) {
+  const std::size_t colon = method.find(':');
+  if (colon == std::string::npos) return tune::make_strategy(method);
+  YAML::Node options;
+  std::string rest = method.substr(colon + 1);
+  while (!rest.empty()) {
+    const std::size_t plus = rest.find('+');
+    const std::string kv = rest.substr(0, plus);
+    const std::size_t eq = kv.find('=');
+    options[kv.substr(0, eq)] = kv.substr(eq + 1);
+    rest = plus == std::string::npos ? "" : rest.substr(plus + 1);
+  }
+  return tune::make_strategy(method.substr(0, colon), options);
+}
+
 std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::string& method, std::uint64_t seed,
                       double budget) {
   tune::StudyOptions so;
@@ -106,7 +123,7 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
   r.costs = fn.cost;
   so.resolution = r;
   so.cost_budget = budget;
-  tune::Study study(unit_space(fn.dim()), tune::make_strategy(method), so);
+  tune::Study study(unit_space(fn.dim()), make_method(method), so);
   std::vector<Step> steps;
   double best_top = std::numeric_limits<double>::infinity();
   while (auto s = study.ask()) {
@@ -199,9 +216,18 @@ int main(int argc, char** argv) {
       std::printf("%-13s %-6s %5zu/%-2zu %12s %12.3g %14.3g %10.4f\n", fn.name.c_str(), method.c_str(), reached, o.seeds,
                   cost_text, median(finals), median(observed), seconds / static_cast<double>(std::max<std::size_t>(asks, 1)));
     }
-    if (o.methods.size() >= 2 && o.methods[0] == "cmets" && o.methods[1] == "ei")
-      std::printf("%-13s target %.3g; median cost ratio cmets / ei = %.2f\n\n", fn.name.c_str(), target,
-                  medians[0] / medians[1]);
+    const auto ei = std::find(o.methods.begin(), o.methods.end(), "ei");
+    std::printf("%-13s target %.3g", fn.name.c_str(), target);
+    if (ei != o.methods.end())
+      for (std::size_t k = 0; k < o.methods.size(); ++k)
+        if (o.methods[k].rfind("cmets", 0) == 0) {
+          const double ei_cost = medians[static_cast<std::size_t>(ei - o.methods.begin())];
+          std::string ratio = "n/a (neither reaches the target)";
+          if (std::isfinite(medians[k]) && !std::isfinite(ei_cost)) ratio = "< " + std::to_string(medians[k] / o.budget).substr(0, 4) + " (ei's median run never reaches it)";
+          else if (std::isfinite(ei_cost)) ratio = std::to_string(medians[k] / ei_cost).substr(0, 4);
+          std::printf("; median cost %s / ei = %s", o.methods[k].c_str(), ratio.c_str());
+        }
+    std::printf("\n\n");
   }
   return 0;
 }

@@ -70,7 +70,7 @@ TEST(CmetsActiveSet, InitialStateIsRootPlusItsChildren) {
 TEST(CmetsActiveSet, OptionsDefaultsAndValidation) {
   EXPECT_EQ(CmetsActiveSet(2).tree().split_rule(), SplitRule::all_dimensions);
   EXPECT_EQ(CmetsActiveSet(2).tree().branching(), 4u);
-  EXPECT_EQ(CmetsActiveSet(3).tree().branching(), 8u);
+  EXPECT_EQ(CmetsActiveSet(3).tree().branching(), 2u);  // longest-side from d = 3 on
   EXPECT_EQ(CmetsActiveSet(6).tree().split_rule(), SplitRule::longest_side);
   EXPECT_EQ(CmetsActiveSet(6).tree().branching(), 2u);
   EXPECT_EQ(CmetsActiveSetOptions{}.variant, CmetsVariant::cleaned);

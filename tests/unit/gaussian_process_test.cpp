@@ -439,6 +439,7 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   hp.outputscale = 1.3;
   hp.noise_variances = {0.02, 0.1, 0.3};
   hp.offset_variance = 2.5;
+  hp.discrepancy_ratios = {0.4, 1.5};
   const Standardization standardization{0.0, 1.0};
   GaussianProcess gp(2, hp, standardization);
   const int n = 12;
@@ -451,22 +452,43 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   gp.add(observations);
   const Eigen::VectorXd x_test = random_point(rng, d);
 
-  // Latent u = (f(x_1) .. f(x_n), f(x_test), b_0, b_1); observation i reads H_i u.
+  // Latent u = (f(x_1) .. f(x_n), f(x_test), b_0, b_1, d_1 .. d_n, d_test0, d_test1); observation i
+  // reads H_i u: f at its point, its group's offset and its group's discrepancy d (a GP with kernel
+  // r_g k, independent across groups) at its point.
   const tune::Kernel k = hp.make_kernel();
   std::vector<Eigen::VectorXd> pts;
   for (const Observation& o : observations) pts.push_back(std::get<PointQuery>(o.query).x);
   pts.push_back(x_test);
-  const Eigen::Index m = n + 1 + 2;
+  const Eigen::Index m = n + 1 + 2 + n + 2;
+  const Eigen::Index dis = n + 3;  // first discrepancy entry
   Eigen::MatrixXd P = Eigen::MatrixXd::Zero(m, m);
   for (int i = 0; i <= n; ++i)
     for (int j = 0; j <= n; ++j) P(i, j) = k(pts[static_cast<std::size_t>(i)], pts[static_cast<std::size_t>(j)]);
   P(n + 1, n + 1) = P(n + 2, n + 2) = hp.offset_variance;
+  // Discrepancy entries: d_i for observation i (in its group, if any), then d at x_test for groups 0, 1.
+  std::vector<std::pair<int, int>> dis_point_group;  // (point index into pts, group) per entry
+  for (int i = 0; i < n; ++i)
+    dis_point_group.push_back({i, observations[static_cast<std::size_t>(i)].offset_group
+                                      ? static_cast<int>(*observations[static_cast<std::size_t>(i)].offset_group) : -1});
+  dis_point_group.push_back({n, 0});
+  dis_point_group.push_back({n, 1});
+  for (std::size_t a = 0; a < dis_point_group.size(); ++a)
+    for (std::size_t b = 0; b < dis_point_group.size(); ++b) {
+      const auto [pa, ga] = dis_point_group[a];
+      const auto [pb, gb] = dis_point_group[b];
+      if (ga < 0 || ga != gb) continue;
+      P(dis + static_cast<Eigen::Index>(a), dis + static_cast<Eigen::Index>(b)) =
+          hp.discrepancy_ratios[static_cast<std::size_t>(ga)] * k(pts[static_cast<std::size_t>(pa)], pts[static_cast<std::size_t>(pb)]);
+    }
   Eigen::MatrixXd H = Eigen::MatrixXd::Zero(n, m);
   Eigen::VectorXd y(n), noise(n);
   for (int i = 0; i < n; ++i) {
     const Observation& o = observations[static_cast<std::size_t>(i)];
     H(i, i) = 1.0;
-    if (o.offset_group) H(i, n + 1 + static_cast<Eigen::Index>(*o.offset_group)) = 1.0;
+    if (o.offset_group) {
+      H(i, n + 1 + static_cast<Eigen::Index>(*o.offset_group)) = 1.0;
+      H(i, dis + i) = 1.0;
+    }
     y(i) = o.value;
     noise(i) = hp.noise_variances[o.noise_group];
   }
@@ -484,6 +506,7 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   Eigen::VectorXd h = Eigen::VectorXd::Zero(m);
   h(n) = 1.0;
   h(n + 2) = 1.0;
+  h(dis + n + 1) = 1.0;  // group 1's discrepancy at x_test
   const tune::Prediction g = gp.predict(target);
   EXPECT_NEAR(g.mean, h.dot(mean), 1e-10);
   EXPECT_NEAR(g.variance, h.dot(cov * h), 1e-10);

@@ -30,6 +30,8 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
     if (!(v > 0) || !std::isfinite(v)) throw std::invalid_argument("GP: noise variances must be positive");
   if (!(hyperparameters.offset_variance >= 0) || !std::isfinite(hyperparameters.offset_variance))
     throw std::invalid_argument("GP: the offset variance must be finite and >= 0");
+  for (double r : hyperparameters.discrepancy_ratios)
+    if (!(r >= 0) || !std::isfinite(r)) throw std::invalid_argument("GP: discrepancy ratios must be finite and >= 0");
   if (!(standardization.scale > 0) || !std::isfinite(standardization.scale) ||
       !std::isfinite(standardization.mean))
     throw std::invalid_argument("GP: standardisation scale must be positive and finite");
@@ -146,12 +148,12 @@ void GaussianProcess::append_row(const Observation& o) {
   }
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, hp_.offset_variance, observations_[static_cast<std::size_t>(i)], o);
+    c(i) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, observations_[static_cast<std::size_t>(i)], o);
   const double noise = hp_.noise_variances[o.noise_group];
   // l = L^{-1} c; the new pivot is the predictive variance of this observation given the others,
   // which is at least the noise variance: clamp round-off below it.
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
-  const double s2 = observation_covariance(kernel_, hp_.offset_variance, o, o) + noise - c.squaredNorm();
+  const double s2 = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, o, o) + noise - c.squaredNorm();
   const double s = std::sqrt(std::max(s2, noise));
   L_.row(n).head(n) = c.transpose();
   L_(n, n) = s;
@@ -182,10 +184,10 @@ Prediction GaussianProcess::predict(const Observation& target) const {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, hp_.offset_variance, observations_[static_cast<std::size_t>(i)], target);
+    c(i) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, observations_[static_cast<std::size_t>(i)], target);
   const double mean_std = c.dot(weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
-  const double prior = observation_covariance(kernel_, hp_.offset_variance, target, target);
+  const double prior = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, target, target);
   const double var_std = std::max(0.0, prior - c.squaredNorm());
   const double s = standardization_.scale;
   return {standardization_.mean + s * mean_std, s * s * var_std};

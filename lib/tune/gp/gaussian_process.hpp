@@ -24,6 +24,12 @@ struct GpHyperparameters {
   // Prior variance of each offset group's constant (Observation::offset_group), standardised
   // units. Not fitted: the owner sets it (e.g. from the spread of the groups' means).
   double offset_variance = 0.0;
+  // Per offset group g: the ratio r_g of a discrepancy process's variance to the outputscale. Two
+  // observations of the same group covary by (1 + r_g) k instead of k: the group sees f plus its
+  // own smooth deviation, shaped like f (same kernel), independent across groups, so a low level
+  // that tracks f only loosely (r_g large) is trusted less. Fitted with the kernel when present;
+  // empty = no discrepancy (r = 0 for every group).
+  std::vector<double> discrepancy_ratios;
 
   Kernel make_kernel() const { return Kernel(kernel, lengthscales, outputscale); }
 };

@@ -33,6 +33,12 @@ struct HyperparameterFitOptions {
   LogNormalPrior outputscale_prior{0.0, 1.5};
   LogNormalPrior noise_prior{-6.9, 3.0};  // median 1e-3, broad
   bool fit_noise = true;                  // false: noise variances stay at the warm start's
+  // Discrepancy ratios of the offset groups (GpHyperparameters::discrepancy_ratios; fitted when the
+  // warm start has them): a low level is believed to track f fairly closely unless the data say
+  // otherwise.
+  double discrepancy_min = 1e-4;
+  double discrepancy_max = 1e2;
+  LogNormalPrior discrepancy_prior{-2.3, 2.0};  // median 0.1
 
   std::size_t random_restarts = 1;   // in addition to the warm start
   std::size_t max_evaluations = 30;  // per start

@@ -21,8 +21,9 @@ void check_dim(Eigen::Index size, const Kernel& k) {
                                 std::to_string(k.dim()) + "-dimensional kernel");
 }
 
-// The query as a measure. Windows that are degenerate in every coordinate are the point itself, so
-// that they give exactly the point's covariances (and cost one kernel evaluation).
+// A single-measure query (not a weighted point set) as a measure. Windows that are degenerate in
+// every coordinate are the point itself, so that they give exactly the point's covariances (and
+// cost one kernel evaluation).
 View view_of(const Query& q, const Kernel& k) {
   if (const auto* p = std::get_if<PointQuery>(&q)) return {Kind::point, p->x.data(), nullptr};
   if (const auto* box = std::get_if<BoxQuery>(&q)) {
@@ -40,6 +41,42 @@ View view_of(const Query& q, const Kernel& k) {
 
 ConstMap point_of(const View& v, const Kernel& k) {
   return ConstMap(v.a, static_cast<Eigen::Index>(k.dim()));
+}
+
+void check_points(const WeightedPointsQuery& w, const Kernel& k) {
+  // The points are read through raw column pointers and the weights by index.
+  if (static_cast<std::size_t>(w.points.rows()) != k.dim())
+    throw std::invalid_argument("weighted-points covariance: points of dimension " + std::to_string(w.points.rows()) +
+                                " for a " + std::to_string(k.dim()) + "-dimensional kernel");
+  if (w.weights.size() != w.points.cols())
+    throw std::invalid_argument("weighted-points covariance: " + std::to_string(w.weights.size()) +
+                                " weights for " + std::to_string(w.points.cols()) + " points");
+}
+
+// A query as weighted atoms for the covariance sums: a weighted point set is its points; any other
+// query is one atom of weight 1, its own measure.
+class Atoms {
+ public:
+  Atoms(const Query& q, const Kernel& k) : set_(std::get_if<WeightedPointsQuery>(&q)) {
+    if (set_)
+      check_points(*set_, k);
+    else
+      single_ = view_of(q, k);
+  }
+  Eigen::Index size() const { return set_ ? set_->weights.size() : 1; }
+  double weight(Eigen::Index i) const { return set_ ? set_->weights(i) : 1.0; }
+  View view(Eigen::Index i) const { return set_ ? View{Kind::point, set_->points.col(i).data(), nullptr} : single_; }
+
+ private:
+  const WeightedPointsQuery* set_;
+  View single_;
+};
+
+bool is_point_set(const Query& q) { return std::holds_alternative<WeightedPointsQuery>(q); }
+
+double atom_covariance(const Kernel& k, const View& a, const View& b) {
+  if (a.kind == Kind::point && b.kind == Kind::point) return k(point_of(a, k), point_of(b, k));
+  return window::expected_kernel(k, a, b, nullptr, nullptr);
 }
 
 // The point-point covariance and its log-parameter gradient, allocation-free: this runs for every
@@ -62,19 +99,39 @@ double point_point_with_log_gradient(const Kernel& k, const double* a, const dou
   return value;
 }
 
+double atom_covariance_with_log_gradient(const Kernel& k, const View& a, const View& b,
+                                         Eigen::Ref<Eigen::VectorXd> grad) {
+  if (a.kind == Kind::point && b.kind == Kind::point) return point_point_with_log_gradient(k, a.a, b.a, grad);
+  return window::expected_kernel(k, a, b, grad.data(), nullptr);
+}
+
 }  // namespace
 
 double covariance(const Kernel& k, const Query& a, const Query& b) {
   const auto* pa = std::get_if<PointQuery>(&a);
   const auto* pb = std::get_if<PointQuery>(&b);
   if (pa && pb) return k(pa->x, pb->x);
-  const View va = view_of(a, k), vb = view_of(b, k);
-  if (va.kind == Kind::point && vb.kind == Kind::point) return k(point_of(va, k), point_of(vb, k));
-  return window::expected_kernel(k, va, vb, nullptr, nullptr);
+  if (is_point_set(a) || is_point_set(b)) {
+    // The pair weights multiply before the covariance, in the same order as
+    // covariance_with_log_gradient, so that the GP and the fit see the same bits.
+    const Atoms atoms_a(a, k), atoms_b(b, k);
+    double sum = 0.0;
+    for (Eigen::Index i = 0; i < atoms_a.size(); ++i)
+      for (Eigen::Index j = 0; j < atoms_b.size(); ++j)
+        sum += (atoms_a.weight(i) * atoms_b.weight(j)) * atom_covariance(k, atoms_a.view(i), atoms_b.view(j));
+    return sum;
+  }
+  return atom_covariance(k, view_of(a, k), view_of(b, k));
 }
 
 double covariance(const Kernel& k, const Query& a, const Eigen::Ref<const Eigen::VectorXd>& x) {
   if (const auto* pa = std::get_if<PointQuery>(&a)) return k(pa->x, x);
+  if (const auto* set = std::get_if<WeightedPointsQuery>(&a)) {
+    check_points(*set, k);
+    double sum = 0.0;
+    for (Eigen::Index i = 0; i < set->points.cols(); ++i) sum += set->weights(i) * k(set->points.col(i), x);
+    return sum;
+  }
   const View va = view_of(a, k);
   if (va.kind == Kind::point) return k(point_of(va, k), x);
   check_dim(x.size(), k);
@@ -84,6 +141,14 @@ double covariance(const Kernel& k, const Query& a, const Eigen::Ref<const Eigen:
 Eigen::VectorXd covariance_gradient_x(const Kernel& k, const Query& a,
                                       const Eigen::Ref<const Eigen::VectorXd>& x) {
   if (const auto* pa = std::get_if<PointQuery>(&a)) return k.gradient_x(x, pa->x);
+  if (const auto* set = std::get_if<WeightedPointsQuery>(&a)) {
+    check_points(*set, k);
+    check_dim(x.size(), k);
+    Eigen::VectorXd grad = Eigen::VectorXd::Zero(x.size());
+    for (Eigen::Index i = 0; i < set->points.cols(); ++i)
+      grad.noalias() += set->weights(i) * k.gradient_x(x, set->points.col(i));
+    return grad;
+  }
   const View va = view_of(a, k);
   if (va.kind == Kind::point) return k.gradient_x(x, point_of(va, k));
   check_dim(x.size(), k);
@@ -97,9 +162,20 @@ double covariance_with_log_gradient(const Kernel& k, const Query& a, const Query
   const auto* pa = std::get_if<PointQuery>(&a);
   const auto* pb = std::get_if<PointQuery>(&b);
   if (pa && pb) return point_point_with_log_gradient(k, pa->x.data(), pb->x.data(), grad);
-  const View va = view_of(a, k), vb = view_of(b, k);
-  if (va.kind == Kind::point && vb.kind == Kind::point) return point_point_with_log_gradient(k, va.a, vb.a, grad);
-  return window::expected_kernel(k, va, vb, grad.data(), nullptr);
+  if (is_point_set(a) || is_point_set(b)) {
+    const Atoms atoms_a(a, k), atoms_b(b, k);
+    Eigen::VectorXd atom_grad(grad.size());
+    grad.setZero();
+    double sum = 0.0;
+    for (Eigen::Index i = 0; i < atoms_a.size(); ++i)
+      for (Eigen::Index j = 0; j < atoms_b.size(); ++j) {
+        const double w = atoms_a.weight(i) * atoms_b.weight(j);
+        sum += w * atom_covariance_with_log_gradient(k, atoms_a.view(i), atoms_b.view(j), atom_grad);
+        grad += w * atom_grad;
+      }
+    return sum;
+  }
+  return atom_covariance_with_log_gradient(k, view_of(a, k), view_of(b, k), grad);
 }
 
 void validate_query(const Query& q) {
@@ -127,6 +203,13 @@ void validate_query(const Query& q) {
         throw std::invalid_argument("Gaussian-window observation: negative sd " + std::to_string(g->sd(i)) +
                                     " in coordinate " + std::to_string(i));
     }
+  } else if (const auto* set = std::get_if<WeightedPointsQuery>(&q)) {
+    if (set->points.cols() < 1) throw std::invalid_argument("weighted-points observation: no points");
+    if (set->weights.size() != set->points.cols())
+      throw std::invalid_argument("weighted-points observation: " + std::to_string(set->weights.size()) +
+                                  " weights for " + std::to_string(set->points.cols()) + " points");
+    if (!set->points.allFinite()) throw std::invalid_argument("weighted-points observation: non-finite point");
+    if (!set->weights.allFinite()) throw std::invalid_argument("weighted-points observation: non-finite weight");
   }
 }
 
@@ -134,12 +217,20 @@ Eigen::VectorXd location(const Query& q) {
   validate_query(q);
   if (const auto* p = std::get_if<PointQuery>(&q)) return p->x;
   if (const auto* box = std::get_if<BoxQuery>(&q)) return 0.5 * box->lower + 0.5 * box->upper;
+  if (const auto* set = std::get_if<WeightedPointsQuery>(&q)) {
+    const double total = set->weights.sum();
+    if (total != 0.0) return set->points * set->weights / total;
+    return set->points.rowwise().mean();
+  }
   return std::get<GaussianWindowQuery>(q).centre;
 }
 
-double observation_covariance(const Kernel& k, double offset_variance, const Observation& a, const Observation& b) {
-  const double shared = a.offset_group && a.offset_group == b.offset_group ? offset_variance : 0.0;
-  return covariance(k, a.query, b.query) + shared;
+double observation_covariance(const Kernel& k, double offset_variance, const std::vector<double>& discrepancy_ratios,
+                              const Observation& a, const Observation& b) {
+  const double c = covariance(k, a.query, b.query);
+  if (!(a.offset_group && a.offset_group == b.offset_group)) return c;
+  const double r = *a.offset_group < discrepancy_ratios.size() ? discrepancy_ratios[*a.offset_group] : 0.0;
+  return c * (1.0 + r) + offset_variance;
 }
 
 }  // namespace tune

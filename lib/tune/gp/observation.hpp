@@ -57,9 +57,10 @@ struct Observation {
   std::optional<std::size_t> offset_group;
 };
 
-// Cov(z_a, z_b) without noise: the functionals' covariance plus offset_variance when both share an
-// offset group.
-double observation_covariance(const Kernel& k, double offset_variance, const Observation& a, const Observation& b);
+// Cov(z_a, z_b) without noise: the functionals' covariance, times (1 + r_g) and plus offset_variance
+// when both share offset group g (r_g = discrepancy_ratios[g], 0 when absent).
+double observation_covariance(const Kernel& k, double offset_variance, const std::vector<double>& discrepancy_ratios,
+                              const Observation& a, const Observation& b);
 
 // Cov(L_a f, L_b f) under the GP prior with kernel k.
 double covariance(const Kernel& k, const Query& a, const Query& b);

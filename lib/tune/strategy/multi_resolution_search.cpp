@@ -20,6 +20,12 @@ ObservationWindow observation_window_from_string(const std::string& name) {
   if (name == "point") return ObservationWindow::point;
   throw std::invalid_argument("unknown window '" + name + "': expected cell or point");
 }
+const char* to_string(LevelChoice c) { return c == LevelChoice::depth ? "depth" : "acquisition"; }
+LevelChoice level_choice_from_string(const std::string& name) {
+  if (name == "depth") return LevelChoice::depth;
+  if (name == "acquisition") return LevelChoice::acquisition;
+  throw std::invalid_argument("unknown level_choice '" + name + "': expected depth or acquisition");
+}
 const char* to_string(MaxValueSampler s) { return s == MaxValueSampler::gumbel ? "gumbel" : "thompson"; }
 MaxValueSampler max_value_sampler_from_string(const std::string& name) {
   if (name == "gumbel") return MaxValueSampler::gumbel;
@@ -178,8 +184,11 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     const Trial& t = trial_by_id(context.trials, id);
     observations.push_back(observation_of(t, context, reward_of(*t.value, context.direction)));
   }
-  if (hyperparameters_.lengthscales.size() == 0 || hyperparameters_.noise_variances.size() != levels)
+  if (hyperparameters_.lengthscales.size() == 0 || hyperparameters_.noise_variances.size() != levels) {
     hyperparameters_ = default_hyperparameters(options_.kernel, context.space.dim(), levels, options_.fit);
+    if (options_.level_offsets && options_.level_discrepancy)
+      hyperparameters_.discrepancy_ratios.assign(top, std::exp(options_.fit.discrepancy_prior.log_median));
+  }
   standardization_ = standardization_by_level(observations, top);
   hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
   HyperparameterFitOptions fit = options_.fit;
@@ -286,24 +295,49 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   const std::vector<NodeId> active = active_->active();
   if (active.empty()) return {std::nullopt, "the tree is exhausted: every node down to the maximum depth was queried"};
   const std::vector<double> costs = context.level_costs.empty() ? std::vector<double>(levels, 1.0) : context.level_costs;
+  // The candidate queries: each active node at its depth's level, or (level_choice: acquisition) at
+  // every level that fits the budget.
   std::vector<Observation> queries;
-  for (NodeId n : active) queries.push_back(query_at(n, level_of_depth(active_->tree().node(n).depth, levels), levels, top));
+  std::vector<std::pair<NodeId, std::size_t>> pairs;
+  for (NodeId n : active) {
+    const std::size_t depth_level = level_of_depth(active_->tree().node(n).depth, levels);
+    for (std::size_t l = 0; l < levels; ++l) {
+      if (options_.level_choice == LevelChoice::depth ? l != depth_level : costs[l] > context.remaining_budget) continue;
+      queries.push_back(query_at(n, l, levels, top));
+      pairs.emplace_back(n, l);
+    }
+  }
   const Eigen::VectorXd f_star = max_value_samples(gp, gp.tracked_points(), context.seed, context.ask_index);
   const Scored scored = score_queries(gp, queries, f_star, options_);
-  std::map<NodeId, double> score_of;
-  for (std::size_t i = 0; i < active.size(); ++i) score_of[active[i]] = scored.score(static_cast<Eigen::Index>(i));
-  const auto chosen = active_->select([&](NodeId n) { return score_of.at(n); },
-                                      [&](std::size_t depth) { return costs[level_of_depth(depth, levels)]; },
-                                      context.remaining_budget);
+  // Per node, the best score per unit cost over its levels; CmetsActiveSet::select then compares
+  // nodes (with the node's chosen level's cost, so that its budget check stays exact).
+  std::map<NodeId, std::pair<double, std::size_t>> best_of;  // node -> (score / cost, level)
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const auto [n, l] = pairs[i];
+    const double ratio = scored.score(static_cast<Eigen::Index>(i)) / costs[l];
+    auto it = best_of.find(n);
+    if (it == best_of.end() || ratio > it->second.first) best_of[n] = {ratio, l};
+  }
+  const double infinity = std::numeric_limits<double>::infinity();
+  std::optional<NodeId> chosen;
+  if (options_.level_choice == LevelChoice::depth) {
+    chosen = active_->select([&](NodeId n) { return best_of.at(n).first * costs[best_of.at(n).second]; },
+                             [&](std::size_t depth) { return costs[level_of_depth(depth, levels)]; },
+                             context.remaining_budget);
+  } else {
+    chosen = active_->select([&](NodeId n) { return best_of.count(n) ? best_of.at(n).first : -infinity; },
+                             [](std::size_t) { return 1.0; }, infinity);
+    if (chosen && !best_of.count(*chosen)) chosen.reset();
+  }
   if (!chosen) return {std::nullopt, "cost budget exhausted: no candidate's cost fits the remaining budget"};
   const PartitionNode& node = active_->tree().node(*chosen);
-  const std::size_t level = level_of_depth(node.depth, levels);
+  const std::size_t level = best_of.at(*chosen).second;
   Proposal p;
   p.unit = context.space.snap(node.centre());
   p.source = "cmets";
   p.in_model = true;
   p.model_size = n_model;
-  p.acquisition = score_of.at(*chosen) / costs[level];
+  p.acquisition = best_of.at(*chosen).first;
   p.level = level;
   active_->record_query(*chosen);
   trial_nodes_.resize(context.trials.size() + 1, no_node);
@@ -426,6 +460,7 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("candidates", o.candidates);
   visit("initial_design", o.initial_design);
   visit("level_offsets", o.level_offsets);
+  visit("level_discrepancy", o.level_discrepancy);
 }
 
 template <class F>
@@ -442,6 +477,7 @@ YAML::Node to_yaml(const MultiResolutionOptions& o) {
   FieldWriter top{YAML::Node(YAML::NodeType::Map)};
   top.node["variant"] = to_string(o.variant);
   top.node["window"] = to_string(o.window);
+  top.node["level_choice"] = to_string(o.level_choice);
   top.node["sampler"] = to_string(o.sampler);
   top.node["kernel"] = to_string(o.kernel);
   plain_fields(o, top);
@@ -462,10 +498,11 @@ MultiResolutionOptions multi_resolution_options_from_yaml(const YAML::Node& n, b
   if (!n.IsMap()) throw StateError("strategy options at " + position_of(n) + ": expected a map");
   if (n["variant"]) o.variant = parse_enum_field(n["variant"], "variant", cmets_variant_from_string);
   if (n["window"]) o.window = parse_enum_field(n["window"], "window", observation_window_from_string);
+  if (n["level_choice"]) o.level_choice = parse_enum_field(n["level_choice"], "level_choice", level_choice_from_string);
   if (n["sampler"]) o.sampler = parse_enum_field(n["sampler"], "sampler", max_value_sampler_from_string);
   if (n["kernel"]) o.kernel = parse_enum_field(n["kernel"], "kernel", kernel_type_from_string);
   if (n["noise_sd"]) o.noise_sd = read_doubles(n["noise_sd"], "noise_sd");
-  FieldReader top{n, {"variant", "window", "sampler", "kernel", "noise_sd", "refit", "fit"}};
+  FieldReader top{n, {"variant", "window", "level_choice", "sampler", "kernel", "noise_sd", "refit", "fit"}};
   plain_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
   read_group(n, "refit", o, [](MultiResolutionOptions& x, FieldReader& r) { refit_fields(x, r); });
@@ -497,6 +534,8 @@ YAML::Node MultiResolutionSearch::save() const {
     hp["noise_variances"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(
         hyperparameters_.noise_variances.data(), static_cast<Eigen::Index>(hyperparameters_.noise_variances.size())));
     hp["offset_variance"] = yaml_double(hyperparameters_.offset_variance);
+    hp["discrepancy_ratios"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(
+        hyperparameters_.discrepancy_ratios.data(), static_cast<Eigen::Index>(hyperparameters_.discrepancy_ratios.size())));
     state["hyperparameters"] = hp;
     state["standardization"]["mean"] = yaml_double(standardization_.mean);
     state["standardization"]["scale"] = yaml_double(standardization_.scale);
@@ -548,6 +587,7 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
   hyperparameters_.outputscale = read_double(require(hp, "outputscale"), "outputscale");
   hyperparameters_.noise_variances = read_doubles(require(hp, "noise_variances"), "noise_variances");
   hyperparameters_.offset_variance = read_double(require(hp, "offset_variance"), "offset_variance");
+  hyperparameters_.discrepancy_ratios = read_doubles(require(hp, "discrepancy_ratios"), "discrepancy_ratios");
   const YAML::Node st = require(state, "standardization");
   standardization_.mean = read_double(require(st, "mean"), "standardization.mean");
   standardization_.scale = read_double(require(st, "scale"), "standardization.scale");

@@ -35,6 +35,10 @@ void fit_fields(Options& o, Visit&& visit) {
   visit("noise_prior_log_median", f.noise_prior.log_median);
   visit("noise_prior_log_sd", f.noise_prior.log_sd);
   visit("fit_noise", f.fit_noise);
+  visit("discrepancy_min", f.discrepancy_min);
+  visit("discrepancy_max", f.discrepancy_max);
+  visit("discrepancy_prior_log_median", f.discrepancy_prior.log_median);
+  visit("discrepancy_prior_log_sd", f.discrepancy_prior.log_sd);
   visit("random_restarts", f.random_restarts);
   visit("max_evaluations", f.max_evaluations);
   visit("max_points", f.max_points);

@@ -28,7 +28,7 @@ CmetsVariant cmets_variant_from_string(const std::string& name) {
 }
 
 PartitionTreeOptions cmets_default_tree_options(std::size_t dim) {
-  if (dim <= 3) return PartitionTreeOptions{.split = SplitRule::all_dimensions};
+  if (dim <= 2) return PartitionTreeOptions{.split = SplitRule::all_dimensions};
   return PartitionTreeOptions{.split = SplitRule::longest_side, .branching = 2};
 }
 

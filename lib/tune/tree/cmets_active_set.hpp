@@ -48,7 +48,8 @@ const char* to_string(CmetsVariant variant);
 CmetsVariant cmets_variant_from_string(const std::string& name);  // throws std::invalid_argument
 
 // The paper's split for dimension d (digest 7.3.1): the 2^d-ary all_dimensions tree (the 2-D
-// quadtree) for d <= 3, longest_side with K = 2 beyond.
+// quadtree) for d <= 2, longest_side with K = 2 beyond (an octree in 3-D adds 64 look-ahead
+// nodes per query: measured 1 s per ask after 200 queries on Hartmann-3).
 PartitionTreeOptions cmets_default_tree_options(std::size_t dim);
 
 struct CmetsActiveSetOptions {
