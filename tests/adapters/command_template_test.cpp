@@ -200,5 +200,46 @@ TEST(CommandTemplate, EnvironmentRejectsCollidingNames) {
   EXPECT_THROW(trial_environment(case_only, test_trial()), std::invalid_argument);
 }
 
+TEST(CommandTemplate, ResolutionParameterIsAPlaceholderWithIntegerLevelsAsIntegers) {
+  const Command command{"train", "--epochs", "{epochs}", "--lr={lr}", "e{epochs}"};
+  EXPECT_NO_THROW(check_command_template(command, test_space(), "epochs"));
+  // Without the resolution, {epochs} is unknown.
+  EXPECT_NE(error_of([&] { check_command_template(command, test_space()); }).find("'{epochs}'"), std::string::npos);
+  const TrialResolution three{"epochs", 3.0, 1};
+  EXPECT_EQ(render_command(command, test_config(), test_trial(), three),
+            (Command{"train", "--epochs", "3", "--lr=0.001", "e3"}));
+  // Large integer levels print in plain digits (never 1e+05), fractional ones shortest round-trip.
+  EXPECT_EQ(render_command({"{epochs}"}, test_config(), test_trial(), TrialResolution{"epochs", 100000.0, 2}),
+            Command{"100000"});
+  EXPECT_EQ(render_command({"{epochs}"}, test_config(), test_trial(), TrialResolution{"epochs", 0.25, 0}),
+            Command{"0.25"});
+  EXPECT_THROW(render_command(command, test_config(), test_trial()), std::invalid_argument);
+  EXPECT_EQ(resolution_value_text(27.0), "27");
+  EXPECT_EQ(resolution_value_text(1e15), "1000000000000000");
+  EXPECT_EQ(resolution_value_text(0.1), "0.1");
+}
+
+TEST(CommandTemplate, ResolutionParameterMustNotBeASpaceParameterOrABuiltin) {
+  const std::string both = error_of([&] { check_command_template({"run"}, test_space(), "layers"); });
+  EXPECT_NE(both.find("'layers'"), std::string::npos) << both;
+  EXPECT_NE(both.find("remove it from the space"), std::string::npos) << both;
+  const std::string builtin = error_of([&] { check_command_template({"run"}, test_space(), "trial_id"); });
+  EXPECT_NE(builtin.find("built-in"), std::string::npos) << builtin;
+  const std::string env = error_of([&] { check_command_template({"run"}, test_space(), "LR"); });
+  EXPECT_NE(env.find("TUNE_PARAM_LR"), std::string::npos) << env;
+}
+
+TEST(CommandTemplate, EnvironmentCarriesTheResolutionValueAndLevel) {
+  const auto env = trial_environment(test_config(), test_trial(), TrialResolution{"epochs", 9.0, 2});
+  EXPECT_EQ(env.at("TUNE_RESOLUTION"), "9");
+  EXPECT_EQ(env.at("TUNE_RESOLUTION_LEVEL"), "2");
+  EXPECT_EQ(env.at("TUNE_PARAM_EPOCHS"), "9");
+  EXPECT_EQ(env.size(), 3u + 4u + 3u);
+  const auto fraction = trial_environment(test_config(), test_trial(), TrialResolution{"subset", 0.125, 0});
+  EXPECT_EQ(fraction.at("TUNE_RESOLUTION"), "0.125");
+  EXPECT_EQ(fraction.at("TUNE_RESOLUTION_LEVEL"), "0");
+  EXPECT_EQ(trial_environment(test_config(), test_trial()).count("TUNE_RESOLUTION"), 0u);
+}
+
 }  // namespace
 }  // namespace tune::adapters

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -148,6 +149,30 @@ TEST(TuneCli, InlineFormBuildsTheSpaceFromTheCommand) {
   for (const auto& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
 }
 
+// Runs campaign "k" of d/c.yaml, kill -9-ing the tuner `kills` times at random instants (every
+// other time leaving `pause_ms` for trials to end while it is dead) and resuming, then lets it
+// finish; expects exit 0. Returns how many kills hit a live tuner.
+int run_killing(const fs::path& d, const std::map<std::string, std::string>& env, int kills, int pause_ms,
+                std::mt19937& rng) {
+  int hits = 0;
+  std::vector<std::string> args{"run", "c.yaml", "--quiet"};
+  for (int attempt = 0;; ++attempt) {
+    const pid_t pid = start(d, args, env);
+    if (attempt < kills) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(5, 400)(rng)));
+      if (::kill(pid, SIGKILL) == 0) ++hits;
+      finish(d, pid);
+      if (attempt % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      // Killed before it created the campaign: starting it again is what a user would do.
+      if (fs::exists(d / "k" / "state.yaml")) args = {"resume", "k", "--quiet"};
+      continue;
+    }
+    const Result r = finish(d, pid);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return hits;
+  }
+}
+
 TEST(TuneCli, KillNineAtRandomInstantsLosesAndRepeatsNothing) {
   std::mt19937 rng(2026);
   int kills = 0;
@@ -155,22 +180,7 @@ TEST(TuneCli, KillNineAtRandomInstantsLosesAndRepeatsNothing) {
     const fs::path d = fresh_dir("kill9-" + std::to_string(campaign));
     write(d / "c.yaml", quadratic_campaign("k", 10, 2));
     const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "0.15"}};
-    std::vector<std::string> args{"run", "c.yaml", "--quiet"};
-    for (int attempt = 0;; ++attempt) {
-      const pid_t pid = start(d, args, env);
-      if (attempt < 6) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(5, 400)(rng)));
-        if (::kill(pid, SIGKILL) == 0) ++kills;
-        finish(d, pid);
-        if (attempt % 2 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // trials end while it is dead
-        // Killed before it created the campaign: starting it again is what a user would do.
-        if (fs::exists(d / "k" / "state.yaml")) args = {"resume", "k", "--quiet"};
-        continue;
-      }
-      const Result r = finish(d, pid);
-      ASSERT_EQ(r.code, 0) << r.err;
-      break;
-    }
+    kills += run_killing(d, env, 6, 300, rng);
     const YAML::Node s = state_of(d / "k");
     ASSERT_EQ(s["study"]["trials"].size(), 10u);
     for (const auto& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
@@ -411,6 +421,228 @@ TEST(TuneCli, DetachedTunerStopsOnRequestAndResumes) {
   const auto ends = starts(d / "toy.log", "end");
   EXPECT_EQ(ends.size(), 8u);
   for (const auto& [id, count] : ends) EXPECT_EQ(count, 1) << id;
+}
+
+// Multi-resolution campaigns: tests/e2e/trainers/multires.sh reports the quadratic plus a
+// resolution-dependent offset and noise, and fails if its {epochs} argument is not $TUNE_RESOLUTION.
+std::string multires_campaign(const std::string& name, const std::string& cost, double budget, int workers,
+                              const std::string& budget_extra = "") {
+  return "name: " + name + "\ncommand: [" + (kTrainers / "multires.sh").string() +
+         ", \"{x}\", \"{y}\", --epochs, \"{epochs}\"]\n"
+         "space:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n"
+         "resolution: {param: epochs, levels: [1, 3, 9], cost: " + cost + "}\n"
+         "objective: {name: loss, direction: minimize}\nstrategy: {name: cmets}\n"
+         "budget: {cost: " + std::to_string(budget) + budget_extra + "}\nexecutor: {workers: " + std::to_string(workers) + "}\n";
+}
+
+const std::vector<double> kLevels{1, 3, 9};
+
+// The per-level rows of `tune status` (level, value, cost [(est.)], complete, failed, running,
+// queued, spent): level -> {complete, failed, running, queued}.
+std::map<int, std::vector<int>> status_levels(const std::string& out) {
+  std::map<int, std::vector<int>> rows;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line) && line.find("  level ") != 0) {
+  }
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> t;
+    for (std::string w; fields >> w;)
+      if (w != "(est.)") t.push_back(w);
+    if (t.size() != 8) break;
+    rows[std::stoi(t[0])] = {std::stoi(t[3]), std::stoi(t[4]), std::stoi(t[5]), std::stoi(t[6])};
+  }
+  return rows;
+}
+
+TEST(TuneCli, DeclaredCostCampaignSpendsWithinItsBudgetAcrossLevels) {
+  const fs::path d = fresh_dir("multires-declared");
+  const double budget = 60;
+  // One worker: the order of tells, hence the campaign, is deterministic. A trial limit far above
+  // the ~22 runs the budget pays for, so that a spend counted in the wrong units ends the test
+  // instead of running for ever.
+  write(d / "c.yaml", multires_campaign("md", "[1, 3, 9]", budget, 1, ", trials: 100"));
+  // Every cheap run looks better than any full run (a shift of -1 below the top level): a
+  // low-resolution value must never be reported as the best.
+  const std::map<std::string, std::string> env{{"MULTIRES_SHIFT", "-1"}};
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "md");
+  EXPECT_NE(s["stop_reason"].as<std::string>().find("cost budget is spent"), std::string::npos)
+      << s["stop_reason"].as<std::string>();
+  const YAML::Node trials = s["study"]["trials"];
+  ASSERT_GT(trials.size(), 5u);
+  std::map<int, int> per_level;
+  double spent = 0, best_full = 1e9, best_any = 1e9;
+  int best_any_level = -1;
+  for (const auto& t : trials) {
+    ASSERT_EQ(t["status"].as<std::string>(), "complete") << t;  // the trainer checked {epochs} == $TUNE_RESOLUTION
+    const int level = t["level"].as<int>();
+    ++per_level[level];
+    spent += kLevels.at(static_cast<std::size_t>(level));  // declared cost = the level's value here
+    EXPECT_FALSE(t["cost"]) << "declared costs: no measured cost is told, or seconds would mix with declared units";
+    const double v = t["value"].as<double>();
+    if (level == 2) best_full = std::min(best_full, v);
+    if (v < best_any) best_any = v, best_any_level = level;
+    // The trial got its level's value as {epochs}, $TUNE_RESOLUTION and $TUNE_RESOLUTION_LEVEL.
+    const YAML::Node command = YAML::LoadFile((d / "md" / "trials" / t["id"].as<std::string>() / "command.yaml").string());
+    const std::string value = level == 0 ? "1" : level == 1 ? "3" : "9";
+    EXPECT_EQ(command["argv"][4].as<std::string>(), value);
+    EXPECT_EQ(command["environment"]["TUNE_RESOLUTION"].as<std::string>(), value);
+    EXPECT_EQ(command["environment"]["TUNE_RESOLUTION_LEVEL"].as<int>(), level);
+  }
+  EXPECT_LE(spent, budget);
+  EXPECT_GT(spent, budget - 9.0);  // it stopped because the next run did not fit, not earlier
+  EXPECT_GE(per_level.size(), 2u) << "cmets ran every trial at one level";
+  ASSERT_TRUE(per_level.count(2)) << "no full-resolution trial";
+  ASSERT_NE(best_any_level, 2) << "the test needs a cheap run that looks better than every full run";
+
+  const Result st = tune(d, {"status", "md"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("cost: " + std::to_string(static_cast<int>(spent)) + " spent of the budget 60 (declared costs)"),
+            std::string::npos) << st.out;
+  const auto rows = status_levels(st.out);
+  ASSERT_EQ(rows.size(), 3u) << st.out;
+  for (int l = 0; l < 3; ++l) {
+    EXPECT_EQ(rows.at(l)[0], per_level[l]) << "level " << l << "\n" << st.out;
+    EXPECT_EQ(rows.at(l)[1] + rows.at(l)[2] + rows.at(l)[3], 0) << st.out;
+  }
+  EXPECT_NE(st.out.find("(full resolution)"), std::string::npos) << st.out;
+
+  const Result b = tune(d, {"best", "md"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.out.find("the model recommends"), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("best observed full-resolution trial"), std::string::npos) << b.out;
+  const YAML::Node best = YAML::Load(b.out);
+  EXPECT_EQ(trials[best["trial"].as<std::size_t>()]["level"].as<int>(), 2) << b.out;
+  EXPECT_DOUBLE_EQ(best["loss"].as<double>(), best_full);
+  EXPECT_GT(best["loss"].as<double>(), best_any);  // the cheaper, better-looking run is not "best"
+  EXPECT_EQ(best["resolution"]["value"].as<double>(), 9.0);
+  ASSERT_TRUE(best["recommendation"].IsMap()) << b.out;
+  EXPECT_TRUE(best["recommendation"]["config"]["x"]) << b.out;
+  EXPECT_GE(best["recommendation"]["sd"].as<double>(), 0.0);
+  // The model predicts the full-resolution objective (its minimum is 0 at (0.3, -1)), not the cheap
+  // runs' values, which are about 1 lower.
+  EXPECT_GT(best["recommendation"]["mean"].as<double>(), -0.2) << b.out;
+
+  const Result j = tune(d, {"best", "md", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const YAML::Node json = YAML::Load(j.out);  // JSON is YAML
+  EXPECT_EQ(json["trial"].as<std::size_t>(), best["trial"].as<std::size_t>()) << j.out;
+  EXPECT_DOUBLE_EQ(json["loss"].as<double>(), best_full);
+  EXPECT_DOUBLE_EQ(json["recommendation"]["mean"].as<double>(), best["recommendation"]["mean"].as<double>());
+  EXPECT_DOUBLE_EQ(json["recommendation"]["sd"].as<double>(), best["recommendation"]["sd"].as<double>());
+  EXPECT_EQ(json["resolution"]["parameter"].as<std::string>(), "epochs");
+}
+
+TEST(TuneCli, MeasuredCostCampaignRecordsRunTimesAndStopsWithinItsBudget) {
+  const fs::path d = fresh_dir("multires-measured");
+  const double budget = 1.5;
+  write(d / "c.yaml", multires_campaign("mm", "measured", budget, 2));
+  const double per_unit = 0.01;  // seconds of sleep per epoch: 10, 30, 90 ms
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"MULTIRES_SLEEP", std::to_string(per_unit)}});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "mm");
+  EXPECT_NE(s["stop_reason"].as<std::string>().find("cost budget is spent"), std::string::npos)
+      << s["stop_reason"].as<std::string>();
+  double spent = 0, top_cost = 0;
+  int top_runs = 0;
+  std::set<int> levels;
+  for (const auto& t : s["study"]["trials"]) {
+    ASSERT_EQ(t["status"].as<std::string>(), "complete") << t;
+    ASSERT_TRUE(t["cost"]) << t;
+    const double cost = t["cost"].as<double>();
+    const int level = t["level"].as<int>();
+    levels.insert(level);
+    // The cost is the run time the supervisor recorded, at least the trainer's sleep.
+    EXPECT_GE(cost, per_unit * kLevels.at(static_cast<std::size_t>(level))) << t;
+    EXPECT_DOUBLE_EQ(cost, s["runs"][t["id"].as<std::size_t>()]["exit"]["duration"].as<double>());
+    spent += cost;
+    if (level == 2) top_cost += cost, ++top_runs;
+  }
+  EXPECT_GE(levels.size(), 2u);
+  ASSERT_GT(top_runs, 0);
+  // A run is admitted when its level's mean run time so far fits what is left; it may run somewhat
+  // longer than that mean (a loaded machine), but the campaign never starts a run it cannot pay for,
+  // so it ends less than one full-resolution run over the budget, and not much under it.
+  EXPECT_LE(spent, budget + top_cost / static_cast<double>(top_runs)) << "top-level runs " << top_runs;
+  EXPECT_GT(spent, budget - 0.3);
+  const Result st = tune(d, {"status", "mm"});
+  EXPECT_NE(st.out.find("spent of the budget 1.5s (measured: seconds of trial run time)"), std::string::npos) << st.out;
+}
+
+TEST(TuneCli, KilledResolutionCampaignResumesWithLevelsAndCostsIntact) {
+  std::mt19937 rng(31);
+  int kills = 0;
+  for (int campaign = 0; campaign < 2; ++campaign) {
+    const fs::path d = fresh_dir("multires-kill9-" + std::to_string(campaign));
+    write(d / "c.yaml", multires_campaign("k", "measured", 1.6, 2));
+    const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"MULTIRES_SLEEP", "0.02"}};
+    kills += run_killing(d, env, 5, 200, rng);
+    const YAML::Node s = state_of(d / "k");
+    EXPECT_NE(s["stop_reason"].as<std::string>().find("cost budget"), std::string::npos);
+    const YAML::Node trials = s["study"]["trials"];
+    ASSERT_GT(trials.size(), 3u);
+    // Each trial ran exactly once, at the level the study gave it, and its measured cost survived
+    // the kills (recorded before the state was written).
+    std::map<std::string, std::string> level_run;  // trial id -> "value level" the trainer saw
+    {
+      std::ifstream in(d / "toy.log");
+      std::string word, id, x, y, value, level, rest;
+      while (in >> word) {
+        if (word == "start" && in >> id >> x >> y >> value >> level) level_run[id] = value + " " + level;
+        std::getline(in, rest);
+      }
+    }
+    const auto n = starts(d / "toy.log");
+    EXPECT_EQ(n.size(), trials.size());
+    for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "campaign " << campaign << " trial " << id;
+    for (const auto& t : trials) {
+      EXPECT_EQ(t["status"].as<std::string>(), "complete");
+      const std::size_t level = t["level"].as<std::size_t>();
+      const std::string id = t["id"].as<std::string>();
+      EXPECT_EQ(level_run[id], (level == 0 ? "1 " : level == 1 ? "3 " : "9 ") + std::to_string(level)) << id;
+      ASSERT_TRUE(t["cost"]) << t;
+      EXPECT_GE(t["cost"].as<double>(), 0.02 * kLevels.at(level)) << t;
+    }
+  }
+  EXPECT_GE(kills, 8);
+}
+
+TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {
+  const fs::path d = fresh_dir("invalid-resolution");
+  const std::string head = "name: x\ncommand: [echo, \"{x}\", \"{epochs}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n";
+  struct Case {
+    std::string text, field, fix;
+  };
+  const std::vector<Case> cases{
+      {head + "resolution: {param: x, levels: [1, 3, 9]}\n", "resolution.param", "remove 'x' from 'space'"},
+      {head + "resolution: {levels: [1, 3, 9]}\n", "resolution.param", "e.g. {param: epochs"},
+      {head + "resolution: {param: epochs, levels: [3, 1, 9]}\n", "resolution.levels", "strictly increasing"},
+      {head + "resolution: {param: epochs, levels: [1, three, 9]}\n", "resolution.levels", "found 'three'"},
+      {head + "resolution: {param: epochs, levels: [0, 3, 9]}\n", "resolution.levels", "> 0"},
+      {head + "resolution: {param: epochs, levels: [1, 3, 9], cost: [1, 3]}\n", "resolution.cost", "one cost per level"},
+      {head + "resolution: {param: epochs, levels: [1, 3, 9], cost: often}\n", "resolution.cost", "'measured'"},
+      {head + "resolution: {param: epochs, levels: [1, 3, 9], costs: [1, 3, 9]}\n", "resolution.costs", "unknown key"},
+      {head + "resolution: [1, 3, 9]\n", "resolution", "expected a map"},
+      {head + "resolution: {param: epochs, levels: [1, 3, 9], cost: [1, 3, 9]}\nbudget: {cost: 0.5}\n", "budget.cost",
+       "raise it"},
+      {head + "resolution: {param: epochs, levels: [1, 3, 9]}\nbudget: {cost: -3}\n", "budget.cost", "positive"},
+      {"name: x\ncommand: [echo, \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {cost: 100}\n",
+       "budget.cost", "declare a 'resolution'"},
+      {head, "command", "unknown placeholder '{epochs}'"},
+  };
+  for (const Case& c : cases) {
+    write(d / "bad.yaml", c.text);
+    const Result r = tune(d, {"run", "bad.yaml", "--quiet"});
+    EXPECT_EQ(r.code, 1) << c.text;
+    EXPECT_NE(r.err.find("bad.yaml"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("field '" + c.field + "'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.fix), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("line"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "x")) << "a campaign directory was created for an invalid file";
+  }
 }
 
 }  // namespace

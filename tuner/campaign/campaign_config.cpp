@@ -1,5 +1,6 @@
 #include "tuner/campaign/campaign_config.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -51,6 +52,98 @@ double read_duration(const YAML::Node& node, const std::string& field) {
   return *seconds;
 }
 
+std::string without_prefix(std::string message, const std::string& prefix) {
+  if (message.rfind(prefix, 0) == 0) message.erase(0, prefix.size());
+  return message;
+}
+
+constexpr const char* kResolutionExample = "{param: epochs, levels: [1, 3, 9, 27], cost: measured}";
+
+// `resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured | [1, 3, 9, 27]}`; cost
+// defaults to measured (the trials' run times in seconds).
+Resolution read_resolution(const YAML::Node& node, const Space& space) {
+  if (!node.IsMap()) fail(node, "resolution", std::string("expected a map such as ") + kResolutionExample);
+  check_keys(node, "resolution", {"param", "levels", "cost"});
+  Resolution r;
+  const YAML::Node param = node["param"];
+  if (!param)
+    fail(node, "resolution.param", std::string("missing: the name the trial receives the level's value as (the "
+                                               "{placeholder} and TUNE_RESOLUTION), e.g. ") + kResolutionExample);
+  if (!param.IsScalar() || param.Scalar().empty())
+    fail(param, "resolution.param", "expected a name such as epochs (used as the {epochs} placeholder)");
+  r.parameter = param.Scalar();
+  if (r.parameter.find_first_of("{}") != std::string::npos)
+    fail(param, "resolution.param", "expected a name without braces (write epochs, not {epochs})");
+  for (const char* builtin : {"trial_id", "trial_dir", "result_file"})
+    if (r.parameter == builtin)
+      fail(param, "resolution.param", "'" + r.parameter + "' is a built-in placeholder; choose another name");
+  bool in_space = false;
+  for (const Parameter& p : space.parameters()) in_space = in_space || p.name == r.parameter;
+  if (in_space)
+    fail(param, "resolution.param", "'" + r.parameter + "' is also a parameter of 'space'; the resolution is chosen "
+                                    "by the strategy, not searched: remove '" + r.parameter + "' from 'space'");
+
+  const YAML::Node levels = node["levels"];
+  const std::string levels_expected =
+      "expected a list of numbers, cheapest first, the last being the full run, e.g. [1, 3, 9, 27]";
+  if (!levels) fail(node, "resolution.levels", "missing; " + levels_expected);
+  if (!levels.IsSequence() || levels.size() == 0) fail(levels, "resolution.levels", levels_expected);
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    try {
+      r.values.push_back(read_double(levels[i], "resolution.levels"));
+    } catch (const StateError&) {
+      fail(levels[i], "resolution.levels", levels_expected + ", found '" +
+                                               (levels[i].IsScalar() ? levels[i].Scalar() : std::string("a list or map")) + "'");
+    }
+  }
+  for (std::size_t i = 0; i < levels.size(); ++i)
+    if (!std::isfinite(r.values[i]) || r.values[i] <= 0)
+      fail(levels[i], "resolution.levels", "level " + std::to_string(i) + " is " + levels[i].Scalar() +
+                                               "; every level must be a finite number > 0 (e.g. epochs, a fraction of the data)");
+  try {
+    validate(r);  // the levels alone
+  } catch (const std::invalid_argument& e) {
+    fail(levels, "resolution.levels", without_prefix(e.what(), "resolution: "));
+  }
+
+  if (const YAML::Node cost = node["cost"]) {
+    const std::string cost_expected = "expected 'measured' (each trial's run time in seconds) or one declared cost per "
+                                      "level, non-decreasing, e.g. [1, 3, 9, 27]";
+    if (cost.IsScalar() && cost.Scalar() == "measured") {
+      // measured: no declared costs
+    } else if (cost.IsSequence()) {
+      for (std::size_t i = 0; i < cost.size(); ++i) {
+        try {
+          r.costs.push_back(read_double(cost[i], "resolution.cost"));
+        } catch (const StateError&) {
+          fail(cost[i], "resolution.cost", cost_expected + ", found '" +
+                                               (cost[i].IsScalar() ? cost[i].Scalar() : std::string("a list or map")) + "'");
+        }
+      }
+      if (r.costs.empty()) fail(cost, "resolution.cost", cost_expected);
+      try {
+        validate(r);
+      } catch (const std::invalid_argument& e) {
+        fail(cost, "resolution.cost", without_prefix(e.what(), "resolution: "));
+      }
+    } else {
+      fail(cost, "resolution.cost", cost_expected + ", found '" + (cost.IsScalar() ? cost.Scalar() : std::string("a map")) + "'");
+    }
+  }
+  return r;
+}
+
+double read_positive(const YAML::Node& node, const std::string& field, const std::string& expected) {
+  double v = 0.0;
+  try {
+    v = read_double(node, field);
+  } catch (const StateError&) {
+    fail(node, field, expected + ", found '" + (node.IsScalar() ? node.Scalar() : std::string("a list or map")) + "'");
+  }
+  if (!std::isfinite(v) || v <= 0) fail(node, field, expected + ", found '" + node.Scalar() + "'");
+  return v;
+}
+
 }  // namespace
 
 CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& source) {
@@ -58,7 +151,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (!root || !root.IsMap())
       throw CampaignError("expected a campaign: a map with name, command, space, objective, ... "
                           "(run 'tune init' for a commented example)");
-    check_keys(root, "", {"name", "command", "space", "objective", "strategy", "budget", "executor", "seed"});
+    check_keys(root, "", {"name", "command", "space", "resolution", "objective", "strategy", "budget", "executor", "seed"});
     CampaignConfig c;
     c.name = read_string(require(root, "name"), "name");
     if (c.name.empty() || c.name.find('/') != std::string::npos)
@@ -75,8 +168,9 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     } catch (const SpaceError& e) {
       fail(root["space"], "space", e.what());
     }
+    if (const YAML::Node r = root["resolution"]) c.resolution = read_resolution(r, c.space);
     try {
-      adapters::check_command_template(c.command, c.space);
+      adapters::check_command_template(c.command, c.space, c.resolution ? c.resolution->parameter : std::string());
     } catch (const std::invalid_argument& e) {
       fail(command, "command", e.what());
     }
@@ -118,8 +212,23 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     }
 
     if (const YAML::Node b = root["budget"]) {
-      check_keys(b, "budget", {"trials", "wall", "failures"});
+      check_keys(b, "budget", {"trials", "cost", "wall", "failures"});
       if (b["trials"]) c.budget.trials = read_count(b["trials"], "budget.trials", 1);
+      if (const YAML::Node cost = b["cost"]) {
+        if (!c.resolution)
+          fail(cost, "budget.cost", std::string("a cost budget counts the costs of resolution levels; declare a "
+                                                "'resolution' such as ") + kResolutionExample +
+                                        ", or use budget.trials / budget.wall");
+        c.budget.cost = read_positive(cost, "budget.cost",
+                                      std::string("expected a positive number of cost units (") +
+                                          (c.resolution->measured() ? "seconds of trial run time, as costs are measured"
+                                                                    : "the units of resolution.cost") + ")");
+        if (!c.resolution->measured() && *c.budget.cost < c.resolution->costs.front())
+          fail(cost, "budget.cost", "the budget " + format_double(*c.budget.cost) + " is below the cost " +
+                                        format_double(c.resolution->costs.front()) +
+                                        " of the cheapest level: no trial could run; raise it");
+        if (!b["trials"]) c.budget.trials.reset();  // the cost budget is the limit
+      }
       if (b["wall"]) c.budget.wall_seconds = read_duration(b["wall"], "budget.wall");
       if (b["failures"]) c.budget.max_failures = read_count(b["failures"], "budget.failures", 1);
     }
@@ -160,6 +269,24 @@ YAML::Node CampaignConfig::to_yaml() const {
   for (const std::string& a : command) cmd.push_back(a);
   n["command"] = cmd;
   n["space"] = space_to_yaml(space);
+  if (resolution) {
+    YAML::Node r;
+    r.SetStyle(YAML::EmitterStyle::Flow);
+    r["param"] = resolution->parameter;
+    YAML::Node levels(YAML::NodeType::Sequence);
+    levels.SetStyle(YAML::EmitterStyle::Flow);
+    for (double v : resolution->values) levels.push_back(yaml_double(v));
+    r["levels"] = levels;
+    if (resolution->measured()) {
+      r["cost"] = "measured";
+    } else {
+      YAML::Node costs(YAML::NodeType::Sequence);
+      costs.SetStyle(YAML::EmitterStyle::Flow);
+      for (double v : resolution->costs) costs.push_back(yaml_double(v));
+      r["cost"] = costs;
+    }
+    n["resolution"] = r;
+  }
   n["objective"]["name"] = objective.name;
   n["objective"]["direction"] = to_string(objective.direction);
   YAML::Node s = YAML::Clone(strategy_options);
@@ -168,7 +295,8 @@ YAML::Node CampaignConfig::to_yaml() const {
   strat["name"] = strategy;
   for (const auto& kv : s) strat[kv.first.as<std::string>()] = kv.second;
   n["strategy"] = strat;
-  n["budget"]["trials"] = budget.trials;
+  if (budget.trials) n["budget"]["trials"] = *budget.trials;
+  if (budget.cost) n["budget"]["cost"] = yaml_double(*budget.cost);
   if (budget.wall_seconds) n["budget"]["wall"] = format_double(*budget.wall_seconds) + "s";
   n["budget"]["failures"] = budget.max_failures;
   n["executor"]["kind"] = executor.kind;
@@ -191,12 +319,16 @@ space:
   layers: {type: int, low: 1, high: 8}
   act:    {type: categorical, choices: [relu, tanh]}
   # also: {type: ordinal, choices: [16, 32, 64]}, {type: int, low: 1, high: 1024, log: true}
+# Cheap low-fidelity runs: the trial gets the level's value as {epochs} and $TUNE_RESOLUTION; with
+# strategy cmets the tuner chooses the level too. cost: measured (run time, seconds) or [1, 3, 9, 27].
+# resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}
 objective: {name: val_acc, direction: maximize}   # the key the trial prints; minimize or maximize
 strategy:
-  name: ei          # ei (default), ucb, random, sobol
+  name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (or cmes)
   # epsilon: 0.01   # compression: keep only observations carrying > epsilon nats (0 = exact GP)
 budget:
   trials: 50        # trials to run
+  # cost: 2000      # with a resolution: total cost (seconds when costs are measured)
   # wall: 6h        # stop launching new trials after this long
   failures: 10      # stop after this many failed trials
 executor:

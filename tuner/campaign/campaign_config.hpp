@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tune/space/space.hpp"
+#include "tune/study/resolution.hpp"
 #include "tune/study/trial.hpp"
 
 namespace tune::tuner {
@@ -27,7 +28,12 @@ struct ObjectiveSpec {
 };
 
 struct BudgetSpec {
-  std::size_t trials = 50;               // trials to run (suggestions issued)
+  static constexpr std::size_t kDefaultTrials = 50;  // when neither trials nor cost is given
+  // Trials to run (suggestions issued); none = no limit, which only a campaign with a cost budget has.
+  std::optional<std::size_t> trials = kDefaultTrials;
+  // Multi-resolution campaigns: the budget in cost units (the declared costs' units, or seconds of
+  // trial run time when costs are measured); no trial starts whose level's cost does not fit.
+  std::optional<double> cost;
   std::optional<double> wall_seconds;    // stop launching after this much time in total
   std::size_t max_failures = 10;         // stop after this many failed trials
 };
@@ -47,6 +53,9 @@ struct CampaignConfig {
   std::vector<std::string> command;
   Space space;
   ObjectiveSpec objective;
+  // Multi-resolution campaigns: `resolution: {param: epochs, levels: [1, 3, 9], cost: measured}`.
+  // `parameter` is the name the trial receives the level's value as; it is not a space parameter.
+  std::optional<Resolution> resolution;
   std::string strategy = kDefaultStrategy;
   YAML::Node strategy_options;  // the strategy's settings (a map, possibly empty)
   BudgetSpec budget;

@@ -132,6 +132,26 @@ class Runner {
 
   std::size_t failed_count() const { return state_.count(RunStatus::failed); }
 
+  bool trials_spent() const {
+    return state_.config.budget.trials && state_.study.trials().size() >= *state_.config.budget.trials;
+  }
+
+  // Why the campaign ended when nothing runs and nothing more can start.
+  std::string end_of_proposals() const {
+    if (trials_spent()) return "the budget of " + std::to_string(*state_.config.budget.trials) + " trials is spent";
+    const std::string& why = state_.study.stop_reason();
+    // Both the study and the cost-aware strategies say "cost budget exhausted: ..." when the next
+    // run does not fit.
+    const std::string prefix = "cost budget exhausted";
+    if (state_.config.budget.cost && why.rfind(prefix, 0) == 0) {
+      std::string detail = why.substr(prefix.size());
+      if (detail.rfind(": ", 0) == 0) detail.erase(0, 2);
+      return "the cost budget is spent: " + format_short(state_.study.spent_cost()) + " of " +
+             format_short(*state_.config.budget.cost) + (detail.empty() ? "" : "; " + detail);
+    }
+    return "the strategy has nothing more to propose: " + why;
+  }
+
   // Why no new trial may start, or empty if one may.
   std::string budget_exhausted() const {
     const BudgetSpec& b = state_.config.budget;
@@ -164,11 +184,12 @@ class Runner {
     std::filesystem::remove_all(tdir);  // a re-queued trial starts from a clean directory
     std::filesystem::create_directories(tdir);
     adapters::TrialContext ctx{std::to_string(r.id), tdir.string(), (tdir / adapters::kResultFile).string()};
+    const std::optional<adapters::TrialResolution> resolution = resolution_of(t);
     adapters::TrialLaunch launch;
     launch.id = std::to_string(r.id);
     launch.dir = tdir;
-    launch.argv = adapters::render_command(state_.config.command, t.config, ctx);
-    launch.environment = adapters::trial_environment(t.config, ctx);
+    launch.argv = adapters::render_command(state_.config.command, t.config, ctx, resolution);
+    launch.environment = adapters::trial_environment(t.config, ctx, resolution);
     if (state_.config.executor.timeout_seconds)
       launch.timeout = std::chrono::milliseconds(static_cast<long long>(*state_.config.executor.timeout_seconds * 1000));
     launch.grace = std::chrono::milliseconds(static_cast<long long>(state_.config.executor.grace_seconds * 1000));
@@ -181,8 +202,36 @@ class Runner {
     r.failure_reason.clear();
     checkpoint();
     executor_.launch(launch);
-    events_.write("launch", {{"trial", std::to_string(r.id)}, {"attempt", std::to_string(r.attempts)}});
-    progress_.log("trial " + std::to_string(r.id) + " started: " + tune::to_string(t.config));
+    std::vector<std::pair<std::string, std::string>> fields{{"trial", std::to_string(r.id)},
+                                                            {"attempt", std::to_string(r.attempts)}};
+    if (resolution) fields.emplace_back("level", std::to_string(resolution->level));
+    events_.write("launch", fields);
+    progress_.log("trial " + std::to_string(r.id) + " started: " + tune::to_string(t.config) +
+                  (resolution ? " " + resolution->parameter + "=" + launch.environment.at("TUNE_RESOLUTION") : ""));
+  }
+
+  // The level a trial of a multi-resolution campaign runs at (every trial of one has a level).
+  std::optional<adapters::TrialResolution> resolution_of(const Trial& t) const {
+    const std::optional<Resolution>& res = state_.study.resolution();
+    if (!res || !t.level) return std::nullopt;
+    return adapters::TrialResolution{res->parameter, res->values.at(*t.level), *t.level};
+  }
+
+  // What a finished run cost, for the study: with measured costs its run time in seconds, as the
+  // supervisor recorded it (start to exit of the command); with declared costs nothing, so that the
+  // study counts the level's declared cost and the spend stays in the declared units (a measured
+  // cost takes precedence over the level's in Study::spent_cost).
+  std::optional<double> measured_cost(const adapters::TrialExit& e) const {
+    const std::optional<Resolution>& res = state_.study.resolution();
+    if (!res || !res->measured()) return std::nullopt;
+    if (e.started_at <= 0 || !(e.finished_at >= e.started_at)) return 0.0;
+    return e.finished_at - e.started_at;
+  }
+
+  static std::vector<std::pair<std::string, std::string>> with_cost(std::vector<std::pair<std::string, std::string>> fields,
+                                                                   const std::optional<double>& cost) {
+    if (cost) fields.emplace_back("cost", format_double(*cost));
+    return fields;
   }
 
   void collect(const adapters::FinishedTrial& f) {
@@ -218,6 +267,7 @@ class Runner {
         break;
       case adapters::ExitKind::cancelled: break;
     }
+    const std::optional<double> cost = measured_cost(e);
     if (reason.empty()) {
       try {
         const adapters::TrialReport report =
@@ -231,9 +281,9 @@ class Runner {
           reason = "no value reported: expected a line '" + state_.config.objective.name +
                    "=<value>' on stdout, a JSON object line, or a result file at $TUNE_RESULT_FILE";
         else {
-          state_.study.tell(id, *report.objective);
+          state_.study.tell(id, *report.objective, cost);
           r.status = RunStatus::complete;
-          events_.write("complete", {{"trial", f.id}, {"value", format_double(*report.objective)}});
+          events_.write("complete", with_cost({{"trial", f.id}, {"value", format_double(*report.objective)}}, cost));
           progress_.log("trial " + f.id + " " + state_.config.objective.name + "=" + format_double(*report.objective));
         }
       } catch (const std::exception& ex) {
@@ -241,12 +291,13 @@ class Runner {
       }
     }
     if (!reason.empty()) {
-      state_.study.fail(id, reason);
+      state_.study.fail(id, reason, cost);
       r.status = RunStatus::failed;
       r.failure_reason = reason;
-      events_.write("fail", {{"trial", f.id}, {"reason", reason}});
+      events_.write("fail", with_cost({{"trial", f.id}, {"reason", reason}}, cost));
       progress_.log("trial " + f.id + " failed: " + reason);
     }
+    ask_blocked_ = false;  // a told trial may let the strategy propose again (or free cost budget)
     checkpoint();
   }
 
@@ -297,11 +348,15 @@ class Runner {
             break;
           }
           TrialRun* r = next_queued();
-          if (!r && state_.study.trials().size() < state_.config.budget.trials && !state_.study.finished()) {
+          if (!r && !trials_spent() && !state_.study.finished() && !ask_blocked_) {
             const auto s = state_.study.ask();
             if (s) {
               state_.runs.push_back(TrialRun{.id = s->id});
               r = &state_.runs.back();
+            } else {
+              // Nothing to propose while trials are pending (or the cost budget is spent): ask again
+              // once one of them has been told, not at every poll.
+              ask_blocked_ = true;
             }
           }
           if (!r) break;
@@ -311,9 +366,7 @@ class Runner {
           // Nothing runs and nothing more can start: the budget is spent or the strategy stopped.
           stopping = true;
           state_.finished = true;
-          end_reason = state_.study.trials().size() >= state_.config.budget.trials
-                           ? "the budget of " + std::to_string(state_.config.budget.trials) + " trials is spent"
-                           : "the strategy has nothing more to propose: " + state_.study.stop_reason();
+          end_reason = end_of_proposals();
         }
       }
       if (stopping && executor_.running() == 0) break;
@@ -333,6 +386,7 @@ class Runner {
   StateWriter writer_;
   std::chrono::steady_clock::time_point started_;
   double base_active_ = 0.0;
+  bool ask_blocked_ = false;  // the last ask() proposed nothing; no trial has been told since
 };
 
 }  // namespace

@@ -118,7 +118,10 @@ std::size_t CampaignState::count(RunStatus status) const {
 
 CampaignState CampaignState::create(CampaignConfig config, double now) {
   Study study(config.space, make_strategy(config.strategy, config.strategy_options),
-              StudyOptions{config.objective.direction, config.seed});
+              StudyOptions{.direction = config.objective.direction,
+                           .seed = config.seed,
+                           .resolution = config.resolution,
+                           .cost_budget = config.budget.cost});
   CampaignState s{std::move(config), std::move(study), {}, now, 0.0, {}, false};
   return s;
 }
@@ -182,6 +185,9 @@ CampaignState load_state(const std::filesystem::path& dir) {
                        std::to_string(kSchema) + ")");
     CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign");
     Study study = Study::from_yaml(require(root, "study"));
+    if (config.resolution.has_value() != study.resolution().has_value() ||
+        config.budget.cost.has_value() != study.cost_budget().has_value())
+      throw StateError("the campaign and its study disagree on the resolution or the cost budget");
     CampaignState s{std::move(config), std::move(study), {}, 0.0, 0.0, {}, false};
     s.created_at = read_double(require(root, "created_at"), "created_at");
     s.active_seconds = read_double(require(root, "active_seconds"), "active_seconds");

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "tune/io/yaml_values.hpp"
@@ -9,6 +10,17 @@
 #include "tuner/campaign/duration.hpp"
 
 namespace tune::tuner {
+
+// Four significant digits (costs are sums of run times or declared units, not exact values), and
+// whole numbers from 1000 on (36000, not 3.6e+04).
+std::string format_short(double value) {
+  char buf[64];
+  if (std::isfinite(value) && std::fabs(value) >= 1000 && std::fabs(value) < 1e15)
+    std::snprintf(buf, sizeof buf, "%.0f", value);
+  else
+    std::snprintf(buf, sizeof buf, "%.4g", value);
+  return buf;
+}
 
 Progress::Progress(bool quiet) : quiet_(quiet), terminal_(::isatty(STDERR_FILENO) == 1) {}
 
@@ -20,10 +32,15 @@ void Progress::log(const std::string& line) {
 }
 
 std::string Progress::status_line(const CampaignState& s, std::size_t running, double elapsed) const {
-  std::string line = "done " + std::to_string(s.count(RunStatus::complete)) + "/" + std::to_string(s.config.budget.trials) +
-                     "  running " + std::to_string(running) + "  failed " + std::to_string(s.count(RunStatus::failed));
+  std::string line = "done " + std::to_string(s.count(RunStatus::complete));
+  if (s.config.budget.trials) line += "/" + std::to_string(*s.config.budget.trials);
+  line += "  running " + std::to_string(running) + "  failed " + std::to_string(s.count(RunStatus::failed));
+  if (s.config.budget.cost)
+    line += "  cost " + format_short(s.study.spent_cost()) + "/" + format_short(*s.config.budget.cost) +
+            (s.config.resolution && s.config.resolution->measured() ? "s" : "");
   if (const Trial* best = s.study.best()) {
     line += "  best " + format_double(*best->value) + " " + tune::to_string(best->config);
+    if (s.config.resolution) line += " (full resolution)";
   }
   line += "  elapsed " + format_duration(elapsed);
   if (s.config.budget.wall_seconds) line += " of " + format_duration(*s.config.budget.wall_seconds);

@@ -1,13 +1,17 @@
 #pragma once
-// What the tuner shows while it runs: on a terminal, one live line (done / running / failed, best
-// value and its configuration, elapsed time and remaining budget) redrawn a few times a second; when
-// stderr is not a terminal, one plain log line per event instead. --quiet shows neither.
+// What the tuner shows while it runs: on a terminal, one live line (done / running / failed, cost
+// spent of a cost budget, best value and its configuration, elapsed time and remaining budget)
+// redrawn a few times a second; when stderr is not a terminal, one plain log line per event
+// instead. --quiet shows neither.
 #include <chrono>
 #include <string>
 
 namespace tune::tuner {
 
 struct CampaignState;
+
+// A number for people (a cost, a summary value): four significant digits, whole from 1000 on.
+std::string format_short(double value);
 
 class Progress {
  public:

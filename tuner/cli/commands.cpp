@@ -4,20 +4,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
+#include "tune/adapters/command/command_template.hpp"
 #include "tune/adapters/command/inline_space.hpp"
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
 #include "tune/strategy/gp_bandit.hpp"
+#include "tune/strategy/multi_resolution_search.hpp"
 #include "tuner/campaign/campaign_lock.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/duration.hpp"
 #include "tuner/campaign/event_log.hpp"
+#include "tuner/campaign/progress.hpp"
 
 namespace tune::tuner {
 
@@ -105,6 +110,84 @@ std::string config_json(const Space& space, const Config& c) {
   return "{" + s + "}";
 }
 
+// A resolution level's value as the trial receives it (3, not 3.000000; 100000, not 1e+05).
+std::string level_value(const Resolution& resolution, std::size_t level) {
+  return adapters::resolution_value_text(resolution.values.at(level));
+}
+
+// `tune best` of a multi-resolution campaign: the model's recommendation (posterior mean and sd of
+// the objective at the full resolution) and the best observed full-resolution trial; a trial of a
+// lower level is never reported as the best (its value is not comparable). The top-level keys are
+// those of a campaign without a resolution (trial, objective, config: the best full-resolution
+// trial, null if none yet), plus `resolution` and `recommendation` (null for strategies without a
+// model: only cmets and cmes have one).
+int best_with_resolution(const std::filesystem::path& dir, const CampaignState& s, bool json) {
+  const Resolution& res = *s.config.resolution;
+  const Trial* b = s.study.best();
+  const std::optional<StudyRecommendation> rec = s.study.recommendation();
+  const std::string& objective = s.config.objective.name;
+  if (!b && !rec) {
+    std::fprintf(stderr, "tune: no full-resolution trial (%s = %s) of %s has completed yet, and the model has no "
+                         "recommendation yet\n",
+                 res.parameter.c_str(), level_value(res, res.top()).c_str(), dir.c_str());
+    return kExitError;
+  }
+  if (json) {
+    std::string out = "{\"trial\": " + (b ? std::to_string(b->id) : std::string("null"));
+    out += ", \"" + json_escape(objective) + "\": " + (b ? format_double(*b->value) : std::string("null"));
+    out += ", \"config\": " + (b ? config_json(s.config.space, b->config) : std::string("null"));
+    out += ", \"resolution\": {\"parameter\": \"" + json_escape(res.parameter) + "\", \"value\": " +
+           level_value(res, res.top()) + ", \"level\": " + std::to_string(res.top()) + "}";
+    out += ", \"recommendation\": ";
+    if (rec)
+      out += "{\"config\": " + config_json(s.config.space, rec->config) + ", \"mean\": " + format_double(rec->mean) +
+             ", \"sd\": " + format_double(rec->sd) + "}";
+    else
+      out += "null";
+    std::printf("%s}\n", out.c_str());
+    return kExitComplete;
+  }
+  // A comment line for people, then YAML for programs.
+  std::string summary = "# at full resolution (" + res.parameter + " = " + level_value(res, res.top()) + "): ";
+  if (rec)
+    summary += "the model recommends " + tune::to_string(rec->config) + ", " + objective + " " + format_short(rec->mean) +
+               " \u00b1 " + format_short(rec->sd) + "; ";
+  else
+    summary += "no model recommendation (strategies cmets and cmes give one); ";
+  if (b)
+    summary += "best observed full-resolution trial " + std::to_string(b->id) + ", " + objective + " " +
+               format_short(*b->value);
+  else
+    summary += "no full-resolution trial has completed yet";
+  YAML::Node n;
+  n["trial"] = b ? YAML::Node(b->id) : YAML::Node(YAML::NodeType::Null);
+  n[objective] = b ? yaml_double(*b->value) : YAML::Node(YAML::NodeType::Null);
+  if (b) {
+    n["config"] = config_to_yaml(s.config.space, b->config);
+    n["config"].SetStyle(YAML::EmitterStyle::Block);
+  } else {
+    n["config"] = YAML::Node(YAML::NodeType::Null);
+  }
+  YAML::Node r;
+  r.SetStyle(YAML::EmitterStyle::Flow);
+  r["parameter"] = res.parameter;
+  r["value"] = level_value(res, res.top());
+  r["level"] = res.top();
+  n["resolution"] = r;
+  if (rec) {
+    n["recommendation"]["config"] = config_to_yaml(s.config.space, rec->config);
+    n["recommendation"]["config"].SetStyle(YAML::EmitterStyle::Block);
+    n["recommendation"]["mean"] = yaml_double(rec->mean);
+    n["recommendation"]["sd"] = yaml_double(rec->sd);
+  } else {
+    n["recommendation"] = YAML::Node(YAML::NodeType::Null);
+  }
+  YAML::Emitter e;
+  e << n;
+  std::printf("%s\n%s\n", summary.c_str(), e.c_str());
+  return kExitComplete;
+}
+
 // `tune ask` and `tune tell` change the campaign, so they need it to themselves.
 std::optional<CampaignLock> lock_for_ask_tell(const std::filesystem::path& dir) {
   std::string holder;
@@ -113,6 +196,45 @@ std::optional<CampaignLock> lock_for_ask_tell(const std::filesystem::path& dir) 
     std::fprintf(stderr, "tune: %s is driven by %s; ask and tell need the campaign to themselves\n", dir.c_str(),
                  holder.c_str());
   return lock;
+}
+
+// `tune status` of a multi-resolution campaign: the spend against the cost budget, and per level its
+// value, its cost (declared, or measured so far: the mean run time of its completed trials, an
+// estimate until it has one), its trials and what they cost.
+void print_resolution_status(const CampaignState& s) {
+  const Resolution& res = *s.config.resolution;
+  const std::vector<double> costs = s.study.level_costs();
+  const char* unit = res.measured() ? "s" : "";
+  std::string spend = "cost: " + format_short(s.study.spent_cost()) + unit + " spent";
+  if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
+  spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
+  std::printf("%s\n", spend.c_str());
+  const std::size_t n = res.levels();
+  std::vector<std::size_t> complete(n), failed(n), running(n), queued(n), timed(n);
+  std::vector<double> spent(n, 0.0);
+  for (const TrialRun& r : s.runs) {
+    const Trial& t = s.study.trial(r.id);
+    const std::size_t level = t.level.value_or(res.top());
+    if (level >= n) continue;
+    spent[level] += trial_cost(t, costs);
+    switch (r.status) {
+      case RunStatus::complete: ++complete[level]; break;
+      case RunStatus::failed: ++failed[level]; break;
+      case RunStatus::running: ++running[level]; break;
+      case RunStatus::queued: ++queued[level]; break;
+    }
+    timed[level] += t.status == TrialStatus::complete && t.cost.has_value();
+  }
+  const int w = std::max(7, static_cast<int>(res.parameter.size()));
+  std::printf("resolution %s, %zu levels (the last is the full run):\n", res.parameter.c_str(), n);
+  std::printf("  %5s  %*s  %14s  %8s  %6s  %7s  %6s  %10s\n", "level", w, res.parameter.c_str(), "cost", "complete",
+              "failed", "running", "queued", "spent");
+  for (std::size_t l = 0; l < n; ++l) {
+    std::string cost = format_short(costs.at(l)) + unit;
+    if (res.measured() && timed[l] == 0) cost += " (est.)";
+    std::printf("  %5zu  %*s  %14s  %8zu  %6zu  %7zu  %6zu  %10s\n", l, w, level_value(res, l).c_str(), cost.c_str(),
+                complete[l], failed[l], running[l], queued[l], (format_short(spent[l]) + unit).c_str());
+  }
 }
 
 }  // namespace
@@ -175,30 +297,45 @@ int status(const std::filesystem::path& dir) {
   std::printf("campaign %s (%s %s, strategy %s): %s\n", s.config.name.c_str(), to_string(s.config.objective.direction),
               s.config.objective.name.c_str(), s.config.strategy.c_str(),
               running ? ("tuner running (" + holder + ")").c_str() : s.finished ? "finished" : "not running");
-  std::printf("trials: %zu complete, %zu running, %zu queued, %zu failed, budget %zu; active time %s\n",
+  const std::string trial_budget =
+      s.config.budget.trials ? "budget " + std::to_string(*s.config.budget.trials) : std::string("no trial limit");
+  std::printf("trials: %zu complete, %zu running, %zu queued, %zu failed, %s; active time %s\n",
               s.count(RunStatus::complete), s.count(RunStatus::running), s.count(RunStatus::queued),
-              s.count(RunStatus::failed), s.config.budget.trials, format_duration(s.active_seconds).c_str());
+              s.count(RunStatus::failed), trial_budget.c_str(), format_duration(s.active_seconds).c_str());
+  if (s.config.resolution) print_resolution_status(s);
   if (const auto* bandit = dynamic_cast<const GpBandit*>(&s.study.strategy()))
     std::printf("model: %zu observations in the GP dictionary, %zu refits, %zu skipped steps\n",
                 bandit->dictionary().size(), bandit->refresh_count(), bandit->skipped_steps().size());
+  if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&s.study.strategy()); mr && mr->model())
+    std::printf("model: %zu observations in the GP\n", mr->model()->size());
   if (const Trial* b = s.study.best())
-    std::printf("best: trial %llu, %s = %s, %s\n", static_cast<unsigned long long>(b->id), s.config.objective.name.c_str(),
-                format_double(*b->value).c_str(), tune::to_string(b->config).c_str());
+    std::printf("best: trial %llu, %s = %s, %s%s\n", static_cast<unsigned long long>(b->id), s.config.objective.name.c_str(),
+                format_double(*b->value).c_str(), tune::to_string(b->config).c_str(),
+                s.config.resolution ? " (full resolution)" : "");
+  else if (s.config.resolution && s.count(RunStatus::complete) > 0)
+    std::printf("best: no full-resolution trial has completed yet (lower levels are not comparable)\n");
   if (!s.stop_reason.empty()) std::printf("last session ended: %s\n", s.stop_reason.c_str());
-  std::printf("\n%5s  %-9s %14s %9s %3s  %s\n", "id", "status", "value", "time", "n", "configuration / failure");
+  const std::string level_header = s.config.resolution ? s.config.resolution->parameter : std::string();
+  const int level_width = s.config.resolution ? std::max(6, static_cast<int>(level_header.size())) : 0;
+  std::printf("\n%5s  %-9s %14s %9s %3s  %*s%s%s\n", "id", "status", "value", "time", "n", level_width, level_header.c_str(),
+              s.config.resolution ? "  " : "", "configuration / failure");
   for (const TrialRun& r : s.runs) {
     const Trial& t = s.study.trial(r.id);
     const std::string value = t.value ? format_double(*t.value) : "-";
     const std::string time = r.exit ? format_duration(r.exit->duration()) : "-";
-    std::printf("%5llu  %-9s %14s %9s %3zu  %s\n", static_cast<unsigned long long>(r.id), to_string(r.status),
-                value.c_str(), time.c_str(), r.attempts, tune::to_string(t.config).c_str());
-    if (r.status == RunStatus::failed) std::printf("%46s%s\n", "", r.failure_reason.c_str());
+    const std::string level = s.config.resolution && t.level ? level_value(*s.config.resolution, *t.level) : "";
+    std::printf("%5llu  %-9s %14s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id), to_string(r.status),
+                value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(), s.config.resolution ? "  " : "",
+                tune::to_string(t.config).c_str());
+    if (r.status == RunStatus::failed) std::printf("%*s%s\n", 46 + (s.config.resolution ? level_width + 2 : 0), "",
+                                                    r.failure_reason.c_str());
   }
   return kExitComplete;
 }
 
 int best(const std::filesystem::path& dir, bool json) {
   const CampaignState s = load_state(dir);
+  if (s.config.resolution) return best_with_resolution(dir, s, json);
   const Trial* b = s.study.best();
   if (!b) {
     std::fprintf(stderr, "tune: no trial of %s has completed yet\n", dir.c_str());
@@ -239,14 +376,27 @@ int ask(const std::filesystem::path& dir, bool json) {
   r.external = true;
   s.runs.push_back(r);
   save_state(dir, s);
+  // A multi-resolution campaign also hands out the level to run at.
+  const std::optional<Resolution>& res = s.study.resolution();
+  const bool leveled = res && suggestion->level;
   if (json) {
-    std::printf("{\"trial\": %llu, \"config\": %s}\n", static_cast<unsigned long long>(suggestion->id),
-                config_json(s.config.space, suggestion->config).c_str());
+    std::string level;
+    if (leveled)
+      level = ", \"resolution\": {\"parameter\": \"" + json_escape(res->parameter) + "\", \"value\": " +
+              level_value(*res, *suggestion->level) + ", \"level\": " + std::to_string(*suggestion->level) + "}";
+    std::printf("{\"trial\": %llu, \"config\": %s%s}\n", static_cast<unsigned long long>(suggestion->id),
+                config_json(s.config.space, suggestion->config).c_str(), level.c_str());
   } else {
     YAML::Node n;
     n["trial"] = suggestion->id;
     n["config"] = config_to_yaml(s.config.space, suggestion->config);
     n["config"].SetStyle(YAML::EmitterStyle::Block);
+    if (leveled) {
+      n["resolution"]["parameter"] = res->parameter;
+      n["resolution"]["value"] = level_value(*res, *suggestion->level);
+      n["resolution"]["level"] = *suggestion->level;
+      n["resolution"].SetStyle(YAML::EmitterStyle::Flow);
+    }
     YAML::Emitter e;
     e << n;
     std::printf("%s\n", e.c_str());
@@ -255,10 +405,22 @@ int ask(const std::filesystem::path& dir, bool json) {
 }
 
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
-         const std::optional<std::string>& failure) {
+         const std::optional<std::string>& failure, std::optional<double> cost) {
   const auto lock = lock_for_ask_tell(dir);
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
+  if (cost) {
+    // Only measured costs are told: with declared costs the level's cost counts, in the declared units.
+    if (!s.config.resolution || !s.config.resolution->measured()) {
+      std::fprintf(stderr, "tune: --cost is for campaigns whose resolution has 'cost: measured'; %s\n",
+                   s.config.resolution ? "this one declares its costs per level" : "this one has no resolution");
+      return kExitUsage;
+    }
+    if (!std::isfinite(*cost) || *cost < 0) {
+      std::fprintf(stderr, "tune: --cost must be a finite number of seconds >= 0\n");
+      return kExitUsage;
+    }
+  }
   if (id >= s.runs.size() || s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
     std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));
     return kExitError;
@@ -266,7 +428,7 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
   TrialRun& r = s.runs[id];
   r.finished_at = now_seconds();
   if (failure) {
-    s.study.fail(id, *failure);
+    s.study.fail(id, *failure, cost);
     r.status = RunStatus::failed;
     r.failure_reason = *failure;
   } else {
@@ -283,7 +445,7 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
       std::fprintf(stderr, "tune: the value must be finite; report a failure with --failed REASON\n");
       return kExitUsage;
     }
-    s.study.tell(id, v);
+    s.study.tell(id, v, cost);
     r.status = RunStatus::complete;
   }
   save_state(dir, s);

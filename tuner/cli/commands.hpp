@@ -36,8 +36,9 @@ int init(const std::filesystem::path& file);
 int status(const std::filesystem::path& dir);
 int best(const std::filesystem::path& dir, bool json);
 int ask(const std::filesystem::path& dir, bool json);
+// `cost`: what the trial cost (seconds of run time), for campaigns whose resolution has measured costs.
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
-         const std::optional<std::string>& failure);
+         const std::optional<std::string>& failure, std::optional<double> cost = std::nullopt);
 int stop(const std::filesystem::path& dir);
 
 }  // namespace tune::tuner

@@ -85,6 +85,9 @@ int main(int argc, char** argv) {
   tell_cmd->add_option("id", tell_id, "trial id")->required();
   tell_cmd->add_option("value", tell_value, "objective value");
   tell_cmd->add_option("--failed", tell_failure, "report the trial as failed, with this reason");
+  std::optional<double> tell_cost;
+  tell_cmd->add_option("--cost", tell_cost,
+                       "what the trial cost in seconds (campaigns with a resolution whose costs are measured)");
 
   CLI::App* stop_cmd = app.add_subcommand("stop", "ask a running tuner to stop gracefully (it checkpoints first)");
   stop_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
@@ -131,7 +134,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tune tell: give either a value or --failed REASON\n");
         return kExitUsage;
       }
-      return tune::tuner::tell(campaign_dir, tell_id, tell_value, tell_failure);
+      return tune::tuner::tell(campaign_dir, tell_id, tell_value, tell_failure, tell_cost);
     }
     if (*stop_cmd) return tune::tuner::stop(campaign_dir);
   } catch (const std::exception& e) {

@@ -587,7 +587,8 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
   hyperparameters_.outputscale = read_double(require(hp, "outputscale"), "outputscale");
   hyperparameters_.noise_variances = read_doubles(require(hp, "noise_variances"), "noise_variances");
   hyperparameters_.offset_variance = read_double(require(hp, "offset_variance"), "offset_variance");
-  hyperparameters_.discrepancy_ratios = read_doubles(require(hp, "discrepancy_ratios"), "discrepancy_ratios");
+  hyperparameters_.discrepancy_ratios.clear();
+  if (hp["discrepancy_ratios"]) hyperparameters_.discrepancy_ratios = read_doubles(hp["discrepancy_ratios"], "discrepancy_ratios");
   const YAML::Node st = require(state, "standardization");
   standardization_.mean = read_double(require(st, "mean"), "standardization.mean");
   standardization_.scale = read_double(require(st, "scale"), "standardization.scale");

@@ -1,6 +1,8 @@
 #include "tune/adapters/command/command_template.hpp"
 
 #include <array>
+#include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -106,9 +108,17 @@ void check_environment_names(const std::vector<std::string>& names) {
 
 }  // namespace
 
-void check_command_template(const std::vector<std::string>& command, const Space& space) {
+std::string resolution_value_text(double value) {
+  if (std::nearbyint(value) == value && std::fabs(value) < 9007199254740992.0) {
+    return std::to_string(static_cast<std::int64_t>(value));
+  }
+  return to_string(Value{value});
+}
+
+void check_command_template(const std::vector<std::string>& command, const Space& space,
+                            const std::string& resolution_parameter) {
   std::vector<std::string> names;
-  names.reserve(space.dim());
+  names.reserve(space.dim() + 1);
   for (const auto& p : space.parameters()) {
     if (is_builtin(p.name)) {
       throw std::invalid_argument("parameter '" + p.name +
@@ -116,6 +126,24 @@ void check_command_template(const std::vector<std::string>& command, const Space
                                   "}; rename the parameter");
     }
     names.push_back(p.name);
+  }
+  if (!resolution_parameter.empty()) {
+    if (is_builtin(resolution_parameter)) {
+      throw std::invalid_argument("the resolution parameter '" + resolution_parameter +
+                                  "' has the name of the built-in placeholder {" + resolution_parameter +
+                                  "}; rename it");
+    }
+    for (const auto& p : names) {
+      if (p == resolution_parameter) {
+        throw std::invalid_argument("'" + p + "' is both a parameter of the space and the resolution parameter; "
+                                    "the resolution is chosen by the strategy, not searched: remove it from the space");
+      }
+    }
+    if (resolution_parameter.find_first_of("{}") != std::string::npos) {
+      throw std::invalid_argument("the resolution parameter '" + resolution_parameter +
+                                  "' contains a brace; it must be usable as a {placeholder}");
+    }
+    names.push_back(resolution_parameter);
   }
   check_environment_names(names);
   auto known = [&] {
@@ -134,12 +162,14 @@ void check_command_template(const std::vector<std::string>& command, const Space
 }
 
 std::vector<std::string> render_command(const std::vector<std::string>& command, const Config& config,
-                                        const TrialContext& trial) {
+                                        const TrialContext& trial,
+                                        const std::optional<TrialResolution>& resolution) {
   auto known = [&] {
     std::vector<std::string> all;
     for (const auto& [name, value] : config) {
       if (!is_builtin(name)) all.push_back(name);
     }
+    if (resolution) all.push_back(resolution->parameter);
     all.insert(all.end(), builtin_names.begin(), builtin_names.end());
     return all;
   };
@@ -151,6 +181,8 @@ std::vector<std::string> render_command(const std::vector<std::string>& command,
       out += trial.trial_dir;
     } else if (name == "result_file") {
       out += trial.result_file;
+    } else if (resolution && name == resolution->parameter) {
+      out += resolution_value_text(resolution->value);
     } else {
       const auto it = config.find(name);
       if (it == config.end()) return false;
@@ -166,7 +198,8 @@ std::vector<std::string> render_command(const std::vector<std::string>& command,
   return argv;
 }
 
-std::map<std::string, std::string> trial_environment(const Config& config, const TrialContext& trial) {
+std::map<std::string, std::string> trial_environment(const Config& config, const TrialContext& trial,
+                                                     const std::optional<TrialResolution>& resolution) {
   std::map<std::string, std::string> env;
   env["TUNE_TRIAL_ID"] = trial.trial_id;
   env["TUNE_TRIAL_DIR"] = trial.trial_dir;
@@ -177,6 +210,15 @@ std::map<std::string, std::string> trial_environment(const Config& config, const
     const auto [it, inserted] = owner.emplace(var, name);
     if (!inserted) environment_collision(it->second, name, var);
     env[std::move(var)] = to_string(value);
+  }
+  if (resolution) {
+    const std::string value = resolution_value_text(resolution->value);
+    std::string var = environment_name(resolution->parameter);
+    const auto [it, inserted] = owner.emplace(var, resolution->parameter);
+    if (!inserted) environment_collision(it->second, resolution->parameter, var);
+    env[std::move(var)] = value;
+    env["TUNE_RESOLUTION"] = value;
+    env["TUNE_RESOLUTION_LEVEL"] = std::to_string(resolution->level);
   }
   return env;
 }

@@ -1,8 +1,11 @@
 #pragma once
 // The command of a campaign is an argument vector whose elements may contain `{name}` placeholders:
-// the parameters of the space, and `{trial_id}`, `{trial_dir}`, `{result_file}`. `{{` and `}}` are
-// literal braces. Substitution never goes through a shell: each element stays one argument.
+// the parameters of the space, the resolution parameter of a multi-resolution campaign (e.g.
+// `{epochs}`), and `{trial_id}`, `{trial_dir}`, `{result_file}`. `{{` and `}}` are literal braces.
+// Substitution never goes through a shell: each element stays one argument.
+#include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,14 +19,35 @@ struct TrialContext {
   std::string result_file;  // absolute
 };
 
+// The resolution a trial of a multi-resolution campaign runs at: the parameter's name (its
+// placeholder), the level's value (e.g. 9 epochs; printed like any number, 9 not 9.000000) and the
+// level's index (0 = cheapest).
+struct TrialResolution {
+  std::string parameter;
+  double value = 0.0;
+  std::size_t level = 0;
+};
+
+// A level's value as the trial receives it: an integer-valued level (epochs, rounds, samples) as an
+// integer in plain digits (100000, never 1e+05 or 100000.000000), any other as the shortest
+// round-trip decimal (0.25).
+std::string resolution_value_text(double value);
+
 // Throws std::invalid_argument naming the element and the placeholder when a placeholder is
 // unknown, or a brace is unbalanced. Validate once with `check_command_template` before a campaign.
-void check_command_template(const std::vector<std::string>& command, const Space& space);
+// `resolution_parameter` (empty: none) is one more known placeholder; it must not be the name of a
+// parameter of the space or of a built-in placeholder.
+void check_command_template(const std::vector<std::string>& command, const Space& space,
+                            const std::string& resolution_parameter = {});
 std::vector<std::string> render_command(const std::vector<std::string>& command, const Config& config,
-                                        const TrialContext& trial);
+                                        const TrialContext& trial,
+                                        const std::optional<TrialResolution>& resolution = std::nullopt);
 
 // The trial's environment additions: TUNE_TRIAL_ID, TUNE_TRIAL_DIR, TUNE_RESULT_FILE and
-// TUNE_PARAM_<NAME> for every parameter (NAME upper-cased, non-alphanumerics replaced by '_').
-std::map<std::string, std::string> trial_environment(const Config& config, const TrialContext& trial);
+// TUNE_PARAM_<NAME> for every parameter (NAME upper-cased, non-alphanumerics replaced by '_'); with
+// a resolution also TUNE_RESOLUTION (the level's value), TUNE_RESOLUTION_LEVEL (its 0-based index)
+// and TUNE_PARAM_<PARAMETER> (the value again, under the resolution parameter's name).
+std::map<std::string, std::string> trial_environment(const Config& config, const TrialContext& trial,
+                                                     const std::optional<TrialResolution>& resolution = std::nullopt);
 
 }  // namespace tune::adapters
