@@ -245,25 +245,44 @@ struct Scored {
 
 Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& queries, Eigen::VectorXd f_star,
                      const MultiResolutionOptions& options) {
+  // The max-value truncation g(a) <= f* holds for the average of f a query observes, not for its
+  // level's offset: the offset is an unknown constant that the observation adds, so it acts as
+  // extra noise, with its own posterior variance (large until the level has been related to the
+  // top, small after). nu and sigma_g are therefore the posterior of the functional of f alone (and
+  // of the level's discrepancy, which does enter the truncation only through f). This also makes
+  // the score blind to a constant shift of a level.
   const Eigen::Index m = static_cast<Eigen::Index>(queries.size());
   Scored s{Eigen::VectorXd(m), Eigen::VectorXd(m), Eigen::VectorXd(m)};
+  Eigen::VectorXd noise_sd(m);
+  std::map<std::size_t, double> offset_variance;  // posterior variance of each level's offset
   double floor = -std::numeric_limits<double>::infinity();
   for (Eigen::Index i = 0; i < m; ++i) {
-    const Prediction p = gp.predict(queries[static_cast<std::size_t>(i)]);
+    const Observation& q = queries[static_cast<std::size_t>(i)];
+    Observation f_only = q;
+    f_only.offset_group.reset();
+    const Prediction p = gp.predict(f_only);
+    double extra = 0.0;
+    if (q.offset_group) {
+      auto it = offset_variance.find(*q.offset_group);
+      if (it == offset_variance.end()) {
+        // The offset alone: a functional with zero weight on f, in the level's offset group.
+        Observation offset_only{WeightedPointsQuery{location(q.query), Eigen::VectorXd::Zero(1)}, 0.0, q.noise_group};
+        offset_only.offset_group = q.offset_group;
+        it = offset_variance.emplace(*q.offset_group, gp.predict(offset_only).variance).first;
+      }
+      extra = it->second;
+    }
     s.nu(i) = p.mean;
     s.sigma_g(i) = std::sqrt(p.variance);
+    noise_sd(i) = std::sqrt(gp.noise_variance(q.noise_group) + extra);
     floor = std::max(floor, p.mean + 1e-6 * s.sigma_g(i));
   }
   // Clamp f* once over the whole candidate set (digest 7.2.3), so that every candidate is scored
   // against the same samples (the scalar scores clamp per candidate otherwise).
   f_star = f_star.cwiseMax(floor);
-  for (Eigen::Index i = 0; i < m; ++i) {
-    const Observation& q = queries[static_cast<std::size_t>(i)];
-    s.score(i) = options.noisy_cmes
-                     ? cmes_noisy(s.nu(i), s.sigma_g(i), std::sqrt(gp.noise_variance(q.noise_group)), f_star,
-                                  options.quadrature_nodes)
-                     : cmes_noiseless(s.nu(i), s.sigma_g(i), f_star);
-  }
+  for (Eigen::Index i = 0; i < m; ++i)
+    s.score(i) = options.noisy_cmes ? cmes_noisy(s.nu(i), s.sigma_g(i), noise_sd(i), f_star, options.quadrature_nodes)
+                                    : cmes_noiseless(s.nu(i), s.sigma_g(i), f_star);
   return s;
 }
 }  // namespace
