@@ -11,9 +11,9 @@
 // kept here as a small private model over *node* observations with the aggregated kernel
 //   kbar(n, m) = Cov(F_n, F_m),
 // the mean of k over the S x S representative pairs, or the box-box covariance of observation.hpp
-// for cells (digest 3.2; algebraically identical to the paper's A-matrix form 3.1). We do not add a
-// point-set alternative to tune::Query: every std::visit over Query elsewhere would have to learn
-// it, and the node-level model needs only kbar. The prior mean is zero and values are not
+// for cells (digest 3.2; algebraically identical to the paper's A-matrix form 3.1). tune::Query now
+// has a WeightedPointsQuery (the representatives with weights 1/S), so this private model can
+// become a GaussianProcess when GPOO becomes a strategy. The prior mean is zero and values are not
 // standardised: the paper assumes a known GP prior (Assumption 1).
 //
 // Incremental inference (digest 3.2): L = chol(G + sigma^2 I) over the t observations,
