@@ -172,3 +172,28 @@ TEST(MultiResolutionSearch, PendingTrialsGetDistinctSuggestionsAndCmesStaysAtThe
 }
 
 }  // namespace
+
+namespace {
+// The depth-to-level maps: even sharing by default; with full_resolution_depths = 2 the two deepest
+// depths are full-resolution and the lower levels share the others.
+TEST(MultiResolutionSearch, DepthToLevelMaps) {
+  tune::MultiResolutionOptions even;
+  even.max_depth = 6;
+  const tune::MultiResolutionSearch a(even);
+  std::vector<std::size_t> got;
+  for (std::size_t h = 0; h <= 6; ++h) got.push_back(a.level_of_depth(h, 3));
+  EXPECT_EQ(got, (std::vector<std::size_t>{0, 0, 0, 1, 1, 2, 2}));
+  tune::MultiResolutionOptions deep = even;
+  deep.full_resolution_depths = 2;
+  const tune::MultiResolutionSearch b(deep);
+  got.clear();
+  for (std::size_t h = 0; h <= 6; ++h) got.push_back(b.level_of_depth(h, 3));
+  EXPECT_EQ(got, (std::vector<std::size_t>{0, 0, 0, 1, 1, 2, 2}));
+  got.clear();
+  for (std::size_t h = 0; h <= 6; ++h) got.push_back(b.level_of_depth(h, 2));
+  EXPECT_EQ(got, (std::vector<std::size_t>{0, 0, 0, 0, 0, 1, 1}));
+  got.clear();
+  for (std::size_t h = 0; h <= 6; ++h) got.push_back(a.level_of_depth(h, 2));
+  EXPECT_EQ(got, (std::vector<std::size_t>{0, 0, 0, 0, 1, 1, 1}));
+}
+}  // namespace

@@ -58,7 +58,12 @@ std::size_t MultiResolutionSearch::levels_of(const StrategyContext& context) con
 
 std::size_t MultiResolutionSearch::level_of_depth(std::size_t depth, std::size_t levels) const {
   const std::size_t D = active_ ? active_->options().max_depth : options_.tree_depth(dim_, levels);
-  return std::min(levels - 1, depth * levels / (D + 1));
+  const std::size_t k = options_.full_resolution_depths;
+  if (k == 0 || levels == 1) return std::min(levels - 1, depth * levels / (D + 1));
+  // The k deepest depths run at full resolution; the lower levels share the others evenly.
+  const std::size_t shallow = D + 1 > k ? D + 1 - k : 0;
+  if (depth >= shallow) return levels - 1;
+  return std::min(levels - 2, depth * (levels - 1) / shallow);
 }
 
 NodeId MultiResolutionSearch::node_of_trial(std::uint64_t id) const {
@@ -479,6 +484,7 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("candidates", o.candidates);
   visit("initial_design", o.initial_design);
   visit("level_offsets", o.level_offsets);
+  visit("full_resolution_depths", o.full_resolution_depths);
   visit("level_discrepancy", o.level_discrepancy);
 }
 

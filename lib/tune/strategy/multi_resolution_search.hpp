@@ -65,6 +65,10 @@ struct MultiResolutionOptions {
   bool tree = true;  // cmets; false: cmes (flat, top level)
   CmetsVariant variant = CmetsVariant::cleaned;
   std::size_t max_depth = 0;  // 0: max(6, 3d, levels - 1)
+  // 0: a node at depth h runs at level floor(h L / (D + 1)) (levels share the depths evenly). k > 0:
+  // only the k deepest depths run at full resolution and the lower levels share the rest, so cheap
+  // runs reach finer cells.
+  std::size_t full_resolution_depths = 0;
   bool allow_requery = false;
   ObservationWindow window = ObservationWindow::cell;
   LevelChoice level_choice = LevelChoice::depth;
