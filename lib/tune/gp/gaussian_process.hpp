@@ -129,4 +129,18 @@ class GaussianProcess {
   Eigen::VectorXd tracked_sumsq_std_;  // sum_i V_i^2; variance = prior - this
 };
 
+// Truncates the model back to the size it had when the guard was made, however the scope ends: the
+// fantasies a strategy adds for pending trials never outlive one proposal.
+class TruncateOnExit {
+ public:
+  explicit TruncateOnExit(GaussianProcess& gp) : gp_(gp), size_(gp.size()) {}
+  ~TruncateOnExit() { gp_.truncate(size_); }
+  TruncateOnExit(const TruncateOnExit&) = delete;
+  TruncateOnExit& operator=(const TruncateOnExit&) = delete;
+
+ private:
+  GaussianProcess& gp_;
+  std::size_t size_;
+};
+
 }  // namespace tune

@@ -7,6 +7,7 @@
 
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
+#include "tune/strategy/gp_state_yaml.hpp"
 #include "tune/strategy/option_fields.hpp"
 #include "tune/strategy/random_strategy.hpp"
 
@@ -37,14 +38,6 @@ GpBandit::GpBandit(GpBanditOptions options) : options_(std::move(options)) {
 Observation GpBandit::observation_of(const Trial& trial, Direction direction) const {
   return Observation{PointQuery{trial.unit}, reward_of(*trial.value, direction), 0};
 }
-
-namespace {
-const Trial& trial_by_id(const std::vector<Trial>& trials, std::uint64_t id) {
-  if (id >= trials.size() || trials[id].id != id)
-    throw StateError("strategy state refers to trial " + std::to_string(id) + ", which the study does not hold");
-  return trials[id];
-}
-}  // namespace
 
 ProposalResult GpBandit::propose(const StrategyContext& context) {
   const std::size_t n_init = options_.initial_design_size(context.space.dim());
@@ -114,14 +107,10 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
 
   // Each fantasy's value is the posterior mean given the fantasies before it, so that, to the
   // last bit, it leaves the mean where it was.
+  const TruncateOnExit drop_fantasies(gp);
   for (const Trial& t : context.trials)
     if (t.status == TrialStatus::pending || t.status == TrialStatus::failed)
       gp.add(Observation{PointQuery{t.unit}, gp.predict(t.unit).mean, 0});
-  struct DropFantasies {
-    GaussianProcess& gp;
-    std::size_t n;
-    ~DropFantasies() { gp.truncate(n); }
-  } drop{gp, n_model};
 
   Acquisition acquisition;
   acquisition.type = options_.acquisition;
@@ -194,17 +183,7 @@ YAML::Node GpBandit::save() const {
   state["design_index"] = design_index_;
   state["refresh_count"] = refresh_count_;
   state["size_at_refresh"] = size_at_refresh_;
-  if (refresh_count_ > 0) {
-    YAML::Node hp;
-    hp["kernel"] = to_string(hyperparameters_.kernel);
-    hp["lengthscales"] = yaml_vector(hyperparameters_.lengthscales);
-    hp["outputscale"] = yaml_double(hyperparameters_.outputscale);
-    hp["noise_variances"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(
-        hyperparameters_.noise_variances.data(), static_cast<Eigen::Index>(hyperparameters_.noise_variances.size())));
-    state["hyperparameters"] = hp;
-    state["standardization"]["mean"] = yaml_double(standardization_.mean);
-    state["standardization"]["scale"] = yaml_double(standardization_.scale);
-  }
+  if (refresh_count_ > 0) write_gp_state(state, hyperparameters_, standardization_);
   YAML::Node skipped(YAML::NodeType::Sequence);
   for (const SkippedStep& s : skipped_) {
     YAML::Node step;
@@ -242,18 +221,7 @@ void GpBandit::restore(const YAML::Node& node, const StrategyContext& context) {
                         read_double(require(skipped[i], "test_statistic"), "skipped_steps.test_statistic")});
   model_.reset();
   if (refresh_count_ == 0) return;
-  const YAML::Node hp = require(state, "hyperparameters");
-  try {
-    hyperparameters_.kernel = kernel_type_from_string(read_string(require(hp, "kernel"), "kernel"));
-  } catch (const std::invalid_argument& e) {
-    throw StateError(std::string("hyperparameters.kernel at ") + position_of(hp["kernel"]) + ": " + e.what());
-  }
-  hyperparameters_.lengthscales = read_vector(require(hp, "lengthscales"), "lengthscales");
-  hyperparameters_.outputscale = read_double(require(hp, "outputscale"), "outputscale");
-  hyperparameters_.noise_variances = read_doubles(require(hp, "noise_variances"), "noise_variances");
-  const YAML::Node st = require(state, "standardization");
-  standardization_.mean = read_double(require(st, "mean"), "standardization.mean");
-  standardization_.scale = read_double(require(st, "scale"), "standardization.scale");
+  const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);
   std::vector<Observation> observations;
   for (std::uint64_t id : dictionary_) observations.push_back(observation_of(context.trials[id], context.direction));
   try {

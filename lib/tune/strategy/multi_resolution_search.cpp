@@ -9,6 +9,7 @@
 #include "tune/bandit/max_value_entropy.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
+#include "tune/strategy/gp_state_yaml.hpp"
 #include "tune/strategy/option_fields.hpp"
 #include "tune/strategy/random_strategy.hpp"
 
@@ -82,8 +83,7 @@ void MultiResolutionSearch::ensure_active_set(const StrategyContext& context) {
   active_.emplace(CmetsActiveSet::replay(context.space.dim(), o, queries));
 }
 
-Observation MultiResolutionSearch::query_at(NodeId node, std::size_t level, std::size_t levels, std::size_t top) const {
-  (void)levels;
+Observation MultiResolutionSearch::query_at(NodeId node, std::size_t level, std::size_t top) const {
   const PartitionNode& cell = active_->tree().node(node);
   Observation o;
   if (level < top && options_.window == ObservationWindow::cell) o.query = BoxQuery{cell.lower, cell.upper};
@@ -100,7 +100,7 @@ Observation MultiResolutionSearch::observation_of(const Trial& trial, const Stra
   const NodeId node = node_of_trial(trial.id);
   Observation o;
   if (node != no_node && active_ && level < top) {
-    o = query_at(node, level, levels, top);
+    o = query_at(node, level, top);
   } else {
     o.query = PointQuery{trial.unit};
     o.noise_group = level;
@@ -111,12 +111,6 @@ Observation MultiResolutionSearch::observation_of(const Trial& trial, const Stra
 }
 
 namespace {
-
-const Trial& trial_by_id(const std::vector<Trial>& trials, std::uint64_t id) {
-  if (id >= trials.size() || trials[id].id != id)
-    throw StateError("strategy state refers to trial " + std::to_string(id) + ", which the study does not hold");
-  return trials[id];
-}
 
 // Mean of the top level's values (of all values without one) and the pooled within-level standard
 // deviation: both unchanged by adding a constant to every value of a lower level.
@@ -213,13 +207,13 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
   }
   model_.emplace(context.space.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
-  model_->track(candidate_points(context));
+  model_->track(candidate_points(context, refresh_count_));
   ++refresh_count_;
   size_at_refresh_ = in_model_.size();
 }
 
-Eigen::MatrixXd MultiResolutionSearch::candidate_points(const StrategyContext& context) const {
-  Rng rng = make_rng(context.seed, RngStream::candidates, refresh_count_);
+Eigen::MatrixXd MultiResolutionSearch::candidate_points(const StrategyContext& context, std::size_t refresh) const {
+  Rng rng = make_rng(context.seed, RngStream::candidates, refresh);
   Eigen::MatrixXd X = sobol_points(context.space.dim(), options_.candidate_count(context.space.dim()), rng);
   for (Eigen::Index j = 0; j < X.cols(); ++j) X.col(j) = context.space.snap(X.col(j));
   return X;
@@ -236,13 +230,6 @@ Eigen::VectorXd MultiResolutionSearch::max_value_samples(const GaussianProcess& 
 }
 
 namespace {
-// Drops the fantasies of pending trials when scoring is done, however it ends.
-struct DropFantasies {
-  GaussianProcess& gp;
-  std::size_t n;
-  ~DropFantasies() { gp.truncate(n); }
-};
-
 // Candidate queries with their posterior, and the CMES score of each.
 struct Scored {
   Eigen::VectorXd nu, sigma_g, score;
@@ -301,6 +288,15 @@ ProposalResult MultiResolutionSearch::propose(const StrategyContext& context) {
   return options_.tree ? propose_tree(context) : propose_flat(context);
 }
 
+void MultiResolutionSearch::add_pending_fantasies(const StrategyContext& context) {
+  for (const Trial& t : context.trials)
+    if (t.status == TrialStatus::pending) {
+      Observation o = observation_of(t, context, 0.0);
+      o.value = model_->predict(o).mean;
+      model_->add(o);
+    }
+}
+
 ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& context) {
   ensure_active_set(context);
   refresh_if_due(context);
@@ -308,13 +304,8 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   const std::size_t levels = levels_;
   const std::size_t top = levels - 1;
   const std::size_t n_model = gp.size();
-  for (const Trial& t : context.trials)
-    if (t.status == TrialStatus::pending) {
-      Observation o = observation_of(t, context, 0.0);
-      o.value = gp.predict(o).mean;
-      gp.add(o);
-    }
-  DropFantasies drop{gp, n_model};
+  const TruncateOnExit drop_fantasies(gp);
+  add_pending_fantasies(context);
 
   const std::vector<NodeId> active = active_->active();
   if (active.empty()) return {std::nullopt, "the tree is exhausted: every node down to the maximum depth was queried"};
@@ -327,7 +318,7 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
     const std::size_t depth_level = level_of_depth(active_->tree().node(n).depth, levels);
     for (std::size_t l = 0; l < levels; ++l) {
       if (options_.level_choice == LevelChoice::depth ? l != depth_level : costs[l] > context.remaining_budget) continue;
-      queries.push_back(query_at(n, l, levels, top));
+      queries.push_back(query_at(n, l, top));
       pairs.emplace_back(n, l);
     }
   }
@@ -388,13 +379,8 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
   refresh_if_due(context);
   GaussianProcess& gp = *model_;
   const std::size_t n_model = gp.size();
-  for (const Trial& t : context.trials)
-    if (t.status == TrialStatus::pending) {
-      Observation o = observation_of(t, context, 0.0);
-      o.value = gp.predict(o).mean;
-      gp.add(o);
-    }
-  DropFantasies drop{gp, n_model};
+  const TruncateOnExit drop_fantasies(gp);
+  add_pending_fantasies(context);
 
   // Candidates: the tracked Sobol set plus perturbations of the three best observed points.
   Eigen::MatrixXd X = gp.tracked_points();
@@ -488,14 +474,6 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("level_discrepancy", o.level_discrepancy);
 }
 
-template <class F>
-auto parse_enum_field(const YAML::Node& node, const char* key, F parse) {
-  try {
-    return parse(read_string(node, key));
-  } catch (const std::invalid_argument& e) {
-    throw StateError(std::string("field '") + key + "' at " + position_of(node) + ": " + e.what());
-  }
-}
 }  // namespace
 
 YAML::Node to_yaml(const MultiResolutionOptions& o) {
@@ -521,11 +499,11 @@ MultiResolutionOptions multi_resolution_options_from_yaml(const YAML::Node& n, b
   o.tree = tree;
   if (!n || n.IsNull()) return o;
   if (!n.IsMap()) throw StateError("strategy options at " + position_of(n) + ": expected a map");
-  if (n["variant"]) o.variant = parse_enum_field(n["variant"], "variant", cmets_variant_from_string);
-  if (n["window"]) o.window = parse_enum_field(n["window"], "window", observation_window_from_string);
-  if (n["level_choice"]) o.level_choice = parse_enum_field(n["level_choice"], "level_choice", level_choice_from_string);
-  if (n["sampler"]) o.sampler = parse_enum_field(n["sampler"], "sampler", max_value_sampler_from_string);
-  if (n["kernel"]) o.kernel = parse_enum_field(n["kernel"], "kernel", kernel_type_from_string);
+  if (n["variant"]) o.variant = parse_enum(n["variant"], "variant", cmets_variant_from_string);
+  if (n["window"]) o.window = parse_enum(n["window"], "window", observation_window_from_string);
+  if (n["level_choice"]) o.level_choice = parse_enum(n["level_choice"], "level_choice", level_choice_from_string);
+  if (n["sampler"]) o.sampler = parse_enum(n["sampler"], "sampler", max_value_sampler_from_string);
+  if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
   if (n["noise_sd"]) o.noise_sd = read_doubles(n["noise_sd"], "noise_sd");
   FieldReader top{n, {"variant", "window", "level_choice", "sampler", "kernel", "noise_sd", "refit", "fit"}};
   plain_fields(o, top);
@@ -551,20 +529,7 @@ YAML::Node MultiResolutionSearch::save() const {
   state["design_index"] = design_index_;
   state["refresh_count"] = refresh_count_;
   state["size_at_refresh"] = size_at_refresh_;
-  if (refresh_count_ > 0) {
-    YAML::Node hp;
-    hp["kernel"] = to_string(hyperparameters_.kernel);
-    hp["lengthscales"] = yaml_vector(hyperparameters_.lengthscales);
-    hp["outputscale"] = yaml_double(hyperparameters_.outputscale);
-    hp["noise_variances"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(
-        hyperparameters_.noise_variances.data(), static_cast<Eigen::Index>(hyperparameters_.noise_variances.size())));
-    hp["offset_variance"] = yaml_double(hyperparameters_.offset_variance);
-    hp["discrepancy_ratios"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(
-        hyperparameters_.discrepancy_ratios.data(), static_cast<Eigen::Index>(hyperparameters_.discrepancy_ratios.size())));
-    state["hyperparameters"] = hp;
-    state["standardization"]["mean"] = yaml_double(standardization_.mean);
-    state["standardization"]["scale"] = yaml_double(standardization_.scale);
-  }
+  if (refresh_count_ > 0) write_gp_state(state, hyperparameters_, standardization_);
   node["state"] = state;
   return node;
 }
@@ -602,21 +567,7 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
   }
   model_.reset();
   if (refresh_count_ == 0) return;
-  const YAML::Node hp = require(state, "hyperparameters");
-  try {
-    hyperparameters_.kernel = kernel_type_from_string(read_string(require(hp, "kernel"), "kernel"));
-  } catch (const std::invalid_argument& e) {
-    throw StateError(std::string("hyperparameters.kernel at ") + position_of(hp["kernel"]) + ": " + e.what());
-  }
-  hyperparameters_.lengthscales = read_vector(require(hp, "lengthscales"), "lengthscales");
-  hyperparameters_.outputscale = read_double(require(hp, "outputscale"), "outputscale");
-  hyperparameters_.noise_variances = read_doubles(require(hp, "noise_variances"), "noise_variances");
-  hyperparameters_.offset_variance = read_double(require(hp, "offset_variance"), "offset_variance");
-  hyperparameters_.discrepancy_ratios.clear();
-  if (hp["discrepancy_ratios"]) hyperparameters_.discrepancy_ratios = read_doubles(hp["discrepancy_ratios"], "discrepancy_ratios");
-  const YAML::Node st = require(state, "standardization");
-  standardization_.mean = read_double(require(st, "mean"), "standardization.mean");
-  standardization_.scale = read_double(require(st, "scale"), "standardization.scale");
+  const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);
   // The model as the last refresh left it, then the trials completed since, in the same order.
   std::vector<Observation> observations;
   for (std::uint64_t id : in_model_)
@@ -627,9 +578,7 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
   } catch (const std::exception& e) {
     throw StateError(std::string("hyperparameters at ") + position_of(hp) + ": " + e.what());
   }
-  --refresh_count_;  // candidate_points() reads the index of the refresh that built the model
-  model_->track(candidate_points(context));
-  ++refresh_count_;
+  model_->track(candidate_points(context, refresh_count_ - 1));  // the set of the refresh that built it
 }
 
 }  // namespace tune

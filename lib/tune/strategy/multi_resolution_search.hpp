@@ -124,8 +124,11 @@ class MultiResolutionSearch final : public Strategy {
   void refresh_if_due(const StrategyContext& context);
   void rebuild_model(const StrategyContext& context);
   Observation observation_of(const Trial& trial, const StrategyContext& context, double value) const;
-  Observation query_at(NodeId node, std::size_t level, std::size_t levels, std::size_t top) const;
-  Eigen::MatrixXd candidate_points(const StrategyContext& context) const;
+  Observation query_at(NodeId node, std::size_t level, std::size_t top) const;
+  // Fantasies (value = posterior mean) at the queries of pending trials; the caller truncates.
+  void add_pending_fantasies(const StrategyContext& context);
+  // The Sobol candidate set of refresh number `refresh` (tracked by the model until the next one).
+  Eigen::MatrixXd candidate_points(const StrategyContext& context, std::size_t refresh) const;
   Eigen::VectorXd max_value_samples(const GaussianProcess& gp, const Eigen::MatrixXd& X, std::uint64_t seed,
                                     std::uint64_t ask_index) const;
   ProposalResult propose_tree(const StrategyContext& context);

@@ -81,6 +81,10 @@ class Strategy {
   virtual void restore(const YAML::Node& node, const StrategyContext& context) = 0;
 };
 
+// The trial with this id (trials[id]); throws StateError when a strategy's saved state names a
+// trial the study does not hold.
+const Trial& trial_by_id(const std::vector<Trial>& trials, std::uint64_t id);
+
 // Whether `unit` equals the point of a pending trial (parallel suggestions must differ).
 bool coincides_with_pending(const Eigen::VectorXd& unit, const std::vector<Trial>& trials);
 

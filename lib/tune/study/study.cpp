@@ -24,7 +24,7 @@ StrategyContext Study::context() const {
     c.resolution = &*options_.resolution;
     c.level_costs = level_costs();
   }
-  if (options_.cost_budget) c.remaining_budget = *options_.cost_budget - spent_cost();
+  if (options_.cost_budget) c.remaining_budget = *options_.cost_budget - spent_cost(c.level_costs);
   return c;
 }
 
@@ -33,8 +33,11 @@ std::vector<double> Study::level_costs() const {
   return tune::level_costs(*options_.resolution, trials_);
 }
 
-double Study::spent_cost() const {
-  const std::vector<double> costs = options_.resolution ? level_costs() : std::vector<double>{1.0};
+double Study::spent_cost() const { return spent_cost(level_costs()); }
+
+double Study::spent_cost(const std::vector<double>& costs_by_level) const {
+  // Without a resolution every trial counts 1.
+  const std::vector<double> costs = options_.resolution ? costs_by_level : std::vector<double>{1.0};
   double spent = 0.0;
   for (const Trial& t : trials_) spent += trial_cost(t, costs);
   return spent;
@@ -53,7 +56,8 @@ std::optional<StudyRecommendation> Study::recommendation() const {
 
 std::optional<Suggestion> Study::ask() {
   if (finished_) return std::nullopt;
-  ProposalResult result = strategy_->propose(context());
+  const StrategyContext c = context();
+  ProposalResult result = strategy_->propose(c);
   ++ask_count_;
   if (!result.proposal) {
     stop_reason_ = result.stop_reason;
@@ -63,9 +67,8 @@ std::optional<Suggestion> Study::ask() {
   Proposal& p = *result.proposal;
   if (options_.cost_budget && options_.resolution) {
     // Strategies that do not budget themselves stop here rather than overshoot.
-    const std::vector<double> costs = level_costs();
     const std::size_t level = p.level.value_or(options_.resolution->top());
-    if (level < costs.size() && costs[level] > *options_.cost_budget - spent_cost()) {
+    if (level < c.level_costs.size() && c.level_costs[level] > c.remaining_budget) {
       stop_reason_ = "cost budget exhausted: the next run does not fit the remaining budget";
       if (pending_count() == 0) finished_ = true;
       return std::nullopt;

@@ -110,6 +110,7 @@ class Study {
  private:
   Study() = default;
   StrategyContext context() const;
+  double spent_cost(const std::vector<double>& costs_by_level) const;
   YAML::Node header_yaml() const;  // everything but the trials
   Trial& pending_trial(std::uint64_t id, const char* action);
 

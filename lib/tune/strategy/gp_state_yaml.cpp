@@ -1,0 +1,48 @@
+#include "tune/strategy/gp_state_yaml.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "tune/io/yaml_values.hpp"
+
+namespace tune {
+
+namespace {
+YAML::Node yaml_doubles(const std::vector<double>& v) {
+  return yaml_vector(Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size())));
+}
+}  // namespace
+
+void write_gp_state(YAML::Node& state, const GpHyperparameters& h, const Standardization& s) {
+  YAML::Node hp;
+  hp["kernel"] = to_string(h.kernel);
+  hp["lengthscales"] = yaml_vector(h.lengthscales);
+  hp["outputscale"] = yaml_double(h.outputscale);
+  hp["noise_variances"] = yaml_doubles(h.noise_variances);
+  if (h.offset_variance != 0.0) hp["offset_variance"] = yaml_double(h.offset_variance);
+  if (!h.discrepancy_ratios.empty()) hp["discrepancy_ratios"] = yaml_doubles(h.discrepancy_ratios);
+  state["hyperparameters"] = hp;
+  state["standardization"]["mean"] = yaml_double(s.mean);
+  state["standardization"]["scale"] = yaml_double(s.scale);
+}
+
+YAML::Node read_gp_state(const YAML::Node& state, GpHyperparameters& h, Standardization& s) {
+  const YAML::Node hp = require(state, "hyperparameters");
+  try {
+    h.kernel = kernel_type_from_string(read_string(require(hp, "kernel"), "kernel"));
+  } catch (const std::invalid_argument& e) {
+    throw StateError(std::string("hyperparameters.kernel at ") + position_of(hp["kernel"]) + ": " + e.what());
+  }
+  h.lengthscales = read_vector(require(hp, "lengthscales"), "lengthscales");
+  h.outputscale = read_double(require(hp, "outputscale"), "outputscale");
+  h.noise_variances = read_doubles(require(hp, "noise_variances"), "noise_variances");
+  h.offset_variance = hp["offset_variance"] ? read_double(hp["offset_variance"], "offset_variance") : 0.0;
+  h.discrepancy_ratios.clear();
+  if (hp["discrepancy_ratios"]) h.discrepancy_ratios = read_doubles(hp["discrepancy_ratios"], "discrepancy_ratios");
+  const YAML::Node st = require(state, "standardization");
+  s.mean = read_double(require(st, "mean"), "standardization.mean");
+  s.scale = read_double(require(st, "scale"), "standardization.scale");
+  return hp;
+}
+
+}  // namespace tune
