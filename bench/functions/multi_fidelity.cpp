@@ -16,19 +16,6 @@ namespace {
 using Eigen::VectorXd;
 using BoxEvaluator = std::function<double(const VectorXd& box_point, std::size_t level)>;
 
-void check_size(const VectorXd& x, Eigen::Index dim, const std::string& what) {
-  if (x.size() != dim) {
-    throw std::invalid_argument(what + ": expected a point of dimension " + std::to_string(dim) + ", got " +
-                                std::to_string(x.size()));
-  }
-}
-
-// The same expression as TestFunction::at_unit, so that a top level delegating to a single-fidelity
-// function agrees with it bit for bit.
-VectorXd map_to_box(const VectorXd& u, const VectorXd& lower, const VectorXd& upper) {
-  return (1.0 - u.array()) * lower.array() + u.array() * upper.array();
-}
-
 MultiFidelityFunction make(std::string name, VectorXd lower, VectorXd upper, std::vector<double> cost,
                            double minimum, VectorXd argmin_unit, BoxEvaluator on_box) {
   MultiFidelityFunction fn;
@@ -40,12 +27,12 @@ MultiFidelityFunction make(std::string name, VectorXd lower, VectorXd upper, std
   fn.argmin_unit = std::move(argmin_unit);
   fn.f = [name = fn.name, lo = fn.lower, hi = fn.upper, levels = fn.cost.size(),
           on_box = std::move(on_box)](const VectorXd& u, std::size_t level) {
-    check_size(u, lo.size(), name);
+    check_dimension(u, lo.size(), name);
     if (level >= levels) {
       throw std::invalid_argument(name + ": level " + std::to_string(level) + " out of range (it has " +
                                   std::to_string(levels) + " levels)");
     }
-    return on_box(map_to_box(u, lo, hi), level);
+    return on_box(unit_to_box(u, lo, hi), level);
   };
   return fn;
 }
@@ -62,41 +49,12 @@ double forrester_high(double x) {
   return a * a * std::sin(12.0 * x - 4.0);
 }
 
-// Hartmann-3 with the weights alpha as a parameter. The constants and the order of the operations
-// are those of test_functions.cpp, so that the top level reproduces hartmann3() bit for bit (the
-// tests check this, which also catches a typo in the copied constants).
-constexpr std::array<std::array<double, 3>, 4> kH3A{{
-    {3.0, 10.0, 30.0},
-    {0.1, 10.0, 35.0},
-    {3.0, 10.0, 30.0},
-    {0.1, 10.0, 35.0},
-}};
-constexpr std::array<std::array<double, 3>, 4> kH3P{{
-    {0.3689, 0.1170, 0.2673},
-    {0.4699, 0.4387, 0.7470},
-    {0.1091, 0.8732, 0.5547},
-    {0.0381, 0.5743, 0.8828},
-}};
-
 // alpha_l = alpha + (L - 1 - l) delta, written out as in Emukit's docstring; see hartmann3_mf.
 constexpr std::array<std::array<double, 4>, 3> kH3AlphaByLevel{{
     {1.02, 1.18, 2.8, 3.4},
     {1.01, 1.19, 2.9, 3.3},
     {1.0, 1.2, 3.0, 3.2},
 }};
-
-double hartmann3_alpha(const VectorXd& x, const std::array<double, 4>& alpha) {
-  double sum = 0.0;
-  for (std::size_t i = 0; i < 4; ++i) {
-    double q = 0.0;
-    for (std::size_t j = 0; j < 3; ++j) {
-      const double d = x(static_cast<Eigen::Index>(j)) - kH3P[i][j];
-      q += kH3A[i][j] * d * d;
-    }
-    sum += alpha[i] * std::exp(-q);
-  }
-  return -sum;
-}
 
 // The first term of Park's function, x1/2 [sqrt(1 + (x2 + x3^2) x4 / x1^2) - 1], is 0/0 at x1 = 0
 // although it tends to sqrt((x2 + x3^2) x4) / 2 there. Evaluating it at max(x1, 1e-9) gives that
@@ -124,8 +82,8 @@ double currin_high(double x1, double x2) {
 }  // namespace
 
 VectorXd MultiFidelityFunction::to_box(const VectorXd& unit) const {
-  check_size(unit, lower.size(), name);
-  return map_to_box(unit, lower, upper);
+  check_dimension(unit, lower.size(), name);
+  return unit_to_box(unit, lower, upper);
 }
 
 // Forrester, Sobester & Keane (2007), "Multi-fidelity optimization via surrogate modelling",
@@ -186,7 +144,7 @@ MultiFidelityFunction hartmann3_mf() {
   const TestFunction h = hartmann3();
   return make("hartmann3_mf", h.lower, h.upper, {0.01, 0.1, 1.0}, h.minimum, h.argmin,
               [](const VectorXd& x, std::size_t level) {
-                return hartmann3_alpha(x, kH3AlphaByLevel[level]);
+                return hartmann3_weighted(x, kH3AlphaByLevel[level]);
               });
 }
 

@@ -11,12 +11,6 @@ namespace {
 
 using Eigen::VectorXd;
 
-void check_dim(const VectorXd& x, Eigen::Index dim, const char* what) {
-  if (x.size() != dim) {
-    throw std::invalid_argument(std::string(what) + ": expected a point of dimension " + std::to_string(dim) +
-                                ", got " + std::to_string(x.size()));
-  }
-}
 
 VectorXd constant(std::size_t dim, double value) {
   return VectorXd::Constant(static_cast<Eigen::Index>(dim), value);
@@ -28,7 +22,7 @@ constexpr std::array<double, 4> kHartmannAlpha{1.0, 1.2, 3.0, 3.2};
 
 template <std::size_t D>
 double hartmann(const VectorXd& x, const std::array<std::array<double, D>, 4>& a,
-                const std::array<std::array<double, D>, 4>& p) {
+                const std::array<std::array<double, D>, 4>& p, const std::array<double, 4>& alpha = kHartmannAlpha) {
   double sum = 0.0;
   for (std::size_t i = 0; i < 4; ++i) {
     double q = 0.0;
@@ -36,7 +30,7 @@ double hartmann(const VectorXd& x, const std::array<std::array<double, D>, 4>& a
       const double d = x(static_cast<Eigen::Index>(j)) - p[i][j];
       q += a[i][j] * d * d;
     }
-    sum += kHartmannAlpha[i] * std::exp(-q);
+    sum += alpha[i] * std::exp(-q);
   }
   return -sum;
 }
@@ -70,10 +64,24 @@ constexpr std::array<std::array<double, 6>, 4> kH6P{{
 
 // (1 - u) lower + u upper rather than lower + u (upper - lower): exact at both ends, so the unit
 // cube's corners map exactly onto the box's corners.
+void check_dimension(const VectorXd& x, Eigen::Index dim, const std::string& what) {
+  if (x.size() != dim) {
+    throw std::invalid_argument(what + ": expected a point of dimension " + std::to_string(dim) + ", got " +
+                                std::to_string(x.size()));
+  }
+}
+
+VectorXd unit_to_box(const VectorXd& u, const VectorXd& lower, const VectorXd& upper) {
+  return (1.0 - u.array()) * lower.array() + u.array() * upper.array();
+}
+
 double TestFunction::at_unit(const VectorXd& u) const {
-  check_dim(u, lower.size(), name.c_str());
-  const VectorXd x = (1.0 - u.array()) * lower.array() + u.array() * upper.array();
-  return f(x);
+  check_dimension(u, lower.size(), name.c_str());
+  return f(unit_to_box(u, lower, upper));
+}
+
+double hartmann3_weighted(const VectorXd& x, const std::array<double, 4>& alpha) {
+  return hartmann<3>(x, kH3A, kH3P, alpha);
 }
 
 TestFunction branin() {
@@ -90,7 +98,7 @@ TestFunction branin() {
   fn.argmin = VectorXd(2);
   fn.argmin << pi, 2.275;  // also (-pi, 12.275) and (3 pi, 2.475)
   fn.f = [](const VectorXd& x) {
-    check_dim(x, 2, "branin");
+    check_dimension(x, 2, "branin");
     const double x1 = x(0), x2 = x(1);
     const double q = x2 - b * x1 * x1 + c * x1 - r;
     return a * q * q + s * (1.0 - t) * std::cos(x1) + s;
@@ -111,7 +119,7 @@ TestFunction hartmann3() {
   fn.argmin = VectorXd(3);
   fn.argmin << 0.11458887665506897, 0.55564889461693004, 0.85254698468667744;
   fn.f = [](const VectorXd& x) {
-    check_dim(x, 3, "hartmann3");
+    check_dimension(x, 3, "hartmann3");
     return hartmann<3>(x, kH3A, kH3P);
   };
   return fn;
@@ -129,7 +137,7 @@ TestFunction hartmann6() {
   fn.argmin << 0.20168951100670542, 0.15001069182345797, 0.47687397422189699, 0.27533243049405607,
       0.31165161660011324, 0.65730053406562031;
   fn.f = [](const VectorXd& x) {
-    check_dim(x, 6, "hartmann6");
+    check_dimension(x, 6, "hartmann6");
     return hartmann<6>(x, kH6A, kH6P);
   };
   return fn;
@@ -149,7 +157,7 @@ TestFunction rosenbrock(std::size_t dim, double low, double high) {
   fn.argmin = constant(dim, 1.0);
   const auto n = static_cast<Eigen::Index>(dim);
   fn.f = [n](const VectorXd& x) {
-    check_dim(x, n, "rosenbrock");
+    check_dimension(x, n, "rosenbrock");
     double sum = 0.0;
     for (Eigen::Index i = 0; i + 1 < n; ++i) {
       const double d = x(i + 1) - x(i) * x(i);
@@ -177,7 +185,7 @@ TestFunction paper_example_1d() {
   fn.argmin = VectorXd::Constant(1, xstar);
   fn.minimum = -(std::sqrt(1.99) + 0.1 * xstar);
   fn.f = [](const VectorXd& x) {
-    check_dim(x, 1, "example1d");
+    check_dimension(x, 1, "example1d");
     return -(std::sin(x(0)) + std::cos(x(0)) + 0.1 * x(0));
   };
   return fn;
@@ -191,7 +199,7 @@ TestFunction paper_rosenbrock_2d() {
   fn.minimum = 0.0;
   fn.argmin = VectorXd::Ones(2);
   fn.f = [](const VectorXd& x) {
-    check_dim(x, 2, "rosenbrock2d");
+    check_dimension(x, 2, "rosenbrock2d");
     const double d = x(1) - x(0) * x(0);
     const double e = 1.0 - x(0);
     return e * e + 10.0 * d * d;

@@ -2,6 +2,7 @@
 // Standard global-optimisation test functions on their usual boxes, for benchmarks and the
 // behavioural tests. Every function is to be MINIMISED; `minimum` is the known global minimum value.
 #include <Eigen/Core>
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,6 +22,16 @@ struct TestFunction {
   // f at a point of the unit cube, mapped linearly to the box.
   double at_unit(const Eigen::VectorXd& u) const;
 };
+
+// Throws std::invalid_argument "<what>: expected a point of dimension <dim>, got <n>" on a mismatch.
+void check_dimension(const Eigen::VectorXd& x, Eigen::Index dim, const std::string& what);
+
+// The point of the box [lower, upper] at unit-cube coordinates u (exact at the corners).
+Eigen::VectorXd unit_to_box(const Eigen::VectorXd& u, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper);
+
+// Hartmann-3 with other weights alpha in place of (1.0, 1.2, 3.0, 3.2) (hartmann3() uses those);
+// the multi-fidelity Hartmann-3 perturbs them per level.
+double hartmann3_weighted(const Eigen::VectorXd& x, const std::array<double, 4>& alpha);
 
 TestFunction branin();        // [-5,10] x [0,15], min 0.397887
 TestFunction hartmann3();     // [0,1]^3, min -3.86278 (exactly -3.8627797873326625, see the .cpp)
