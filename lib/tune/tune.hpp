@@ -2,7 +2,9 @@
 // Everything a program embedding tune needs: spaces, studies, strategies, minimize().
 #include "tune/space/sampling.hpp"
 #include "tune/space/space.hpp"
+#include "tune/strategy/bnb_strategy.hpp"
 #include "tune/strategy/gp_bandit.hpp"
+#include "tune/strategy/gpoo_strategy.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
 #include "tune/strategy/strategy_factory.hpp"
 #include "tune/study/minimize.hpp"

@@ -645,4 +645,116 @@ TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {
   }
 }
 
+TEST(TuneCli, GpooCampaignCompletesAndBestReportsTheRecommendedRegion) {
+  const fs::path d = fresh_dir("gpoo");
+  write(d / "c.yaml", quadratic_campaign("gq", 24, 2, "strategy: {name: gpoo, beta: code}\nseed: 3\n"));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "gq");
+  EXPECT_EQ(s["study"]["strategy"]["name"].as<std::string>(), "gpoo");
+  const YAML::Node trials = s["study"]["trials"];
+  ASSERT_EQ(trials.size(), 24u);
+  for (const auto& t : trials) EXPECT_EQ(t["status"].as<std::string>(), "complete") << t;
+
+  // YAML: a comment naming the region, then trial / loss / config and the recommendation.
+  const Result b = tune(d, {"best", "gq"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_NE(b.out.find("# gpoo recommends the region {x: ["), std::string::npos) << b.out;
+  EXPECT_NE(b.out.find("averages"), std::string::npos) << b.out;
+  const YAML::Node y = YAML::Load(b.out);
+  ASSERT_TRUE(y["recommendation"]["region"]["box"]["x"]) << b.out;
+  EXPECT_TRUE(y["loss"]) << b.out;
+
+  // JSON: the same, machine-readable; the point lies in the box, the box in the space, and the
+  // region's estimated average is close to the bowl's value there (the loss is noise-free).
+  const Result j = tune(d, {"best", "gq", "--json"});
+  ASSERT_EQ(j.code, 0) << j.err;
+  const YAML::Node js = YAML::Load(j.out);
+  const YAML::Node rec = js["recommendation"];
+  ASSERT_TRUE(rec["region"]) << j.out;
+  const YAML::Node box = rec["region"]["box"];
+  const double x0 = box["x"][0].as<double>(), x1 = box["x"][1].as<double>();
+  const double y0 = box["y"][0].as<double>(), y1 = box["y"][1].as<double>();
+  EXPECT_LE(-1.0, x0);
+  EXPECT_LT(x0, x1);
+  EXPECT_LE(x1, 1.0);
+  EXPECT_LE(-3.0, y0);
+  EXPECT_LT(y0, y1);
+  EXPECT_LE(y1, 1.0);
+  const double px = rec["config"]["x"].as<double>(), py = rec["config"]["y"].as<double>();
+  EXPECT_TRUE(x0 <= px && px <= x1 && y0 <= py && py <= y1) << j.out;
+  EXPECT_EQ(y["recommendation"]["region"]["box"]["x"][0].as<double>(), x0);  // YAML and JSON agree
+  const double truth = (px - 0.3) * (px - 0.3) + (py + 1) * (py + 1) / 4;  // S = 1: the region's centre
+  EXPECT_NEAR(rec["region"]["mean"].as<double>(), truth, 3 * rec["region"]["sd"].as<double>() + 0.05) << j.out;
+  // Among the best quarter of the space (the bowl's values range over [0, 2.5]).
+  EXPECT_LT(truth, 0.3) << j.out;
+}
+
+TEST(TuneCli, DeterministicObjectiveDefaultsToBranchAndBound) {
+  const fs::path d = fresh_dir("deterministic");
+  const std::string det = "objective: {name: loss, direction: minimize, deterministic: true}\n";
+  // quadratic_campaign's objective line replaced by the deterministic one.
+  const auto deterministic = [&](int trials) {
+    std::string text = quadratic_campaign("det", trials, 2);
+    const std::size_t at = text.find("objective:");
+    return text.replace(at, text.find('\n', at) - at + 1, det);
+  };
+  write(d / "c.yaml", deterministic(40));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "det");
+  EXPECT_EQ(s["campaign"]["strategy"]["name"].as<std::string>(), "bnb");
+  EXPECT_TRUE(s["campaign"]["objective"]["deterministic"].as<bool>());
+  EXPECT_EQ(s["study"]["strategy"]["name"].as<std::string>(), "bnb");
+  const YAML::Node trials = s["study"]["trials"];
+  ASSERT_EQ(trials.size(), 40u);
+  std::set<std::string> configs;
+  double best = 1e9;
+  for (const auto& t : trials) {
+    EXPECT_EQ(t["status"].as<std::string>(), "complete");
+    EXPECT_TRUE(configs.insert(t["config"]["x"].as<std::string>() + "," + t["config"]["y"].as<std::string>()).second)
+        << "a deterministic configuration ran twice";
+    best = std::min(best, t["value"].as<double>());
+  }
+  EXPECT_LT(best, 1e-3);  // random search over 40 points rarely gets below ~0.02
+  const Result st = tune(d, {"status", "det"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("strategy bnb"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("branch and bound"), std::string::npos) << st.out;
+
+  // An explicit strategy wins over the default.
+  write(d / "e.yaml", deterministic(2) + "strategy: random\n");
+  const Result e = tune(d, {"run", "e.yaml", "--dir", "det-random", "--quiet"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_EQ(state_of(d / "det-random")["campaign"]["strategy"]["name"].as<std::string>(), "random");
+}
+
+TEST(TuneCli, InvalidTreeStrategyOptionsNameTheLineTheFieldAndTheFix) {
+  const fs::path d = fresh_dir("invalid-tree");
+  const std::string head = "name: x\ncommand: [echo, \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n";
+  struct Case {
+    std::string text, field, fix;
+  };
+  const std::vector<Case> cases{
+      {head + "strategy: {name: gpoo, representatives: 0}\n", "strategy.representatives", "must be >= 1"},
+      {head + "strategy:\n  name: gpoo\n  beta_theta: 3\n", "strategy.beta_theta", "(0, 1)"},
+      {head + "strategy: {name: gpoo, aggregation: sometimes}\n", "strategy", "expected 'representatives', 'cell'"},
+      {head + "strategy: {name: gpoo, representative: 2}\n", "strategy.representative", "known keys: aggregation"},
+      {head + "strategy: {name: bnb, alpha: 2}\n", "strategy.alpha", "(0, 1)"},
+      {head + "strategy: {name: bnb, max_level: many}\n", "strategy", "max_level"},
+      {head + "strategy: gpo\n", "strategy", "gpoo"},
+      {head + "objective: {name: loss, deterministic: maybe}\n", "objective.deterministic", "expected true"},
+  };
+  for (const Case& c : cases) {
+    write(d / "bad.yaml", c.text);
+    const Result r = tune(d, {"run", "bad.yaml", "--quiet"});
+    EXPECT_EQ(r.code, 1) << c.text;
+    EXPECT_NE(r.err.find("bad.yaml"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("field '" + c.field + "'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.fix), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("line"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "x")) << "a campaign directory was created for an invalid file";
+  }
+}
+
 }  // namespace

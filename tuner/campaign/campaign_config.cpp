@@ -179,13 +179,22 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       if (o.IsScalar()) {
         c.objective.name = o.Scalar();
       } else {
-        check_keys(o, "objective", {"name", "direction"});
+        check_keys(o, "objective", {"name", "direction", "deterministic"});
         if (o["name"]) c.objective.name = read_string(o["name"], "objective.name");
         if (o["direction"]) {
           try {
             c.objective.direction = direction_from_string(read_string(o["direction"], "objective.direction"));
           } catch (const std::invalid_argument& e) {
             fail(o["direction"], "objective.direction", e.what());
+          }
+        }
+        if (const YAML::Node det = o["deterministic"]) {
+          try {
+            c.objective.deterministic = read_bool(det, "objective.deterministic");
+          } catch (const StateError&) {
+            fail(det, "objective.deterministic",
+                 "expected true (the same configuration always gives the same value; the default strategy is then "
+                 "bnb) or false, found '" + (det.IsScalar() ? det.Scalar() : std::string("a list or map")) + "'");
           }
         }
       }
@@ -196,7 +205,8 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       if (s.IsScalar()) {
         c.strategy = s.Scalar();
       } else {
-        if (!s.IsMap()) fail(s, "strategy", "expected a name (ei, ucb, random, sobol) or a map {name: ei, ...}");
+        if (!s.IsMap())
+          fail(s, "strategy", "expected a name (ei, ucb, random, sobol, cmets, cmes, gpoo, bnb) or a map {name: ei, ...}");
         c.strategy = read_string(require(s, "name"), "strategy.name");
         for (const auto& kv : s)
           if (kv.first.as<std::string>() != "name") options[kv.first.as<std::string>()] = kv.second;
@@ -204,10 +214,28 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       try {
         make_strategy(c.strategy, options);  // validates the name and every option
       } catch (const std::exception& e) {
-        fail(s, "strategy", e.what());
+        // "strategy option 'beta_theta' must ...": name the option's own line and field.
+        const std::string what = e.what();
+        const std::string prefix = "strategy option '";
+        if (what.rfind(prefix, 0) == 0 && s.IsMap()) {
+          const std::string key = what.substr(prefix.size(), what.find('\'', prefix.size()) - prefix.size());
+          if (const YAML::Node option = s[key]) fail(option, "strategy." + key, what);
+        }
+        // "unknown key 'alhpa' in strategy options ...": the key's own line.
+        const std::string unknown = "unknown key '";
+        if (const std::size_t at = what.find(unknown); at != std::string::npos && s.IsMap()) {
+          const std::size_t from = at + unknown.size();
+          const std::string key = what.substr(from, what.find('\'', from) - from);
+          for (const auto& kv : s)
+            if (kv.first.Scalar() == key)
+              fail(kv.first, "strategy." + key,
+                   "unknown option of strategy '" + c.strategy + "'" + what.substr(what.find(';') == std::string::npos ? what.size() : what.find(';')));
+        }
+        fail(s, "strategy", what);
       }
       c.strategy_options = options;
     } else {
+      if (c.objective.deterministic) c.strategy = kDefaultDeterministicStrategy;
       c.strategy_options = YAML::Node(YAML::NodeType::Map);
     }
 
@@ -289,6 +317,7 @@ YAML::Node CampaignConfig::to_yaml() const {
   }
   n["objective"]["name"] = objective.name;
   n["objective"]["direction"] = to_string(objective.direction);
+  if (objective.deterministic) n["objective"]["deterministic"] = true;
   YAML::Node s = YAML::Clone(strategy_options);
   if (!s.IsMap()) s = YAML::Node(YAML::NodeType::Map);
   YAML::Node strat;
@@ -323,8 +352,10 @@ space:
 # strategy cmets the tuner chooses the level too. cost: measured (run time, seconds) or [1, 3, 9, 27].
 # resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}
 objective: {name: val_acc, direction: maximize}   # the key the trial prints; minimize or maximize
+# objective: {name: loss, deterministic: true}    # no noise: the default strategy becomes bnb
 strategy:
-  name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (or cmes)
+  name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (or cmes);
+                    # gpoo (a robust region, noisy objectives), bnb (deterministic objectives)
   # epsilon: 0.01   # compression: keep only observations carrying > epsilon nats (0 = exact GP)
 budget:
   trials: 50        # trials to run

@@ -25,6 +25,9 @@ class CampaignError : public std::runtime_error {
 struct ObjectiveSpec {
   std::string name = "objective";
   Direction direction = Direction::minimize;
+  // `objective: {deterministic: true}`: the same configuration always gives the same value (no
+  // noise); the default strategy is then `bnb` (branch and bound for noise-free objectives).
+  bool deterministic = false;
 };
 
 struct BudgetSpec {
@@ -47,6 +50,8 @@ struct ExecutorSpec {
 
 // The engine's best default (see README: lowest median regret at 25 and 50 evaluations).
 inline constexpr const char* kDefaultStrategy = "ei";
+// The default for a campaign whose objective is deterministic.
+inline constexpr const char* kDefaultDeterministicStrategy = "bnb";
 
 struct CampaignConfig {
   std::string name;

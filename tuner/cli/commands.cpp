@@ -16,7 +16,9 @@
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
+#include "tune/strategy/bnb_strategy.hpp"
 #include "tune/strategy/gp_bandit.hpp"
+#include "tune/strategy/gpoo_strategy.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
 #include "tuner/campaign/campaign_lock.hpp"
 #include "tuner/campaign/campaign_state.hpp"
@@ -115,6 +117,55 @@ std::string level_value(const Resolution& resolution, std::size_t level) {
   return adapters::resolution_value_text(resolution.values.at(level));
 }
 
+// A recommended region (gpoo) for `tune best`: the box per parameter ([low, high], or the choices
+// in it) and the estimate of the objective's average over it.
+YAML::Node region_yaml(const StudyRegion& r) {
+  YAML::Node n;
+  YAML::Node box;
+  box.SetStyle(YAML::EmitterStyle::Flow);
+  for (const ParameterRange& p : r.box) {
+    YAML::Node range(YAML::NodeType::Sequence);
+    range.SetStyle(YAML::EmitterStyle::Flow);
+    if (!p.choices.empty()) {
+      for (const std::string& c : p.choices) range.push_back(c);
+    } else {
+      range.push_back(tune::to_string(p.low));
+      range.push_back(tune::to_string(p.high));
+    }
+    box[p.name] = range;
+  }
+  n["box"] = box;
+  n["mean"] = yaml_double(r.mean);
+  n["sd"] = yaml_double(r.sd);
+  return n;
+}
+
+std::string value_json(const Value& v) {
+  if (std::holds_alternative<std::string>(v)) return "\"" + json_escape(std::get<std::string>(v)) + "\"";
+  return tune::to_string(v);
+}
+
+std::string region_json(const StudyRegion& r) {
+  std::string box;
+  for (const ParameterRange& p : r.box) {
+    std::string range;
+    if (!p.choices.empty())
+      for (const std::string& c : p.choices) range += (range.empty() ? "" : ", ") + value_json(Value(c));
+    else
+      range = value_json(p.low) + ", " + value_json(p.high);
+    box += (box.empty() ? "" : ", ") + std::string("\"") + json_escape(p.name) + "\": [" + range + "]";
+  }
+  return "{\"box\": {" + box + "}, \"mean\": " + format_double(r.mean) + ", \"sd\": " + format_double(r.sd) + "}";
+}
+
+// The comment line of `tune best` for a recommended region.
+std::string region_summary(const StudyRecommendation& rec, const std::string& objective) {
+  return "gpoo recommends the region " + tune::to_string(rec.region->box) + ", where " + objective + " averages " +
+         format_short(rec.region->mean) + " \u00b1 " + format_short(rec.region->sd) + "; as a point " +
+         tune::to_string(rec.config) + ", " + objective + " " + format_short(rec.mean) + " \u00b1 " +
+         format_short(rec.sd);
+}
+
 // `tune best` of a multi-resolution campaign: the model's recommendation (posterior mean and sd of
 // the objective at the full resolution) and the best observed full-resolution trial; a trial of a
 // lower level is never reported as the best (its value is not comparable). The top-level keys are
@@ -141,7 +192,8 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
     out += ", \"recommendation\": ";
     if (rec)
       out += "{\"config\": " + config_json(s.config.space, rec->config) + ", \"mean\": " + format_double(rec->mean) +
-             ", \"sd\": " + format_double(rec->sd) + "}";
+             ", \"sd\": " + format_double(rec->sd) + (rec->region ? ", \"region\": " + region_json(*rec->region) : "") +
+             "}";
     else
       out += "null";
     std::printf("%s}\n", out.c_str());
@@ -149,7 +201,9 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   }
   // A comment line for people, then YAML for programs.
   std::string summary = "# at full resolution (" + res.parameter + " = " + level_value(res, res.top()) + "): ";
-  if (rec)
+  if (rec && rec->region)
+    summary += region_summary(*rec, objective) + "; ";
+  else if (rec)
     summary += "the model recommends " + tune::to_string(rec->config) + ", " + objective + " " + format_short(rec->mean) +
                " \u00b1 " + format_short(rec->sd) + "; ";
   else
@@ -179,6 +233,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
     n["recommendation"]["config"].SetStyle(YAML::EmitterStyle::Block);
     n["recommendation"]["mean"] = yaml_double(rec->mean);
     n["recommendation"]["sd"] = yaml_double(rec->sd);
+    if (rec->region) n["recommendation"]["region"] = region_yaml(*rec->region);
   } else {
     n["recommendation"] = YAML::Node(YAML::NodeType::Null);
   }
@@ -308,6 +363,13 @@ int status(const std::filesystem::path& dir) {
                 bandit->dictionary().size(), bandit->refresh_count(), bandit->skipped_steps().size());
   if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&s.study.strategy()); mr && mr->model())
     std::printf("model: %zu observations in the GP\n", mr->model()->size());
+  if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&s.study.strategy()))
+    std::printf("model: %zu gpoo rounds (cells observed), %zu kernel refits\n", gpoo->rounds().size(),
+                gpoo->model().refresh_count);
+  if (const auto* bnb = dynamic_cast<const BnbStrategy*>(&s.study.strategy()); bnb && bnb->search())
+    std::printf("model: %zu points told to branch and bound, lattice level %zu (%.4g%% of it pruned), %zu kernel refits\n",
+                bnb->search()->samples(), bnb->search()->level(), 100.0 * bnb->search()->pruned_fraction(),
+                bnb->model().refresh_count);
   if (const Trial* b = s.study.best())
     std::printf("best: trial %llu, %s = %s, %s%s\n", static_cast<unsigned long long>(b->id), s.config.objective.name.c_str(),
                 format_double(*b->value).c_str(), tune::to_string(b->config).c_str(),
@@ -341,18 +403,34 @@ int best(const std::filesystem::path& dir, bool json) {
     std::fprintf(stderr, "tune: no trial of %s has completed yet\n", dir.c_str());
     return kExitError;
   }
+  // gpoo recommends a region: `recommendation` adds it, with the point the model prefers in it.
+  std::optional<StudyRecommendation> rec = s.study.recommendation();
+  if (rec && !rec->region) rec.reset();
   if (json) {
-    std::printf("{\"trial\": %llu, \"%s\": %s, \"config\": %s}\n", static_cast<unsigned long long>(b->id),
+    std::string recommendation;
+    if (rec)
+      recommendation = ", \"recommendation\": {\"config\": " + config_json(s.config.space, rec->config) +
+                       ", \"mean\": " + format_double(rec->mean) + ", \"sd\": " + format_double(rec->sd) +
+                       ", \"region\": " + region_json(*rec->region) + "}";
+    std::printf("{\"trial\": %llu, \"%s\": %s, \"config\": %s%s}\n", static_cast<unsigned long long>(b->id),
                 json_escape(s.config.objective.name).c_str(), format_double(*b->value).c_str(),
-                config_json(s.config.space, b->config).c_str());
+                config_json(s.config.space, b->config).c_str(), recommendation.c_str());
   } else {
     YAML::Node n;
     n["trial"] = b->id;
     n[s.config.objective.name] = yaml_double(*b->value);
     n["config"] = config_to_yaml(s.config.space, b->config);
     n["config"].SetStyle(YAML::EmitterStyle::Block);
+    if (rec) {
+      n["recommendation"]["config"] = config_to_yaml(s.config.space, rec->config);
+      n["recommendation"]["config"].SetStyle(YAML::EmitterStyle::Block);
+      n["recommendation"]["mean"] = yaml_double(rec->mean);
+      n["recommendation"]["sd"] = yaml_double(rec->sd);
+      n["recommendation"]["region"] = region_yaml(*rec->region);
+    }
     YAML::Emitter e;
     e << n;
+    if (rec) std::printf("# %s\n", region_summary(*rec, s.config.objective.name).c_str());
     std::printf("%s\n", e.c_str());
   }
   return kExitComplete;

@@ -42,11 +42,21 @@ struct Proposal {
   std::optional<std::size_t> level;  // resolution level; empty = the top level
 };
 
+// A recommended region of the unit cube (a box; `gpoo` recommends a cell rather than a point) and
+// the model's estimate of the reward's average over it (the aggregated feedback the strategy
+// models: over the cell's representatives, or over the whole cell), in reward units.
+struct RecommendedRegion {
+  Eigen::VectorXd lower, upper;
+  double mean = 0.0;
+  double sd = 0.0;
+};
+
 // Where the strategy's model puts the optimum, in reward units (larger is better).
 struct Recommendation {
   Eigen::VectorXd unit;
   double mean = 0.0;  // posterior mean of the reward there
   double sd = 0.0;    // posterior standard deviation of f there
+  std::optional<RecommendedRegion> region;  // strategies that recommend a region (gpoo)
 };
 
 // Either a proposal, or the reason the strategy has nothing more to propose.

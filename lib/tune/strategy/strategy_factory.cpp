@@ -3,12 +3,14 @@
 #include <stdexcept>
 
 #include "tune/io/yaml_values.hpp"
+#include "tune/strategy/bnb_strategy.hpp"
+#include "tune/strategy/gpoo_strategy.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
 #include "tune/strategy/random_strategy.hpp"
 
 namespace tune {
 
-std::vector<std::string> strategy_names() { return {"random", "sobol", "ucb", "ei", "cmes", "cmets"}; }
+std::vector<std::string> strategy_names() { return {"random", "sobol", "ucb", "ei", "cmes", "cmets", "gpoo", "bnb"}; }
 
 std::unique_ptr<Strategy> make_gp_bandit(AcquisitionType acquisition, GpBanditOptions options) {
   options.acquisition = acquisition;
@@ -30,6 +32,8 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Nod
   }
   if (name == "cmes" || name == "cmets")
     return std::make_unique<MultiResolutionSearch>(multi_resolution_options_from_yaml(options, name == "cmets"));
+  if (name == "gpoo") return std::make_unique<GpooStrategy>(gpoo_strategy_options_from_yaml(options));
+  if (name == "bnb") return std::make_unique<BnbStrategy>(bnb_strategy_options_from_yaml(options));
   std::string list;
   for (const std::string& n : strategy_names()) list += (list.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown strategy '" + name + "': expected one of " + list);

@@ -1,6 +1,7 @@
 #pragma once
-// Strategies by name: random, sobol, ucb, ei. `options` are the strategy's options as YAML (the
-// GP bandit options for ucb and ei; none for the baselines).
+// Strategies by name: random, sobol, ucb, ei, cmes, cmets, gpoo, bnb. `options` are the strategy's
+// options as YAML (the GP bandit options for ucb and ei, the strategy's own for the others; none
+// for the baselines).
 #include <yaml-cpp/yaml.h>
 
 #include <memory>

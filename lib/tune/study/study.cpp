@@ -51,6 +51,15 @@ std::optional<StudyRecommendation> Study::recommendation() const {
   out.config = space_.decode(out.unit);
   out.mean = options_.direction == Direction::maximize ? r->mean : -r->mean;
   out.sd = r->sd;
+  if (r->region) {
+    StudyRegion region;
+    region.lower = r->region->lower;
+    region.upper = r->region->upper;
+    region.box = decode_box(space_, region.lower, region.upper);
+    region.mean = options_.direction == Direction::maximize ? r->region->mean : -r->region->mean;
+    region.sd = r->region->sd;
+    out.region = std::move(region);
+  }
   return out;
 }
 

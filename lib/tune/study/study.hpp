@@ -15,6 +15,7 @@
 
 #include "tune/space/space.hpp"
 #include "tune/strategy/strategy.hpp"
+#include "tune/study/region.hpp"
 #include "tune/study/resolution.hpp"
 #include "tune/study/trial.hpp"
 
@@ -37,12 +38,23 @@ struct Suggestion {
   std::optional<double> resolution_value;
 };
 
+// A recommended region (gpoo): the box per parameter in the user's units, the box in the unit
+// cube, and the model's estimate of the objective's average over it (the aggregated feedback the
+// strategy models), in the units of the objective.
+struct StudyRegion {
+  std::vector<ParameterRange> box;
+  Eigen::VectorXd lower, upper;
+  double mean = 0.0;
+  double sd = 0.0;
+};
+
 // The model's recommendation, in the units of the objective.
 struct StudyRecommendation {
   Config config;
   Eigen::VectorXd unit;
   double mean = 0.0;  // posterior mean of the objective at the full resolution
   double sd = 0.0;
+  std::optional<StudyRegion> region;  // strategies that recommend a region (gpoo)
 };
 
 // The YAML text of trials that can no longer change (complete or failed), kept between saves so

@@ -1,0 +1,230 @@
+#include "tune/strategy/bnb_strategy.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "tune/io/yaml_values.hpp"
+#include "tune/strategy/option_fields.hpp"
+
+namespace tune {
+
+std::size_t BnbStrategyOptions::lattice_level(std::size_t dim) const {
+  if (max_level > 0) return max_level;
+  // The finest lattice's (2^m + 1)^d points must be indexable in 63 bits (BranchAndBound).
+  std::size_t m = 10;
+  while (m > 1 && static_cast<double>(dim) * std::log2(std::ldexp(1.0, static_cast<int>(m)) + 1.0) >= 63.0) --m;
+  return m;
+}
+
+BnbStrategy::BnbStrategy(BnbStrategyOptions options) : options_(std::move(options)) {
+  const auto& o = options_;
+  if (o.max_level > 30)
+    throw std::invalid_argument("strategy option 'max_level' must be at most 30 (the finest lattice has spacing "
+                                "2^-max_level; 0 chooses up to 10)");
+  if (!(o.alpha > 0.0 && o.alpha < 1.0))
+    throw std::invalid_argument("strategy option 'alpha' must lie in (0, 1), e.g. 0.05");
+  if (!(o.beta_scale > 0.0) || !std::isfinite(o.beta_scale))
+    throw std::invalid_argument("strategy option 'beta_scale' must be a finite number > 0 (1 is the thesis's beta)");
+  if (!(o.jitter > 0.0) || !std::isfinite(o.jitter))
+    throw std::invalid_argument("strategy option 'jitter' must be a finite number > 0, e.g. 1e-10");
+}
+
+BranchAndBoundOptions BnbStrategy::search_options(std::size_t dim) const {
+  const GpHyperparameters hp = refit_.refresh_count > 0 ? refit_.hyperparameters
+                                                        : default_hyperparameters(options_.kernel, dim, 1, options_.fit);
+  BranchAndBoundOptions o;
+  o.dim = dim;
+  o.max_level = options_.lattice_level(dim);
+  o.alpha = options_.alpha;
+  o.beta_scale = options_.beta_scale;
+  o.round_cap = options_.round_cap;
+  o.kernel = hp.make_kernel();
+  o.jitter = options_.jitter;
+  return o;
+}
+
+double BnbStrategy::value_of(const StrategyContext& context, std::uint64_t id) const {
+  const Trial& t = trial_by_id(context.trials, id);
+  if (t.status != TrialStatus::complete || !t.value)
+    throw StateError("bnb state tells the value of trial " + std::to_string(id) + ", which is not complete");
+  return refit_.standardise(reward_of(*t.value, context.direction));
+}
+
+void BnbStrategy::rebuild(const StrategyContext& context) {
+  std::vector<BranchAndBoundRecord> told;
+  told.reserve(records_.size());
+  for (const Record& r : records_) told.push_back({r.point, value_of(context, r.trial)});
+  search_.emplace(BranchAndBound::replay(search_options(context.space.dim()), told));
+}
+
+void BnbStrategy::refresh_if_due(const StrategyContext& context) {
+  std::vector<Observation> observations;
+  for (const auto& [id, point] : points_) {
+    const Trial& t = context.trials[id];
+    if (t.status == TrialStatus::complete && t.value)
+      observations.push_back(Observation{PointQuery{point}, reward_of(*t.value, context.direction), 0});
+  }
+  if (!refit_.due(options_.refit, observations.size())) return;
+  refit_.refresh(observations, options_.kernel, context.space.dim(), options_.fit, false, options_.fit.noise_min,
+                 context.seed);
+  rebuild(context);
+}
+
+ProposalResult BnbStrategy::propose(const StrategyContext& context) {
+  // A proposal the study did not turn into a trial (a cost budget stopped it) leaves an id that
+  // does not exist; the next ask reuses it.
+  points_.erase(points_.lower_bound(context.trials.size()), points_.end());
+  refresh_if_due(context);
+  if (!search_) rebuild(context);
+  const auto fantasy = [](BranchAndBound& b, const Eigen::VectorXd& x) { b.tell(x, b.model().predict(x).mean); };
+
+  BranchAndBound copy = *search_;
+  for (const Trial& t : context.trials)
+    if (t.status != TrialStatus::complete)
+      if (auto it = points_.find(t.id); it != points_.end() && !copy.sampled(it->second)) fantasy(copy, it->second);
+
+  for (std::size_t step = 0; step < 1000000; ++step) {
+    const std::optional<Eigen::VectorXd> p = copy.next();
+    if (!p)
+      return {std::nullopt, "branch and bound has converged: every point of the relevant set on the finest lattice "
+                            "(spacing 2^-" + std::to_string(search_->options().max_level) + ") is sampled"};
+    const Eigen::VectorXd unit = context.space.snap(*p);
+    const Trial* same = nullptr;
+    for (const Trial& t : context.trials)
+      if (t.unit.size() == unit.size() && t.unit == unit && (!same || t.status == TrialStatus::complete)) same = &t;
+    if (same && same->status == TrialStatus::complete) {
+      // The objective is deterministic: this configuration's value is known.
+      const double v = value_of(context, same->id);
+      copy.tell(*p, v);
+      search_->tell(*p, v);
+      records_.push_back({*p, same->id});
+      continue;
+    }
+    if (same) {  // pending or failed
+      fantasy(copy, *p);
+      continue;
+    }
+    points_[context.trials.size()] = *p;
+    return {Proposal{.unit = unit, .source = "bnb", .in_model = true, .model_size = search_->samples()}, {}};
+  }
+  return {std::nullopt, "branch and bound found no configuration that is neither evaluated nor pending"};
+}
+
+void BnbStrategy::on_complete(const StrategyContext& context, const Trial& trial) {
+  const auto it = points_.find(trial.id);
+  if (it == points_.end() || !trial.value) return;
+  if (!search_) rebuild(context);
+  if (search_->sampled(it->second)) return;
+  records_.push_back({it->second, trial.id});
+  search_->tell(it->second, value_of(context, trial.id));
+}
+
+std::optional<Recommendation> BnbStrategy::recommend(const StrategyContext& context) const {
+  (void)context;
+  if (!search_) return std::nullopt;
+  const std::optional<BranchAndBoundRecord> best = search_->best();
+  if (!best) return std::nullopt;
+  Recommendation r;
+  r.unit = best->point;
+  r.mean = refit_.unstandardise(best->value);
+  r.sd = std::sqrt(std::max(0.0, search_->model().predict(best->point).variance)) * refit_.standardization.scale;
+  return r;
+}
+
+// ---- persistence ------------------------------------------------------------------------------
+
+namespace {
+using namespace option_fields;
+
+template <class Options, class Visit>
+void plain_fields(Options& o, Visit&& visit) {
+  visit("max_level", o.max_level);
+  visit("alpha", o.alpha);
+  visit("beta_scale", o.beta_scale);
+  visit("round_cap", o.round_cap);
+  visit("jitter", o.jitter);
+}
+}  // namespace
+
+YAML::Node to_yaml(const BnbStrategyOptions& o) {
+  FieldWriter top{YAML::Node(YAML::NodeType::Map)};
+  top.node["kernel"] = to_string(o.kernel);
+  plain_fields(o, top);
+  FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)};
+  refit_fields(o, refit);
+  fit_fields(o, fit);
+  top.node["refit"] = refit.node;
+  top.node["fit"] = fit.node;
+  return top.node;
+}
+
+BnbStrategyOptions bnb_strategy_options_from_yaml(const YAML::Node& n) {
+  BnbStrategyOptions o;
+  if (!n || n.IsNull()) return o;
+  if (!n.IsMap()) throw StateError("strategy options at " + position_of(n) + ": expected a map");
+  if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
+  FieldReader top{n, {"kernel", "refit", "fit"}};
+  plain_fields(o, top);
+  reject_unknown(n, top.known, "strategy options");
+  read_group(n, "refit", o, [](BnbStrategyOptions& x, FieldReader& r) { refit_fields(x, r); });
+  read_group(n, "fit", o, [](BnbStrategyOptions& x, FieldReader& r) { fit_fields(x, r); });
+  return o;
+}
+
+YAML::Node BnbStrategy::save() const {
+  YAML::Node node;
+  node["name"] = name();
+  node["options"] = to_yaml(options_);
+  YAML::Node state;
+  YAML::Node points(YAML::NodeType::Sequence), records(YAML::NodeType::Sequence);
+  for (const auto& [id, point] : points_) {
+    YAML::Node p;
+    p.SetStyle(YAML::EmitterStyle::Flow);
+    p["trial"] = id;
+    p["point"] = yaml_vector(point);
+    points.push_back(p);
+  }
+  for (const Record& r : records_) {
+    YAML::Node p;
+    p.SetStyle(YAML::EmitterStyle::Flow);
+    p["point"] = yaml_vector(r.point);
+    p["trial"] = r.trial;
+    records.push_back(p);
+  }
+  state["points"] = points;
+  state["records"] = records;
+  refit_.write(state);
+  node["state"] = state;
+  return node;
+}
+
+void BnbStrategy::restore(const YAML::Node& node, const StrategyContext& context) {
+  const YAML::Node state = require(node, "state");
+  points_.clear();
+  records_.clear();
+  const YAML::Node points = require(state, "points");
+  const YAML::Node records = require(state, "records");
+  if (!points.IsSequence()) throw StateError("field 'points' at " + position_of(points) + ": expected a list");
+  if (!records.IsSequence()) throw StateError("field 'records' at " + position_of(records) + ": expected a list");
+  const auto read_point = [&](const YAML::Node& n, const char* field) {
+    Eigen::VectorXd x = read_vector(require(n, "point"), field);
+    if (static_cast<std::size_t>(x.size()) != context.space.dim())
+      throw StateError(std::string("field '") + field + "' at " + position_of(n) + ": a point of the wrong dimension");
+    return x;
+  };
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::uint64_t id = read_uint(require(points[i], "trial"), "points.trial");
+    if (id >= context.trials.size()) continue;  // a proposal the study dropped
+    points_[id] = read_point(points[i], "points.point");
+  }
+  for (std::size_t i = 0; i < records.size(); ++i)
+    records_.push_back({read_point(records[i], "records.point"), read_uint(require(records[i], "trial"), "records.trial")});
+  refit_.read(state);
+  try {
+    rebuild(context);
+  } catch (const std::invalid_argument& e) {
+    throw StateError("bnb state at " + position_of(state) + ": the records do not replay (" + e.what() + ")");
+  }
+}
+
+}  // namespace tune
