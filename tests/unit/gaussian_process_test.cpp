@@ -510,6 +510,18 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   const tune::Prediction g = gp.predict(target);
   EXPECT_NEAR(g.mean, h.dot(mean), 1e-10);
   EXPECT_NEAR(g.variance, h.dot(cov * h), 1e-10);
+  // The joint posterior of f(x_test) and that observation: the batch formula's 2 x 2 block.
+  Eigen::VectorXd e = Eigen::VectorXd::Zero(m);
+  e(n) = 1.0;
+  Eigen::Vector2d pair_mean;
+  Eigen::Matrix2d pair_cov;
+  gp.predict_pair(Observation{PointQuery{x_test}, 0.0, 0}, target, pair_mean, pair_cov);
+  EXPECT_NEAR(pair_mean(0), mean(n), 1e-10);
+  EXPECT_NEAR(pair_mean(1), h.dot(mean), 1e-10);
+  EXPECT_NEAR(pair_cov(0, 0), cov(n, n), 1e-10);
+  EXPECT_NEAR(pair_cov(1, 1), h.dot(cov * h), 1e-10);
+  EXPECT_NEAR(pair_cov(0, 1), e.dot(cov * h), 1e-10);
+  EXPECT_NEAR(pair_cov(1, 0), e.dot(cov * h), 1e-10);
   // Without an offset group, predict(Observation) of a point is predict(x).
   const tune::Prediction plain = gp.predict(Observation{PointQuery{x_test}, 0.0, 0});
   EXPECT_NEAR(plain.mean, at_test.mean, 1e-14);

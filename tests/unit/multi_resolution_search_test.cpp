@@ -63,13 +63,22 @@ TEST(MultiResolutionSearch, CmetsRespectsTheBudgetUsesCheapLevelsAndNeverRequeri
   EXPECT_GT(per_level[2], 0u);
   const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
   std::set<tune::NodeId> nodes;
+  std::size_t off_centre = 0;
   for (const tune::Trial& t : study.trials()) {
     const tune::NodeId n = strategy.node_of_trial(t.id);
     ASSERT_NE(n, tune::no_node);
     EXPECT_TRUE(nodes.insert(n).second) << "node " << n << " queried twice";
     const tune::PartitionNode& cell = strategy.active_set()->tree().node(n);
     EXPECT_EQ(*t.level, strategy.level_of_depth(cell.depth, 3));
+    // Cheap runs at their cell's centre; full-resolution runs anywhere in their cell.
+    if (*t.level < 2) {
+      EXPECT_LT((t.unit - cell.centre()).norm(), 1e-12);
+    } else {
+      EXPECT_TRUE((t.unit.array() >= cell.lower.array()).all() && (t.unit.array() <= cell.upper.array()).all());
+      off_centre += (t.unit - cell.centre()).norm() > 1e-9;
+    }
   }
+  EXPECT_GT(off_centre, 0u) << "full_resolution_point: best_in_cell never left a centre";
   const auto rec = study.recommendation();
   ASSERT_TRUE(rec);
   EXPECT_NEAR(std::get<double>(rec->config.at("x")), 0.3, 0.1);

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -181,7 +182,9 @@ TEST_P(TreeStrategyResume, LoadedStudyMakesTheSameSuggestionsAsTheUnsavedOne) {
     std::vector<std::string> prefix;
     drive(original, split, prefix);
     const auto pending = original.ask();  // pending at save time
-    const auto path = temp_file(name + "-" + std::to_string(split) + ".yaml");
+    // One file per parameter set: ctest runs the instances in parallel processes.
+    const auto path = temp_file(name + "-" + std::to_string(std::hash<std::string>{}(options)) + "-" +
+                                std::to_string(split) + ".yaml");
     original.save(path);
     Study loaded = Study::load(path);
     ASSERT_EQ(loaded.trials().size(), original.trials().size());

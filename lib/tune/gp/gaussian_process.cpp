@@ -193,6 +193,29 @@ Prediction GaussianProcess::predict(const Observation& target) const {
   return {standardization_.mean + s * mean_std, s * s * var_std};
 }
 
+void GaussianProcess::predict_pair(const Observation& a, const Observation& b, Eigen::Vector2d& mean,
+                                   Eigen::Matrix2d& covariance) const {
+  if (static_cast<std::size_t>(location(a.query).size()) != dim_ || static_cast<std::size_t>(location(b.query).size()) != dim_)
+    throw std::invalid_argument("GP: prediction target of the wrong dimension");
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  Eigen::MatrixXd c(n, 2);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Observation& o = observations_[static_cast<std::size_t>(i)];
+    c(i, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, o, a);
+    c(i, 1) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, o, b);
+  }
+  const double s = standardization_.scale;
+  mean = Eigen::Vector2d::Constant(standardization_.mean) + s * (c.transpose() * weights_);
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
+  Eigen::Matrix2d prior;
+  prior(0, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, a, a);
+  prior(1, 1) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, b, b);
+  prior(0, 1) = prior(1, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, a, b);
+  covariance = s * s * (prior - c.transpose() * c);
+  covariance(0, 0) = std::max(0.0, covariance(0, 0));
+  covariance(1, 1) = std::max(0.0, covariance(1, 1));
+}
+
 PredictionWithGradient GaussianProcess::predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   const Eigen::Index d = static_cast<Eigen::Index>(dim_);

@@ -81,6 +81,9 @@ class GaussianProcess {
   // Posterior of an observation's noise-free value: the functional of f plus its group's offset
   // (the value is ignored). Units of the observed values; variance without observation noise.
   Prediction predict(const Observation& target) const;
+  // Joint posterior of two observations' noise-free values (as predict(Observation)): their means
+  // and the 2 x 2 covariance, same units.
+  void predict_pair(const Observation& a, const Observation& b, Eigen::Vector2d& mean, Eigen::Matrix2d& covariance) const;
   PredictionWithGradient predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const;
   // Predictions at the columns of X; one blocked triangular solve for all of them.
   void predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;

@@ -27,6 +27,7 @@ enum class RngStream : std::uint64_t {
   fit_subset = 5,
   fallback = 6,
   candidates = 7,
+  recommendation = 8,
 };
 
 constexpr std::uint64_t derive_seed(std::uint64_t seed, RngStream stream, std::uint64_t index) {

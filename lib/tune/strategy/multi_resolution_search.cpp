@@ -6,6 +6,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "tune/bandit/acquisition_optimizer.hpp"
 #include "tune/bandit/max_value_entropy.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
@@ -26,6 +27,12 @@ LevelChoice level_choice_from_string(const std::string& name) {
   if (name == "depth") return LevelChoice::depth;
   if (name == "acquisition") return LevelChoice::acquisition;
   throw std::invalid_argument("unknown level_choice '" + name + "': expected depth or acquisition");
+}
+const char* to_string(FullResolutionPoint p) { return p == FullResolutionPoint::centre ? "centre" : "best_in_cell"; }
+FullResolutionPoint full_resolution_point_from_string(const std::string& name) {
+  if (name == "centre") return FullResolutionPoint::centre;
+  if (name == "best_in_cell") return FullResolutionPoint::best_in_cell;
+  throw std::invalid_argument("unknown full_resolution_point '" + name + "': expected centre or best_in_cell");
 }
 const char* to_string(MaxValueSampler s) { return s == MaxValueSampler::gumbel ? "gumbel" : "thompson"; }
 MaxValueSampler max_value_sampler_from_string(const std::string& name) {
@@ -237,43 +244,51 @@ struct Scored {
 
 Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& queries, Eigen::VectorXd f_star,
                      const MultiResolutionOptions& options) {
-  // The max-value truncation g(a) <= f* holds for the average of f a query observes, not for its
-  // level's offset: the offset is an unknown constant that the observation adds, so it acts as
-  // extra noise, with its own posterior variance (large until the level has been related to the
-  // top, small after). nu and sigma_g are therefore the posterior of the functional of f alone (and
-  // of the level's discrepancy, which does enter the truncation only through f). This also makes
-  // the score blind to a constant shift of a level.
+  // The max-value truncation g <= f* holds for the average g of f a query observes, not for what
+  // its level adds (offset and discrepancy): those act as extra noise, scored as below. nu and
+  // sigma_g are the posterior of g alone. This also makes the score blind to a constant shift of a
+  // level.
   const Eigen::Index m = static_cast<Eigen::Index>(queries.size());
   Scored s{Eigen::VectorXd(m), Eigen::VectorXd(m), Eigen::VectorXd(m)};
   Eigen::VectorXd noise_sd(m);
-  std::map<std::size_t, double> offset_variance;  // posterior variance of each level's offset
+  std::vector<bool> uninformative(static_cast<std::size_t>(m), false);
   double floor = -std::numeric_limits<double>::infinity();
   for (Eigen::Index i = 0; i < m; ++i) {
     const Observation& q = queries[static_cast<std::size_t>(i)];
     Observation f_only = q;
     f_only.offset_group.reset();
-    const Prediction p = gp.predict(f_only);
-    double extra = 0.0;
-    if (q.offset_group) {
-      auto it = offset_variance.find(*q.offset_group);
-      if (it == offset_variance.end()) {
-        // The offset alone: a functional with zero weight on f, in the level's offset group.
-        Observation offset_only{WeightedPointsQuery{location(q.query), Eigen::VectorXd::Zero(1)}, 0.0, q.noise_group};
-        offset_only.offset_group = q.offset_group;
-        it = offset_variance.emplace(*q.offset_group, gp.predict(offset_only).variance).first;
-      }
-      extra = it->second;
+    Prediction p;
+    double scale = 1.0, extra = 0.0;  // y = scale g + e, Var(e) = extra (+ the level's noise)
+    if (!q.offset_group) {
+      p = gp.predict(f_only);
+    } else {
+      // The observation y = g + b + delta adds its level's offset and discrepancy to the average g
+      // of f, and their posterior is correlated with g's (a cheap run informs about g + b + delta
+      // before a full-resolution one separates them). Regressing y on g, y = a g + e with
+      // a = Cov(g, y) / Var(g) and e independent of g: y / a = g + e / a is the form Appendix A
+      // scores, with noise variance Var(e) / a^2. A y that hardly moves with g (a ~ 0) informs
+      // hardly at all.
+      Eigen::Vector2d mean;
+      Eigen::Matrix2d cov;
+      gp.predict_pair(f_only, q, mean, cov);
+      p = {mean(0), cov(0, 0)};
+      scale = cov(0, 0) > 0.0 ? cov(0, 1) / cov(0, 0) : 0.0;
+      extra = std::max(0.0, cov(1, 1) - scale * cov(0, 1));
     }
     s.nu(i) = p.mean;
     s.sigma_g(i) = std::sqrt(p.variance);
-    noise_sd(i) = std::sqrt(gp.noise_variance(q.noise_group) + extra);
+    uninformative[static_cast<std::size_t>(i)] = scale <= 1e-6;
+    noise_sd(i) = uninformative[static_cast<std::size_t>(i)]
+                      ? 0.0
+                      : std::sqrt((gp.noise_variance(q.noise_group) + extra) / (scale * scale));
     floor = std::max(floor, p.mean + 1e-6 * s.sigma_g(i));
   }
   // Clamp f* once over the whole candidate set (digest 7.2.3), so that every candidate is scored
   // against the same samples (the scalar scores clamp per candidate otherwise).
   f_star = f_star.cwiseMax(floor);
   for (Eigen::Index i = 0; i < m; ++i)
-    s.score(i) = options.noisy_cmes ? cmes_noisy(s.nu(i), s.sigma_g(i), noise_sd(i), f_star, options.quadrature_nodes)
+    s.score(i) = uninformative[static_cast<std::size_t>(i)] ? 0.0
+                 : options.noisy_cmes ? cmes_noisy(s.nu(i), s.sigma_g(i), noise_sd(i), f_star, options.quadrature_nodes)
                                     : cmes_noiseless(s.nu(i), s.sigma_g(i), f_star);
   return s;
 }
@@ -349,6 +364,8 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   const std::size_t level = best_of.at(*chosen).second;
   Proposal p;
   p.unit = context.space.snap(node.centre());
+  if (level == top && options_.full_resolution_point == FullResolutionPoint::best_in_cell)
+    p.unit = best_point_in_cell(context, node, f_star);
   p.source = "cmets";
   p.in_model = true;
   p.model_size = n_model;
@@ -358,6 +375,33 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   trial_nodes_.resize(context.trials.size() + 1, no_node);
   trial_nodes_[context.trials.size()] = *chosen;
   return {p, {}};
+}
+
+Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext& context, const PartitionNode& cell,
+                                                          const Eigen::VectorXd& f_star) const {
+  // Candidates: the centre, a Sobol set mapped into the cell, and the tracked points inside it.
+  const GaussianProcess& gp = *model_;
+  Rng rng = make_rng(context.seed, RngStream::acquisition, context.ask_index + (std::uint64_t{1} << 32));
+  const Eigen::MatrixXd sobol = sobol_points(context.space.dim(), 63, rng);
+  std::vector<Eigen::VectorXd> points{cell.centre()};
+  for (Eigen::Index j = 0; j < sobol.cols(); ++j)
+    points.push_back(cell.lower + sobol.col(j).cwiseProduct(cell.upper - cell.lower));
+  const Eigen::MatrixXd& tracked = gp.tracked_points();
+  for (Eigen::Index j = 0; j < tracked.cols(); ++j)
+    if ((tracked.col(j).array() >= cell.lower.array()).all() && (tracked.col(j).array() <= cell.upper.array()).all())
+      points.push_back(tracked.col(j));
+  std::vector<Observation> queries;
+  for (Eigen::VectorXd& u : points) {
+    u = context.space.snap(u);
+    queries.push_back(Observation{PointQuery{u}, 0.0, levels_ - 1});
+  }
+  const Scored scored = score_queries(gp, queries, f_star, options_);
+  std::size_t best = 0;  // the centre unless a better point is free
+  for (std::size_t i = 1; i < points.size(); ++i)
+    if (scored.score(static_cast<Eigen::Index>(i)) > scored.score(static_cast<Eigen::Index>(best)) &&
+        !coincides_with_pending(points[i], context.trials))
+      best = i;
+  return points[best];
 }
 
 ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& context) {
@@ -450,9 +494,25 @@ std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyCon
   gp.predict(faces, face_mean, face_variance);
   Eigen::Index best = 0, best_face = 0;
   const double m = mean.maxCoeff(&best);
+  Recommendation r{X.col(best), mean(best), std::sqrt(variance(best))};
   if (face_mean.size() > 0 && face_mean.maxCoeff(&best_face) > m)
-    return Recommendation{faces.col(best_face), face_mean(best_face), std::sqrt(face_variance(best_face))};
-  return Recommendation{X.col(best), mean(best), std::sqrt(variance(best))};
+    r = Recommendation{faces.col(best_face), face_mean(best_face), std::sqrt(face_variance(best_face))};
+  // The posterior mean's maximum lies between the candidates (the tree's trials sit on its cells'
+  // centres): L-BFGS on the mean (UCB with beta = 0) from the best candidates, the eight best
+  // points among the anchors of its perturbations.
+  std::vector<Eigen::VectorXd> anchors{r.unit};
+  for (std::size_t i = 0; i < top; ++i) anchors.push_back(X.col(order[i]));
+  AcquisitionOptimizerOptions local;
+  local.candidates = static_cast<std::size_t>(X.cols());
+  local.local_starts = 4;
+  local.local_max_evaluations = 60;
+  Rng rng = make_rng(context.seed, RngStream::recommendation, gp.size());
+  const std::vector<ScoredPoint> refined =
+      rank_acquisition(gp, Acquisition{AcquisitionType::ucb, 0.0, 0.0},
+                       [&](const Eigen::VectorXd& u) { return context.space.snap(u); }, anchors, local, rng);
+  if (!refined.empty() && refined.front().score > r.mean)
+    r = Recommendation{refined.front().x, refined.front().score, std::sqrt(refined.front().variance)};
+  return r;
 }
 
 // ---- persistence ------------------------------------------------------------------------------
@@ -481,6 +541,7 @@ YAML::Node to_yaml(const MultiResolutionOptions& o) {
   top.node["variant"] = to_string(o.variant);
   top.node["window"] = to_string(o.window);
   top.node["level_choice"] = to_string(o.level_choice);
+  top.node["full_resolution_point"] = to_string(o.full_resolution_point);
   top.node["sampler"] = to_string(o.sampler);
   top.node["kernel"] = to_string(o.kernel);
   plain_fields(o, top);
@@ -502,10 +563,12 @@ MultiResolutionOptions multi_resolution_options_from_yaml(const YAML::Node& n, b
   if (n["variant"]) o.variant = parse_enum(n["variant"], "variant", cmets_variant_from_string);
   if (n["window"]) o.window = parse_enum(n["window"], "window", observation_window_from_string);
   if (n["level_choice"]) o.level_choice = parse_enum(n["level_choice"], "level_choice", level_choice_from_string);
+  if (n["full_resolution_point"])
+    o.full_resolution_point = parse_enum(n["full_resolution_point"], "full_resolution_point", full_resolution_point_from_string);
   if (n["sampler"]) o.sampler = parse_enum(n["sampler"], "sampler", max_value_sampler_from_string);
   if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
   if (n["noise_sd"]) o.noise_sd = read_doubles(n["noise_sd"], "noise_sd");
-  FieldReader top{n, {"variant", "window", "level_choice", "sampler", "kernel", "noise_sd", "refit", "fit"}};
+  FieldReader top{n, {"variant", "window", "level_choice", "full_resolution_point", "sampler", "kernel", "noise_sd", "refit", "fit"}};
   plain_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
   read_group(n, "refit", o, [](MultiResolutionOptions& x, FieldReader& r) { refit_fields(x, r); });

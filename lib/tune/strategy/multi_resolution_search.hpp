@@ -60,6 +60,10 @@ enum class MaxValueSampler { gumbel, thompson };
 // Which level a tree node runs at: the one its depth maps to (the paper's coupling of resolution
 // and height), or the level that maximises CMES per unit cost at that node.
 enum class LevelChoice { depth, acquisition };
+// Where a full-resolution trial of a tree node runs: the cell's centre (the paper), or the point of
+// the cell with the highest CMES (the trials then leave the grid of centres and can pin the optimum
+// down).
+enum class FullResolutionPoint { centre, best_in_cell };
 
 struct MultiResolutionOptions {
   bool tree = true;  // cmets; false: cmes (flat, top level)
@@ -72,6 +76,7 @@ struct MultiResolutionOptions {
   bool allow_requery = false;
   ObservationWindow window = ObservationWindow::cell;
   LevelChoice level_choice = LevelChoice::depth;
+  FullResolutionPoint full_resolution_point = FullResolutionPoint::best_in_cell;
   bool level_offsets = true;  // learn a mean offset per level below the top (false: none)
   // Each level below the top also has its own smooth deviation from f (a discrepancy process
   // shaped like f, variance ratio fitted per level): a level that tracks f loosely is trusted less.
@@ -133,6 +138,8 @@ class MultiResolutionSearch final : public Strategy {
                                     std::uint64_t ask_index) const;
   ProposalResult propose_tree(const StrategyContext& context);
   ProposalResult propose_flat(const StrategyContext& context);
+  Eigen::VectorXd best_point_in_cell(const StrategyContext& context, const PartitionNode& cell,
+                                     const Eigen::VectorXd& f_star) const;
   std::size_t levels_of(const StrategyContext& context) const;
 
   MultiResolutionOptions options_;
@@ -153,6 +160,8 @@ const char* to_string(ObservationWindow window);
 ObservationWindow observation_window_from_string(const std::string& name);  // throws std::invalid_argument
 const char* to_string(LevelChoice choice);
 LevelChoice level_choice_from_string(const std::string& name);  // throws std::invalid_argument
+const char* to_string(FullResolutionPoint point);
+FullResolutionPoint full_resolution_point_from_string(const std::string& name);  // throws std::invalid_argument
 const char* to_string(MaxValueSampler sampler);
 MaxValueSampler max_value_sampler_from_string(const std::string& name);  // throws std::invalid_argument
 
