@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -289,6 +290,40 @@ TEST(GpooSearch, RecommendsTheBestCellOfABumpyFunction) {
     }
     EXPECT_GE(hits, 8) << "S = " << S;
   }
+}
+
+// Both recommendation rules against their definitions, checked node by node: `deepest` is the
+// largest mean among the expanded nodes of the deepest expanded depth, `best_expanded` the largest
+// among all expanded nodes. The rule does not change the search, so both see the same tree.
+TEST(GpooSearch, RecommendationRulesPickTheirDefinedNode) {
+  int rules_differ = 0;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    GpooSearchOptions o = paper_options(1);
+    GpooSearch deepest(1, o);
+    o.recommendation = GpooRecommendationRule::best_expanded;
+    GpooSearch best(1, o);
+    run(deepest, 30, 0.1, seed);
+    run(best, 30, 0.1, seed);
+    ASSERT_EQ(deepest.expand_sequence(), best.expand_sequence());
+    std::size_t max_depth = 0;
+    for (NodeId id = 0; id < deepest.tree().size(); ++id)
+      if (deepest.tree().node(id).expanded()) max_depth = std::max(max_depth, deepest.tree().node(id).depth);
+    double best_at_depth = -1e300, best_anywhere = -1e300;
+    for (NodeId id = 0; id < deepest.tree().size(); ++id) {
+      const PartitionNode& n = deepest.tree().node(id);
+      if (!n.expanded()) continue;
+      const double m = deepest.posterior(id).mean;
+      best_anywhere = std::max(best_anywhere, m);
+      if (n.depth == max_depth) best_at_depth = std::max(best_at_depth, m);
+    }
+    const GpooRecommendation a = deepest.recommend(), b = best.recommend();
+    EXPECT_EQ(a.depth, max_depth);
+    EXPECT_DOUBLE_EQ(a.mean, best_at_depth);
+    EXPECT_DOUBLE_EQ(b.mean, best_anywhere);
+    EXPECT_GE(b.mean, a.mean);
+    rules_differ += b.mean > a.mean;
+  }
+  EXPECT_GT(rules_differ, 0) << "the runs do not tell the rules apart";
 }
 
 TEST(GpooSearch, ReplayReproducesTheState) {

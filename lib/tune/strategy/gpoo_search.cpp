@@ -35,6 +35,14 @@ const char* to_string(GpooAggregation v) {
 const char* to_string(GpooBeta v) { return v == GpooBeta::theory ? "theory" : "code"; }
 const char* to_string(GpooDelta v) { return v == GpooDelta::paper ? "paper" : "geometric"; }
 const char* to_string(GpooVariant v) { return v == GpooVariant::paper ? "paper" : "code"; }
+const char* to_string(GpooRecommendationRule v) {
+  return v == GpooRecommendationRule::deepest ? "deepest" : "best_expanded";
+}
+GpooRecommendationRule gpoo_recommendation_rule_from_string(const std::string& name) {
+  return enum_from_string<GpooRecommendationRule>(
+      name, {{"deepest", GpooRecommendationRule::deepest}, {"best_expanded", GpooRecommendationRule::best_expanded}},
+      "recommendation");
+}
 
 GpooAggregation gpoo_aggregation_from_string(const std::string& name) {
   return enum_from_string<GpooAggregation>(name, {{"representatives", GpooAggregation::representatives},
@@ -283,8 +291,9 @@ GpooQuery GpooSearch::next() const {
 
 GpooRecommendation GpooSearch::recommend() const {
   // Deepest expanded depth, then the largest aggregated posterior mean among the expanded nodes
-  // there (digest 6.5: expanded nodes passed the CI test, so their estimates are the precise ones).
-  // Before any expansion the root is the only candidate.
+  // there (digest 6.5: expanded nodes passed the CI test, so their estimates are the precise ones);
+  // or (best_expanded) the largest mean among all expanded nodes. Before any expansion the root is
+  // the only candidate.
   NodeId best = PartitionTree::root;
   double best_mean = posterior(best).mean;
   for (NodeId id = 0; id < tree_.size(); ++id) {
@@ -292,8 +301,9 @@ GpooRecommendation GpooSearch::recommend() const {
     if (!n.expanded()) continue;
     const double m = posterior(id).mean;
     const std::size_t best_depth = tree_.node(best).depth;
-    if (n.depth > best_depth || (n.depth == best_depth &&
-                                 (m > best_mean || (m == best_mean && label_less(id, best))))) {
+    const bool by_mean = m > best_mean || (m == best_mean && label_less(id, best));
+    if (options_.recommendation == GpooRecommendationRule::best_expanded ? by_mean
+        : n.depth > best_depth || (n.depth == best_depth && by_mean)) {
       best = id;
       best_mean = m;
     }

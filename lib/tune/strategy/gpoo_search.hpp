@@ -56,11 +56,20 @@ enum class GpooDelta { paper, geometric };
 // code:  warm start of the authors' code: the root is expanded at construction and its K children
 //        are each sampled once (in child order) before b-values select (digest 6.4, App. X).
 enum class GpooVariant { paper, code };
+// deepest: the paper's line 11, the expanded node of the deepest expanded depth with the largest
+//          aggregated posterior mean.
+// best_expanded: the expanded node (any depth) with the largest aggregated posterior mean. Expanded
+//          nodes passed the confidence test, so their means are the precise ones; with a small
+//          budget the deepest expanded depth may hold only cells that were expanded while
+//          exploring, and `deepest` then returns a poor region beside a better shallower one.
+enum class GpooRecommendationRule { deepest, best_expanded };
 
 const char* to_string(GpooAggregation v);
 const char* to_string(GpooBeta v);
 const char* to_string(GpooDelta v);
 const char* to_string(GpooVariant v);
+const char* to_string(GpooRecommendationRule v);
+GpooRecommendationRule gpoo_recommendation_rule_from_string(const std::string& name);
 GpooAggregation gpoo_aggregation_from_string(const std::string& name);  // throws std::invalid_argument
 GpooBeta gpoo_beta_from_string(const std::string& name);
 GpooDelta gpoo_delta_from_string(const std::string& name);
@@ -84,6 +93,7 @@ struct GpooSearchOptions {
   double noise_variance = 0.01;  // of one aggregated reward; > 0 (nodes are resampled)
 
   GpooVariant variant = GpooVariant::paper;
+  GpooRecommendationRule recommendation = GpooRecommendationRule::deepest;
 };
 
 // beta_t of the options' preset for round t >= 1 (t = 0 is treated as 1).

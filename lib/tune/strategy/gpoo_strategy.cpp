@@ -81,6 +81,7 @@ GpooSearchOptions GpooStrategy::search_options(std::size_t dim) const {
   s.kernel = hp.make_kernel();
   s.noise_variance = hp.noise_variances.at(0);
   s.variant = options_.variant;
+  s.recommendation = options_.recommendation;
   return s;
 }
 
@@ -273,6 +274,7 @@ YAML::Node to_yaml(const GpooStrategyOptions& o) {
   top.node["beta"] = to_string(o.beta);
   top.node["delta"] = to_string(o.delta);
   top.node["variant"] = to_string(o.variant);
+  top.node["recommendation"] = to_string(o.recommendation);
   top.node["kernel"] = to_string(o.kernel);
   plain_fields(o, top);
   FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)};
@@ -291,8 +293,10 @@ GpooStrategyOptions gpoo_strategy_options_from_yaml(const YAML::Node& n) {
   if (n["beta"]) o.beta = parse_enum(n["beta"], "beta", gpoo_beta_from_string);
   if (n["delta"]) o.delta = parse_enum(n["delta"], "delta", gpoo_delta_from_string);
   if (n["variant"]) o.variant = parse_enum(n["variant"], "variant", gpoo_variant_from_string);
+  if (n["recommendation"])
+    o.recommendation = parse_enum(n["recommendation"], "recommendation", gpoo_recommendation_rule_from_string);
   if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
-  FieldReader top{n, {"aggregation", "beta", "delta", "variant", "kernel", "refit", "fit"}};
+  FieldReader top{n, {"aggregation", "beta", "delta", "variant", "recommendation", "kernel", "refit", "fit"}};
   plain_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
   read_group(n, "refit", o, [](GpooStrategyOptions& x, FieldReader& r) { refit_fields(x, r); });

@@ -61,6 +61,8 @@ struct GpooStrategyOptions {
   double delta_c = 14.0;  // delta: paper, in standardised reward units
   double delta_z = 4.4;   // delta: geometric
   GpooVariant variant = GpooVariant::paper;
+  // best_expanded for campaigns: see GpooRecommendationRule.
+  GpooRecommendationRule recommendation = GpooRecommendationRule::best_expanded;
   KernelType kernel = KernelType::squared_exponential;
   RefitSchedule refit;
   HyperparameterFitOptions fit;
