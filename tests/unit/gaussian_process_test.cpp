@@ -440,6 +440,7 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   hp.noise_variances = {0.02, 0.1, 0.3};
   hp.offset_variance = 2.5;
   hp.discrepancy_ratios = {0.4, 1.5};
+  hp.group_scales = {0.7, 1.3};  // group g reads rho_g f
   const Standardization standardization{0.0, 1.0};
   GaussianProcess gp(2, hp, standardization);
   const int n = 12;
@@ -453,7 +454,7 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   const Eigen::VectorXd x_test = random_point(rng, d);
 
   // Latent u = (f(x_1) .. f(x_n), f(x_test), b_0, b_1, d_1 .. d_n, d_test0, d_test1); observation i
-  // reads H_i u: f at its point, its group's offset and its group's discrepancy d (a GP with kernel
+  // reads H_i u: f at its point (times its group's scale), its group's offset and its group's discrepancy d (a GP with kernel
   // r_g k, independent across groups) at its point.
   const tune::Kernel k = hp.make_kernel();
   std::vector<Eigen::VectorXd> pts;
@@ -484,7 +485,7 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   Eigen::VectorXd y(n), noise(n);
   for (int i = 0; i < n; ++i) {
     const Observation& o = observations[static_cast<std::size_t>(i)];
-    H(i, i) = 1.0;
+    H(i, i) = o.offset_group ? hp.group_scales[*o.offset_group] : 1.0;
     if (o.offset_group) {
       H(i, n + 1 + static_cast<Eigen::Index>(*o.offset_group)) = 1.0;
       H(i, dis + i) = 1.0;
@@ -500,11 +501,11 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   const tune::Prediction at_test = gp.predict(x_test);
   EXPECT_NEAR(at_test.mean, mean(n), 1e-10);
   EXPECT_NEAR(at_test.variance, cov(n, n), 1e-10);
-  // A new observation at x_test in offset group 1 has value f(x_test) + b_1.
+  // A new observation at x_test in offset group 1 has value rho_1 f(x_test) + b_1 + d_1(x_test).
   Observation target{PointQuery{x_test}, 0.0, 2};
   target.offset_group = 1;
   Eigen::VectorXd h = Eigen::VectorXd::Zero(m);
-  h(n) = 1.0;
+  h(n) = hp.group_scales[1];
   h(n + 2) = 1.0;
   h(dis + n + 1) = 1.0;  // group 1's discrepancy at x_test
   const tune::Prediction g = gp.predict(target);

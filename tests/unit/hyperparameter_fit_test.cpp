@@ -54,8 +54,9 @@ Data make_data(KernelType kernel, std::uint64_t seed, std::size_t n) {
 }
 
 // -1/2 y' K^{-1} y - 1/2 log|K| - n/2 log 2 pi with K = kernel + diag(noise of each point's group),
-// y standardised, solved with LDLT. Pairs in a shared offset group g covary by (1 + r_g) k + v
-// instead (r_g the discrepancy ratio, 0 without one; v the offset variance).
+// y standardised, solved with LDLT. Observations of offset groups with a scale covary by
+// rho_i rho_j k, and pairs in a shared offset group g add r_g k + v (r_g the discrepancy ratio, 0
+// without one; v the offset variance).
 double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
   const Eigen::Index n = static_cast<Eigen::Index>(d.observations.size());
   const tune::Kernel k = hp.make_kernel();
@@ -66,10 +67,15 @@ double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
     y(i) = (oi.value - d.standardization.mean) / d.standardization.scale;
     for (Eigen::Index j = 0; j < n; ++j) {
       const Observation& oj = d.observations[static_cast<std::size_t>(j)];
-      K(i, j) = k(std::get<PointQuery>(oi.query).x, std::get<PointQuery>(oj.query).x);
+      const double kij = k(std::get<PointQuery>(oi.query).x, std::get<PointQuery>(oj.query).x);
+      // rho_i rho_j k: each observation of a scaled group sees rho_g f.
+      const auto rho = [&](const Observation& o) {
+        return o.offset_group && *o.offset_group < hp.group_scales.size() ? hp.group_scales[*o.offset_group] : 1.0;
+      };
+      K(i, j) = rho(oi) * rho(oj) * kij;
       if (oi.offset_group && oi.offset_group == oj.offset_group) {
         const double r = *oi.offset_group < hp.discrepancy_ratios.size() ? hp.discrepancy_ratios[*oi.offset_group] : 0.0;
-        K(i, j) = K(i, j) * (1.0 + r) + hp.offset_variance;
+        K(i, j) += r * kij + hp.offset_variance;
       }
     }
     K(i, i) += hp.noise_variances[oi.noise_group];
@@ -150,6 +156,47 @@ TEST_P(LmlKernels, OffsetGroupsAndDiscrepancyRatiosEqualClosedFormWithGradient) 
   EXPECT_EQ(fit.hyperparameters.offset_variance, 2.0);
   ASSERT_EQ(fit.hyperparameters.discrepancy_ratios.size(), 2u);
   EXPECT_NE(fit.hyperparameters.discrepancy_ratios[0], 0.3);
+}
+
+// Offset groups with discrepancy ratios and scales (the AR(1) rho of each group).
+TEST_P(LmlKernels, GroupScalesEqualClosedFormWithGradient) {
+  Data d = make_data(GetParam(), 44, 30);
+  for (std::size_t i = 0; i < d.observations.size(); ++i)
+    if (i % 4 == 1 || i % 4 == 2) d.observations[i].offset_group = i % 4 - 1;
+  d.hp.offset_variance = 2.0;
+  d.hp.discrepancy_ratios = {0.3, 1.7};
+  d.hp.group_scales = {0.6, 1.4};
+  Eigen::VectorXd grad;
+  const double value = tune::log_marginal_likelihood(d.observations, d.standardization, d.hp, &grad);
+  EXPECT_NEAR(value, closed_form_lml(d, d.hp), 1e-10 * std::abs(value));
+  ASSERT_EQ(grad.size(), 2 + 1 + 2 + 2 + 2);  // ..., 2 discrepancy ratios, 2 scales
+  const double h = 1e-5;
+  for (Eigen::Index i = 0; i < grad.size(); ++i) {
+    auto shifted = [&](double step) {
+      GpHyperparameters q = d.hp;
+      if (i >= 7) q.group_scales[static_cast<std::size_t>(i - 7)] *= std::exp(step);
+      else if (i >= 5) q.discrepancy_ratios[static_cast<std::size_t>(i - 5)] *= std::exp(step);
+      else q = perturb(d.hp, i, step);
+      return closed_form_lml(d, q);
+    };
+    const double fd = (shifted(h) - shifted(-h)) / (2.0 * h);
+    EXPECT_NEAR(grad(i), fd, 1e-6 * std::max(1.0, std::abs(fd))) << "theta " << i;
+  }
+  // Data whose group 0 is drawn at half the amplitude of f: the fit finds a scale near 0.5.
+  Data half = make_data(GetParam(), 45, 60);
+  for (std::size_t i = 0; i < half.observations.size(); i += 2) {
+    half.observations[i].offset_group = 0;
+    half.observations[i].value *= 0.5;
+  }
+  half.hp.offset_variance = 10.0;
+  half.hp.group_scales = {1.0};
+  tune::Rng rng(4);
+  tune::HyperparameterFitOptions options;
+  options.random_restarts = 3;
+  options.max_evaluations = 200;
+  const auto fit = tune::fit_hyperparameters(half.observations, half.standardization, half.hp, options, rng);
+  ASSERT_EQ(fit.hyperparameters.group_scales.size(), 1u);
+  EXPECT_NEAR(fit.hyperparameters.group_scales[0], 0.5, 0.1);
 }
 
 INSTANTIATE_TEST_SUITE_P(HyperparameterFit, LmlKernels,

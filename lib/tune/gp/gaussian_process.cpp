@@ -32,6 +32,8 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
     throw std::invalid_argument("GP: the offset variance must be finite and >= 0");
   for (double r : hyperparameters.discrepancy_ratios)
     if (!(r >= 0) || !std::isfinite(r)) throw std::invalid_argument("GP: discrepancy ratios must be finite and >= 0");
+  for (double rho : hyperparameters.group_scales)
+    if (!(rho > 0) || !std::isfinite(rho)) throw std::invalid_argument("GP: group scales must be finite and > 0");
   if (!(standardization.scale > 0) || !std::isfinite(standardization.scale) ||
       !std::isfinite(standardization.mean))
     throw std::invalid_argument("GP: standardisation scale must be positive and finite");
@@ -107,8 +109,9 @@ void GaussianProcess::append_tracked_row(std::size_t row) {
     tracked_V_.swap(grown);
   }
   const Query& q = observations_[row].query;
+  const double rho = group_scale(hp_.group_scales, observations_[row]);
   Eigen::RowVectorXd k(m);
-  for (Eigen::Index j = 0; j < m; ++j) k(j) = covariance(kernel_, q, tracked_points_.col(j));
+  for (Eigen::Index j = 0; j < m; ++j) k(j) = rho * covariance(kernel_, q, tracked_points_.col(j));
   if (i > 0) k.noalias() -= L_.row(i).head(i) * tracked_V_.topRows(i);
   tracked_V_.row(i) = k / L_(i, i);
 }
@@ -148,17 +151,21 @@ void GaussianProcess::append_row(const Observation& o) {
   }
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, observations_[static_cast<std::size_t>(i)], o);
+    c(i) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, observations_[static_cast<std::size_t>(i)], o);
   const double noise = hp_.noise_variances[o.noise_group];
   // l = L^{-1} c; the new pivot is the predictive variance of this observation given the others,
   // which is at least the noise variance: clamp round-off below it.
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
-  const double s2 = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, o, o) + noise - c.squaredNorm();
+  const double s2 = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, o, o) + noise - c.squaredNorm();
   const double s = std::sqrt(std::max(s2, noise));
   L_.row(n).head(n) = c.transpose();
   L_(n, n) = s;
   a_(n) = (standardised(o.value) - c.dot(a_.head(n))) / s;
   ++n_;
+}
+
+double GaussianProcess::cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  return group_scale(hp_.group_scales, observations_[i]) * covariance(kernel_, observations_[i].query, x);
 }
 
 void GaussianProcess::update_weights() {
@@ -170,7 +177,7 @@ void GaussianProcess::update_weights() {
 Prediction GaussianProcess::predict(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::VectorXd c(n);
-  for (Eigen::Index i = 0; i < n; ++i) c(i) = covariance(kernel_, observations_[static_cast<std::size_t>(i)].query, x);
+  for (Eigen::Index i = 0; i < n; ++i) c(i) = cross_covariance(static_cast<std::size_t>(i), x);
   const double mean_std = c.dot(weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
   const double var_std = std::max(0.0, kernel_(x, x) - c.squaredNorm());
@@ -184,10 +191,10 @@ Prediction GaussianProcess::predict(const Observation& target) const {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, observations_[static_cast<std::size_t>(i)], target);
+    c(i) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, observations_[static_cast<std::size_t>(i)], target);
   const double mean_std = c.dot(weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
-  const double prior = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, target, target);
+  const double prior = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, target, target);
   const double var_std = std::max(0.0, prior - c.squaredNorm());
   const double s = standardization_.scale;
   return {standardization_.mean + s * mean_std, s * s * var_std};
@@ -201,16 +208,16 @@ void GaussianProcess::predict_pair(const Observation& a, const Observation& b, E
   Eigen::MatrixXd c(n, 2);
   for (Eigen::Index i = 0; i < n; ++i) {
     const Observation& o = observations_[static_cast<std::size_t>(i)];
-    c(i, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, o, a);
-    c(i, 1) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, o, b);
+    c(i, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, o, a);
+    c(i, 1) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, o, b);
   }
   const double s = standardization_.scale;
   mean = Eigen::Vector2d::Constant(standardization_.mean) + s * (c.transpose() * weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
   Eigen::Matrix2d prior;
-  prior(0, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, a, a);
-  prior(1, 1) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, b, b);
-  prior(0, 1) = prior(1, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, a, b);
+  prior(0, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, a, a);
+  prior(1, 1) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, b, b);
+  prior(0, 1) = prior(1, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, a, b);
   covariance = s * s * (prior - c.transpose() * c);
   covariance(0, 0) = std::max(0.0, covariance(0, 0));
   covariance(1, 1) = std::max(0.0, covariance(1, 1));
@@ -223,8 +230,9 @@ PredictionWithGradient GaussianProcess::predict_with_gradient(const Eigen::Ref<c
   Eigen::MatrixXd dc(d, n);  // column i: d c_i / d x
   for (Eigen::Index i = 0; i < n; ++i) {
     const Query& q = observations_[static_cast<std::size_t>(i)].query;
-    c(i) = covariance(kernel_, q, x);
-    dc.col(i) = covariance_gradient_x(kernel_, q, x);
+    const double rho = group_scale(hp_.group_scales, observations_[static_cast<std::size_t>(i)]);
+    c(i) = rho * covariance(kernel_, q, x);
+    dc.col(i) = rho * covariance_gradient_x(kernel_, q, x);
   }
   PredictionWithGradient out;
   const double s = standardization_.scale;
@@ -247,7 +255,7 @@ void GaussianProcess::predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, E
   Eigen::MatrixXd C(n, m);
   for (Eigen::Index j = 0; j < m; ++j)
     for (Eigen::Index i = 0; i < n; ++i)
-      C(i, j) = covariance(kernel_, observations_[static_cast<std::size_t>(i)].query, X.col(j));
+      C(i, j) = cross_covariance(static_cast<std::size_t>(i), X.col(j));
   const double s = standardization_.scale;
   mean = (C.transpose() * weights_).array() * s + standardization_.mean;
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(C);
@@ -268,7 +276,7 @@ Eigen::MatrixXd GaussianProcess::posterior_covariance(const Eigen::MatrixXd& X) 
   Eigen::MatrixXd V(n, m);
   for (Eigen::Index j = 0; j < m; ++j)
     for (Eigen::Index i = 0; i < n; ++i)
-      V(i, j) = covariance(kernel_, observations_[static_cast<std::size_t>(i)].query, X.col(j));
+      V(i, j) = cross_covariance(static_cast<std::size_t>(i), X.col(j));
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(V);
   const double s2 = standardization_.scale * standardization_.scale;
   Eigen::MatrixXd cov(m, m);

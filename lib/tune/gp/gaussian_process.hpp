@@ -30,6 +30,11 @@ struct GpHyperparameters {
   // that tracks f only loosely (r_g large) is trusted less. Fitted with the kernel when present;
   // empty = no discrepancy (r = 0 for every group).
   std::vector<double> discrepancy_ratios;
+  // Per offset group g: the factor rho_g by which the group sees f (the AR(1) scale of Kennedy and
+  // O'Hagan): an observation of group g is rho_g L f + b_g + delta_g. A cheap level on a different
+  // scale than f (half the amplitude, say) is then a close copy of f rather than f plus a large
+  // discrepancy. Fitted with the kernel when present; empty = 1 for every group.
+  std::vector<double> group_scales;
 
   Kernel make_kernel() const { return Kernel(kernel, lengthscales, outputscale); }
 };
@@ -114,6 +119,8 @@ class GaussianProcess {
   void refresh_tracked_summaries();
   void accumulate_tracked_row(std::size_t row);
   void update_weights();
+  // Cov(observation i, f(x)): its functional's covariance with x times its group's scale.
+  double cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const;
   double standardised(double y) const { return (y - standardization_.mean) / standardization_.scale; }
 
   std::size_t dim_ = 0;

@@ -21,18 +21,21 @@ Eigen::VectorXd to_theta(const GpHyperparameters& hp) {
   const Eigen::Index d = hp.lengthscales.size();
   const Eigen::Index g = static_cast<Eigen::Index>(noise_groups_of(hp));
   const Eigen::Index r = static_cast<Eigen::Index>(hp.discrepancy_ratios.size());
-  Eigen::VectorXd theta(d + 1 + g + r);
+  const Eigen::Index q = static_cast<Eigen::Index>(hp.group_scales.size());
+  Eigen::VectorXd theta(d + 1 + g + r + q);
   theta.head(d) = hp.lengthscales.array().log();
   theta(d) = std::log(hp.outputscale);
   for (Eigen::Index i = 0; i < g; ++i) theta(d + 1 + i) = std::log(hp.noise_variances[static_cast<std::size_t>(i)]);
   for (Eigen::Index i = 0; i < r; ++i)
     theta(d + 1 + g + i) = std::log(std::max(hp.discrepancy_ratios[static_cast<std::size_t>(i)], 1e-300));
+  for (Eigen::Index i = 0; i < q; ++i) theta(d + 1 + g + r + i) = std::log(hp.group_scales[static_cast<std::size_t>(i)]);
   return theta;
 }
 
-// theta = (log l, log outputscale, log noise per noise group, log r per discrepancy group).
+// theta = (log l, log outputscale, log noise per noise group, log r per discrepancy group, log rho
+// per scaled group).
 GpHyperparameters from_theta(const Eigen::VectorXd& theta, KernelType kernel, std::size_t dim,
-                             double offset_variance, std::size_t discrepancy_groups) {
+                             double offset_variance, std::size_t discrepancy_groups, std::size_t scale_groups) {
   GpHyperparameters hp;
   hp.offset_variance = offset_variance;  // fixed by the caller, not fitted
   const Eigen::Index d = static_cast<Eigen::Index>(dim);
@@ -40,9 +43,11 @@ GpHyperparameters from_theta(const Eigen::VectorXd& theta, KernelType kernel, st
   hp.lengthscales = theta.head(d).array().exp();
   hp.outputscale = std::exp(theta(d));
   hp.noise_variances.clear();
-  const Eigen::Index noise_end = theta.size() - static_cast<Eigen::Index>(discrepancy_groups);
+  const Eigen::Index scale_begin = theta.size() - static_cast<Eigen::Index>(scale_groups);
+  const Eigen::Index noise_end = scale_begin - static_cast<Eigen::Index>(discrepancy_groups);
   for (Eigen::Index i = d + 1; i < noise_end; ++i) hp.noise_variances.push_back(std::exp(theta(i)));
-  for (Eigen::Index i = noise_end; i < theta.size(); ++i) hp.discrepancy_ratios.push_back(std::exp(theta(i)));
+  for (Eigen::Index i = noise_end; i < scale_begin; ++i) hp.discrepancy_ratios.push_back(std::exp(theta(i)));
+  for (Eigen::Index i = scale_begin; i < theta.size(); ++i) hp.group_scales.push_back(std::exp(theta(i)));
   return hp;
 }
 
@@ -53,6 +58,7 @@ struct Objective {
   std::size_t dim;
   double offset_variance;
   std::size_t discrepancy_groups;
+  std::size_t scale_groups;
   Eigen::VectorXd prior_mean;  // of theta
   Eigen::VectorXd prior_sd;    // <= 0 disables
   Eigen::VectorXd fixed;       // theta entries held fixed when free(i) is false
@@ -85,7 +91,7 @@ struct Objective {
     ++evaluations;
     const Eigen::VectorXd theta = expand(x);
     Eigen::VectorXd grad = Eigen::VectorXd::Zero(theta.size());
-    double value = log_marginal_likelihood(*observations, *standardization, from_theta(theta, kernel, dim, offset_variance, discrepancy_groups), &grad);
+    double value = log_marginal_likelihood(*observations, *standardization, from_theta(theta, kernel, dim, offset_variance, discrepancy_groups, scale_groups), &grad);
     if (!std::isfinite(value)) {
       // A failed factorisation: report a very poor value with no slope so L-BFGS backs off.
       if (g) std::fill(g, g + n, 0.0);
@@ -139,31 +145,29 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
   // this pass, so each pair costs one kernel evaluation.
   Eigen::MatrixXd dK(gradient ? d + 1 : 0, gradient ? n * (n + 1) / 2 : 0);
   Eigen::Index pair = 0;
-  // Pairs in a shared discrepancy group: their kernel value before the (1 + r) factor, for the
-  // gradient with respect to log r.
+  // K_ij = k_ij (rho_i rho_j + [same group g] r_g) + [same group] offset_variance. For the
+  // gradients with respect to log r and log rho, each pair's k_ij before those factors is kept.
   const std::size_t r_groups = hp.discrepancy_ratios.size();
-  std::vector<std::pair<Eigen::Index, double>> shared_base(gradient && r_groups > 0 ? n * (n + 1) / 2 : 0, {-1, 0.0});
+  const std::size_t s_groups = hp.group_scales.size();
+  const bool keep_base = gradient && (r_groups > 0 || s_groups > 0);
+  std::vector<double> base(keep_base ? static_cast<std::size_t>(n * (n + 1) / 2) : 0);
   for (Eigen::Index i = 0; i < n; ++i) {
     const Observation& oi = observations[static_cast<std::size_t>(i)];
     y(i) = (oi.value - standardization.mean) / standardization.scale;
+    const double rho_i = group_scale(hp.group_scales, oi);
     for (Eigen::Index j = 0; j <= i; ++j) {
       const Observation& oj = observations[static_cast<std::size_t>(j)];
       const Eigen::Index this_pair = pair;
-      K(i, j) = gradient ? covariance_with_log_gradient(kernel, oi.query, oj.query, dK.col(pair++))
-                         : covariance(kernel, oi.query, oj.query);
-      if (oi.offset_group && oi.offset_group == oj.offset_group) {
-        const std::size_t group = *oi.offset_group;
-        if (group < r_groups) {
-          const double r = hp.discrepancy_ratios[group];
-          if (gradient) {
-            shared_base[static_cast<std::size_t>(this_pair)] = {static_cast<Eigen::Index>(group), K(i, j)};
-            dK.col(this_pair) *= 1.0 + r;
-          }
-          K(i, j) *= 1.0 + r;
-        }
-        // The offsets' prior variance is fixed, so it adds to K but not to the gradient.
-        K(i, j) += hp.offset_variance;
-      }
+      const double k = gradient ? covariance_with_log_gradient(kernel, oi.query, oj.query, dK.col(pair++))
+                                : covariance(kernel, oi.query, oj.query);
+      if (keep_base) base[static_cast<std::size_t>(this_pair)] = k;
+      double factor = rho_i * group_scale(hp.group_scales, oj);
+      const bool shared = oi.offset_group && oi.offset_group == oj.offset_group;
+      if (shared && *oi.offset_group < r_groups) factor += hp.discrepancy_ratios[*oi.offset_group];
+      if (gradient) dK.col(this_pair) *= factor;
+      K(i, j) = k * factor;
+      // The offsets' prior variance is fixed, so it adds to K but not to the gradient.
+      if (shared) K(i, j) += hp.offset_variance;
     }
     K(i, i) += hp.noise_variances.at(oi.noise_group);
   }
@@ -181,7 +185,7 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
     W = alpha * alpha.transpose() - W;
     const std::size_t groups = hp.noise_variances.size();
     Eigen::VectorXd& g = *gradient;
-    g.setZero(d + 1 + static_cast<Eigen::Index>(groups) + static_cast<Eigen::Index>(r_groups));
+    g.setZero(d + 1 + static_cast<Eigen::Index>(groups + r_groups + s_groups));
     // Weights of the pairs: off-diagonal pairs count twice, times the 1/2.
     Eigen::VectorXd w(pair);
     pair = 0;
@@ -192,13 +196,26 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
       g(d + 1 + static_cast<Eigen::Index>(oi.noise_group)) += 0.5 * W(i, i) * hp.noise_variances[oi.noise_group];
     }
     g.head(d + 1).noalias() += dK * w;
-    // d K_ij / d log r_g = r_g k_ij for the pairs of group g.
-    for (std::size_t q = 0; q < shared_base.size(); ++q)
-      if (shared_base[q].first >= 0) {
-        const std::size_t group = static_cast<std::size_t>(shared_base[q].first);
-        g(d + 1 + static_cast<Eigen::Index>(groups) + shared_base[q].first) +=
-            w(static_cast<Eigen::Index>(q)) * hp.discrepancy_ratios[group] * shared_base[q].second;
+    if (keep_base) {
+      // d K_ij / d log r_g = r_g k_ij for the pairs of group g; d K_ij / d log rho_g =
+      // k_ij rho_i rho_j ([i in g] + [j in g]).
+      const Eigen::Index r_at = d + 1 + static_cast<Eigen::Index>(groups);
+      const Eigen::Index s_at = r_at + static_cast<Eigen::Index>(r_groups);
+      pair = 0;
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const Observation& oi = observations[static_cast<std::size_t>(i)];
+        const double rho_i = group_scale(hp.group_scales, oi);
+        for (Eigen::Index j = 0; j <= i; ++j, ++pair) {
+          const Observation& oj = observations[static_cast<std::size_t>(j)];
+          const double wk = w(pair) * base[static_cast<std::size_t>(pair)];
+          if (oi.offset_group && oi.offset_group == oj.offset_group && *oi.offset_group < r_groups)
+            g(r_at + static_cast<Eigen::Index>(*oi.offset_group)) += wk * hp.discrepancy_ratios[*oi.offset_group];
+          const double both = wk * rho_i * group_scale(hp.group_scales, oj);
+          if (oi.offset_group && *oi.offset_group < s_groups) g(s_at + static_cast<Eigen::Index>(*oi.offset_group)) += both;
+          if (oj.offset_group && *oj.offset_group < s_groups) g(s_at + static_cast<Eigen::Index>(*oj.offset_group)) += both;
+        }
       }
+    }
   }
   return value;
 }
@@ -242,9 +259,11 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
 
   const Eigen::Index d = static_cast<Eigen::Index>(dim);
   const Eigen::Index discrepancy = static_cast<Eigen::Index>(warm_start.discrepancy_ratios.size());
-  const Eigen::Index p = d + 1 + static_cast<Eigen::Index>(groups) + discrepancy;
+  const Eigen::Index scales = static_cast<Eigen::Index>(warm_start.group_scales.size());
+  const Eigen::Index p = d + 1 + static_cast<Eigen::Index>(groups) + discrepancy + scales;
   Objective objective;
   objective.discrepancy_groups = warm_start.discrepancy_ratios.size();
+  objective.scale_groups = warm_start.group_scales.size();
   objective.observations = observations;
   objective.standardization = &standardization;
   objective.kernel = warm_start.kernel;
@@ -266,13 +285,19 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
   upper(d) = std::log(options.outputscale_max);
   objective.prior_mean(d) = options.outputscale_prior.log_median;
   objective.prior_sd(d) = options.outputscale_prior.log_sd;
-  for (Eigen::Index i = p - discrepancy; i < p; ++i) {
+  for (Eigen::Index i = p - scales - discrepancy; i < p - scales; ++i) {
     lower(i) = std::log(options.discrepancy_min);
     upper(i) = std::log(options.discrepancy_max);
     objective.prior_mean(i) = options.discrepancy_prior.log_median;
     objective.prior_sd(i) = options.discrepancy_prior.log_sd;
   }
-  for (Eigen::Index i = d + 1; i < p - discrepancy; ++i) {
+  for (Eigen::Index i = p - scales; i < p; ++i) {
+    lower(i) = std::log(options.scale_min);
+    upper(i) = std::log(options.scale_max);
+    objective.prior_mean(i) = options.scale_prior.log_median;
+    objective.prior_sd(i) = options.scale_prior.log_sd;
+  }
+  for (Eigen::Index i = d + 1; i < p - scales - discrepancy; ++i) {
     lower(i) = std::log(options.noise_min);
     upper(i) = std::log(options.noise_max);
     objective.prior_mean(i) = options.noise_prior.log_median;
@@ -321,7 +346,7 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
     throw std::runtime_error("fit_hyperparameters: the marginal likelihood could not be evaluated at any start");
   HyperparameterFitResult result;
   result.hyperparameters = from_theta(objective.best_theta, warm_start.kernel, dim, warm_start.offset_variance,
-                                        warm_start.discrepancy_ratios.size());
+                                        warm_start.discrepancy_ratios.size(), warm_start.group_scales.size());
   result.log_posterior = objective.best_value;
   result.log_marginal_likelihood = log_marginal_likelihood(*observations, standardization, result.hyperparameters);
   result.evaluations = objective.evaluations;

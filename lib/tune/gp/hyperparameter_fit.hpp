@@ -39,6 +39,11 @@ struct HyperparameterFitOptions {
   double discrepancy_min = 1e-4;
   double discrepancy_max = 1e2;
   LogNormalPrior discrepancy_prior{-2.3, 2.0};  // median 0.1
+  // Scales of the offset groups (GpHyperparameters::group_scales; fitted when the warm start has
+  // them): a level sees f at its own amplitude, believed close to f's unless the data say otherwise.
+  double scale_min = 0.05;
+  double scale_max = 20.0;
+  LogNormalPrior scale_prior{0.0, 1.0};
 
   std::size_t random_restarts = 1;   // in addition to the warm start
   std::size_t max_evaluations = 30;  // per start

@@ -225,12 +225,17 @@ Eigen::VectorXd location(const Query& q) {
   return std::get<GaussianWindowQuery>(q).centre;
 }
 
+double group_scale(const std::vector<double>& group_scales, const Observation& o) {
+  return o.offset_group && *o.offset_group < group_scales.size() ? group_scales[*o.offset_group] : 1.0;
+}
+
 double observation_covariance(const Kernel& k, double offset_variance, const std::vector<double>& discrepancy_ratios,
-                              const Observation& a, const Observation& b) {
+                              const std::vector<double>& group_scales, const Observation& a, const Observation& b) {
   const double c = covariance(k, a.query, b.query);
-  if (!(a.offset_group && a.offset_group == b.offset_group)) return c;
+  const double scaled = c * group_scale(group_scales, a) * group_scale(group_scales, b);
+  if (!(a.offset_group && a.offset_group == b.offset_group)) return scaled;
   const double r = *a.offset_group < discrepancy_ratios.size() ? discrepancy_ratios[*a.offset_group] : 0.0;
-  return c * (1.0 + r) + offset_variance;
+  return scaled + r * c + offset_variance;
 }
 
 }  // namespace tune

@@ -57,10 +57,14 @@ struct Observation {
   std::optional<std::size_t> offset_group;
 };
 
-// Cov(z_a, z_b) without noise: the functionals' covariance, times (1 + r_g) and plus offset_variance
-// when both share offset group g (r_g = discrepancy_ratios[g], 0 when absent).
+// The factor by which an observation sees f: rho_g of its offset group g (group_scales[g]), 1 for
+// an observation without a group or a group without a scale.
+double group_scale(const std::vector<double>& group_scales, const Observation& o);
+
+// Cov(z_a, z_b) without noise: the functionals' covariance c times rho_a rho_b, plus r_g c and
+// offset_variance when both share offset group g (r_g = discrepancy_ratios[g], 0 when absent).
 double observation_covariance(const Kernel& k, double offset_variance, const std::vector<double>& discrepancy_ratios,
-                              const Observation& a, const Observation& b);
+                              const std::vector<double>& group_scales, const Observation& a, const Observation& b);
 
 // Cov(L_a f, L_b f) under the GP prior with kernel k.
 double covariance(const Kernel& k, const Query& a, const Query& b);

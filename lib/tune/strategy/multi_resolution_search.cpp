@@ -194,6 +194,7 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     hyperparameters_ = default_hyperparameters(options_.kernel, context.space.dim(), levels, options_.fit);
     if (options_.level_offsets && options_.level_discrepancy)
       hyperparameters_.discrepancy_ratios.assign(top, std::exp(options_.fit.discrepancy_prior.log_median));
+    if (options_.level_offsets && options_.level_scales) hyperparameters_.group_scales.assign(top, 1.0);
   }
   standardization_ = standardization_by_level(observations, top);
   hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
@@ -532,6 +533,7 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("level_offsets", o.level_offsets);
   visit("full_resolution_depths", o.full_resolution_depths);
   visit("level_discrepancy", o.level_discrepancy);
+  visit("level_scales", o.level_scales);
 }
 
 }  // namespace

@@ -39,6 +39,10 @@ void fit_fields(Options& o, Visit&& visit) {
   visit("discrepancy_max", f.discrepancy_max);
   visit("discrepancy_prior_log_median", f.discrepancy_prior.log_median);
   visit("discrepancy_prior_log_sd", f.discrepancy_prior.log_sd);
+  visit("scale_min", f.scale_min);
+  visit("scale_max", f.scale_max);
+  visit("scale_prior_log_median", f.scale_prior.log_median);
+  visit("scale_prior_log_sd", f.scale_prior.log_sd);
   visit("random_restarts", f.random_restarts);
   visit("max_evaluations", f.max_evaluations);
   visit("max_points", f.max_points);
