@@ -115,4 +115,32 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
   return ranked;
 }
 
+ScoredPoint refine_within(const GaussianProcess& gp, const Acquisition& acquisition, const SnapFunction& snap,
+                          const Eigen::VectorXd& start, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
+                          std::size_t max_evaluations) {
+  const std::size_t dim = gp.dim();
+  const Eigen::Index d = static_cast<Eigen::Index>(dim);
+  std::vector<double> x(dim), lo(dim), hi(dim);
+  for (Eigen::Index k = 0; k < d; ++k) {
+    lo[static_cast<std::size_t>(k)] = std::clamp(lower(k), 0.0, 1.0);
+    hi[static_cast<std::size_t>(k)] = std::clamp(upper(k), lo[static_cast<std::size_t>(k)], 1.0);
+    x[static_cast<std::size_t>(k)] = std::clamp(start(k), lo[static_cast<std::size_t>(k)], hi[static_cast<std::size_t>(k)]);
+  }
+  if (gp.size() > 0 && max_evaluations > 0) {
+    LocalObjective objective{&gp, &acquisition, dim};
+    nlopt_opt opt = nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(dim));
+    nlopt_set_lower_bounds(opt, lo.data());
+    nlopt_set_upper_bounds(opt, hi.data());
+    nlopt_set_max_objective(opt, &LocalObjective::callback, &objective);
+    nlopt_set_maxeval(opt, static_cast<int>(max_evaluations));
+    nlopt_set_xtol_rel(opt, 1e-6);
+    double value = 0.0;
+    nlopt_optimize(opt, x.data(), &value);  // x holds the best point found even on failure
+    nlopt_destroy(opt);
+  }
+  const Eigen::VectorXd xs = snap(Eigen::Map<const Eigen::VectorXd>(x.data(), d));
+  const Prediction p = gp.predict(xs);
+  return {xs, acquisition.score(p.mean, p.variance), p.variance};
+}
+
 }  // namespace tune

@@ -38,4 +38,10 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
                                           const SnapFunction& snap, const std::vector<Eigen::VectorXd>& anchors,
                                           const AcquisitionOptimizerOptions& options, Rng& rng);
 
+// L-BFGS on the acquisition from `start` within the box [lower, upper] (a sub-box of the unit cube),
+// at most max_evaluations evaluations; the result is snapped and scored at the snapped point.
+ScoredPoint refine_within(const GaussianProcess& gp, const Acquisition& acquisition, const SnapFunction& snap,
+                          const Eigen::VectorXd& start, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
+                          std::size_t max_evaluations);
+
 }  // namespace tune
