@@ -1,7 +1,8 @@
 // Tests for Zoghi's noise-free GP branch and bound (digest-gpoo-zoghi.md 2.3, 4.2, 6.9-6.11): on
 // functions drawn from the GP prior on the finest lattice, the true argmax is never pruned, the
 // relevant set shrinks, the simple regret decays fast; no point is sampled twice; the per-round
-// cap and UCB fallback; replay.
+// cap and UCB fallback; replay; the capped refinement (candidates near the survivors, at most the
+// cap); rebase (a new kernel without a replay); the default round cap in high dimension.
 #include "tune/strategy/branch_and_bound.hpp"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "tune/gp/observation.hpp"
 #include "tune/random/rng.hpp"
 
 namespace tune {
@@ -287,6 +289,170 @@ TEST(BranchAndBound, ReplayReproducesTheState) {
   if (a) {
     EXPECT_TRUE(*a == *b);
   }
+}
+
+
+// The level-(m+1) spacing in Chebyshev distance from x to the nearest column of R.
+double chebyshev_to(const Eigen::MatrixXd& R, const Eigen::VectorXd& x) {
+  double best = std::numeric_limits<double>::infinity();
+  for (Eigen::Index j = 0; j < R.cols(); ++j) best = std::min(best, (R.col(j) - x).cwiseAbs().maxCoeff());
+  return best;
+}
+
+TEST(BranchAndBound, CappedRefinementStaysNearTheSurvivorsWithinTheCap) {
+  // A cap far below the boxes' sizes (up to 33^2 points at level 5): every refinement prunes at most
+  // `cap` candidates, all within one level-m spacing of a level-m survivor, and the search still
+  // keeps the argmax (it is near the best samples) and gets near it.
+  const std::size_t m_max = 5, cap = 40;
+  const PriorLattice lattice(2, m_max);
+  int lost = 0, capped_searches = 0;
+  for (int s = 0; s < 20; ++s) {
+    const Eigen::VectorXd f = lattice.draw(5000 + static_cast<std::uint64_t>(s));
+    Eigen::Index arg = 0;
+    const double fmax = f.maxCoeff(&arg);
+    BranchAndBoundOptions o = options(2, m_max);
+    o.candidate_cap = cap;
+    BranchAndBound bnb(o);
+    EXPECT_EQ(bnb.candidate_cap(), cap);
+    Eigen::MatrixXd previous = bnb.relevant_set();
+    std::size_t level = bnb.level();
+    bool kept = true;
+    double best = -std::numeric_limits<double>::infinity();
+    for (int i = 0; i < 150; ++i) {
+      const auto x = bnb.next();
+      if (!x) break;
+      ASSERT_FALSE(bnb.sampled(*x));
+      bnb.tell(*x, f(lattice.index(*x)));
+      best = std::max(best, f(lattice.index(*x)));
+      const Eigen::MatrixXd R = bnb.relevant_set();
+      if (bnb.level() != level) {
+        ASSERT_GT(bnb.level(), level) << "draw " << s;
+        EXPECT_LE(static_cast<std::size_t>(R.cols()), std::max<std::size_t>(cap, static_cast<std::size_t>(previous.cols())))
+            << "draw " << s;
+        // One level-m spacing per refinement (a tell can refine twice when a new R has nothing
+        // left to sample).
+        double reach = 0.0;
+        for (std::size_t l = level; l < bnb.level(); ++l) reach += std::ldexp(1.0, -static_cast<int>(l));
+        for (Eigen::Index j = 0; j < R.cols(); ++j)
+          EXPECT_LE(chebyshev_to(previous, R.col(j)), reach + 1e-12) << "draw " << s << " level " << bnb.level();
+        level = bnb.level();
+      }
+      if (!bnb.final_phase()) {
+        EXPECT_LE(static_cast<std::size_t>(R.cols()), std::max<std::size_t>(cap, 9u));
+      }
+      if (level < m_max && chebyshev_to(R, lattice.points.col(arg)) > std::ldexp(1.0, -static_cast<int>(level)) + 1e-12)
+        kept = false;
+      previous = R;
+    }
+    if (bnb.capped_refinements() > 0) ++capped_searches;
+    if (!kept) ++lost;
+    EXPECT_LT(fmax - best, 0.3) << "draw " << s;
+  }
+  std::printf("[bnb capped refinements, cap %zu] %d/20 searches capped; argmax farther than one spacing from R in %d\n",
+              cap, capped_searches, lost);
+  EXPECT_GE(capped_searches, 15);
+  EXPECT_LE(lost, 4);
+}
+
+TEST(BranchAndBound, AnUncappedSearchEnumeratesTheBoxAsBefore) {
+  // The default cap (4096) exceeds every box of a 2-D search to level 5 (33^2 points): the run is
+  // the box refinement, identical with an explicit huge cap.
+  const PriorLattice lattice(2, 5);
+  const Eigen::VectorXd f = lattice.draw(77);
+  BranchAndBoundOptions huge = options(2, 5);
+  huge.candidate_cap = 1u << 30;
+  BranchAndBound a(options(2, 5)), b(huge);
+  EXPECT_EQ(a.candidate_cap(), BranchAndBound::kDefaultCandidateCap);
+  for (int i = 0; i < 120; ++i) {
+    const auto x = a.next(), y = b.next();
+    ASSERT_EQ(x.has_value(), y.has_value());
+    if (!x) break;
+    ASSERT_TRUE(*x == *y) << "step " << i;
+    a.tell(*x, f(lattice.index(*x)));
+    b.tell(*y, f(lattice.index(*y)));
+  }
+  EXPECT_EQ(a.capped_refinements(), 0u);
+  EXPECT_TRUE(a.relevant_set() == b.relevant_set());
+}
+
+TEST(BranchAndBound, RebaseKeepsTheLatticeStateAndRebuildsTheModel) {
+  const PriorLattice lattice(2, 5);
+  const Eigen::VectorXd f = lattice.draw(123);
+  BranchAndBound bnb(options(2, 5));
+  for (int i = 0; i < 30; ++i) {
+    const auto x = bnb.next();
+    ASSERT_TRUE(x);
+    bnb.tell(*x, f(lattice.index(*x)));
+  }
+  const BranchAndBound before = bnb;
+  const Kernel k2(KernelType::matern52, Eigen::Vector2d(0.35, 0.15), 2.0);
+  std::vector<double> values;
+  for (const auto& r : bnb.observations()) values.push_back(2.0 * r.value + 1.0);
+  bnb.rebase(k2, values);
+  EXPECT_EQ(bnb.rebases(), 1u);
+  EXPECT_EQ(bnb.level(), before.level());
+  EXPECT_EQ(bnb.final_phase(), before.final_phase());
+  EXPECT_EQ(bnb.samples(), before.samples());
+  EXPECT_TRUE(bnb.relevant_set() == before.relevant_set());
+  EXPECT_EQ(bnb.options().kernel.lengthscales(), k2.lengthscales());
+  for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(bnb.observations()[i].value, values[i]);
+  // The model is a fresh GP on the new kernel and values: at R, and at the samples (noise-free).
+  BranchAndBoundOptions o2 = options(2, 5);
+  o2.kernel = k2;
+  GpHyperparameters hp;
+  hp.kernel = k2.type();
+  hp.lengthscales = k2.lengthscales();
+  hp.outputscale = k2.outputscale();
+  hp.noise_variances = {o2.jitter * k2.outputscale()};
+  GaussianProcess fresh(2, hp, Standardization{0.0, 1.0});
+  for (std::size_t i = 0; i < values.size(); ++i)
+    fresh.add(Observation{PointQuery{bnb.observations()[i].point}, values[i], 0});
+  const Eigen::MatrixXd R = bnb.relevant_set();
+  Eigen::VectorXd m1, v1, m2, v2;
+  bnb.model().tracked_prediction(m1, v1);
+  fresh.predict(R, m2, v2);
+  ASSERT_EQ(m1.size(), m2.size());
+  EXPECT_LT((m1 - m2).cwiseAbs().maxCoeff(), 1e-8);
+  EXPECT_LT((v1 - v2).cwiseAbs().maxCoeff(), 1e-8);
+  EXPECT_NEAR(bnb.best()->value, 2.0 * before.best()->value + 1.0, 1e-12);
+  // The search goes on under the new kernel.
+  const auto x = bnb.next();
+  ASSERT_TRUE(x);
+  EXPECT_FALSE(bnb.sampled(*x));
+  bnb.tell(*x, 2.0 * f(lattice.index(*x)) + 1.0);
+  EXPECT_THROW(bnb.rebase(k2, values), std::invalid_argument);  // one value short
+  EXPECT_THROW(bnb.rebase(Kernel(KernelType::matern52, Eigen::VectorXd::Constant(3, 0.2), 1.0),
+                          std::vector<double>(bnb.samples(), 0.0)),
+               std::invalid_argument);
+}
+
+TEST(BranchAndBound, SixDimensionsRefineWithinTheDefaultRoundCapAndTheCandidateCap) {
+  // In 6-D the old default round cap (4 * 2^6 = 256) kept the search on {0, 1/2, 1}^6 for 256
+  // samples, and the level-2 box (5^6 = 15625 points) was enumerated whole.
+  EXPECT_EQ(BranchAndBound::default_round_cap(2), 16u);
+  EXPECT_EQ(BranchAndBound::default_round_cap(4), 64u);
+  EXPECT_EQ(BranchAndBound::default_round_cap(6), 64u);
+  BranchAndBound bnb(options(6, 4, 0.3));
+  EXPECT_EQ(bnb.round_cap(), 64u);
+  const auto f = [](const Eigen::VectorXd& x) {
+    return -(x.array() - 0.3).square().sum();
+  };
+  std::size_t level_at_65 = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto x = bnb.next();
+    ASSERT_TRUE(x);
+    bnb.tell(*x, f(*x));
+    if (!bnb.final_phase()) {
+      EXPECT_LE(bnb.relevant_size(), std::max<std::size_t>(729, BranchAndBound::kDefaultCandidateCap));
+    }
+    if (i == 64) level_at_65 = bnb.level();
+  }
+  EXPECT_GE(level_at_65, 2u);
+  EXPECT_GE(bnb.level(), 4u);
+  EXPECT_GT(bnb.capped_refinements(), 0u);
+  // Better than any point of {0, 1/2, 1}^6 (best: 6 * 0.2^2 = 0.24), where the old default kept the
+  // first 256 samples.
+  EXPECT_LT(-bnb.best()->value, 0.235);
 }
 
 }  // namespace

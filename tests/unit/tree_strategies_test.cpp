@@ -256,6 +256,46 @@ TEST(BnbStrategy, FindsTheMinimumOfANoiseFreeBowlToHighAccuracy) {
   EXPECT_GT(bnb.search()->pruned_fraction(), 0.5);
 }
 
+TEST(BnbStrategy, RefitsRebaseTheSearchWithoutReplayingIt) {
+  // Each refit gives the search the new kernel in place: one rebase per refit, the lattice level
+  // never goes back (a replay under the new kernel could end at another level), and a loaded study
+  // rebuilds the same search from the saved refit history.
+  Study study(bowl_space(), strategy("bnb"), {tune::Direction::minimize, 3});
+  const auto& bnb = dynamic_cast<const tune::BnbStrategy&>(study.strategy());
+  std::size_t level = 0;
+  for (int i = 0; i < 80; ++i) {
+    const auto s = study.ask();
+    ASSERT_TRUE(s) << study.stop_reason();
+    study.tell(s->id, bowl(s->config));
+    ASSERT_NE(bnb.search(), nullptr);
+    EXPECT_GE(bnb.search()->level(), level) << "trial " << i;
+    level = bnb.search()->level();
+  }
+  ASSERT_GE(bnb.refits().size(), 10u);
+  EXPECT_EQ(bnb.search()->rebases(), bnb.refits().size());
+  EXPECT_EQ(bnb.model().refresh_count, bnb.refits().size());
+  for (std::size_t i = 1; i < bnb.refits().size(); ++i) EXPECT_LE(bnb.refits()[i - 1].at, bnb.refits()[i].at);
+  const Study loaded = Study::from_yaml(YAML::Load(study.to_yaml_string()));
+  const auto& again = dynamic_cast<const tune::BnbStrategy&>(loaded.strategy());
+  ASSERT_NE(again.search(), nullptr);
+  EXPECT_EQ(again.search()->level(), bnb.search()->level());
+  EXPECT_TRUE(again.search()->relevant_set() == bnb.search()->relevant_set());
+  EXPECT_EQ(again.search()->rebases(), bnb.refits().size());
+  // A state saved before the refit history existed (no 'refits') still loads: it replays under the
+  // current kernel, as it was made.
+  YAML::Node legacy = YAML::Load(study.to_yaml_string());
+  legacy["strategy"]["state"].remove("refits");
+  const Study old = Study::from_yaml(legacy);
+  const auto& o = dynamic_cast<const tune::BnbStrategy&>(old.strategy());
+  ASSERT_NE(o.search(), nullptr);
+  EXPECT_EQ(o.search()->rebases(), 0u);
+  EXPECT_EQ(o.search()->samples(), bnb.search()->samples());
+  // A refit history out of order is refused.
+  YAML::Node bad = YAML::Load(study.to_yaml_string());
+  bad["strategy"]["state"]["refits"][1]["at"] = 1000;
+  EXPECT_THROW(Study::from_yaml(bad), tune::StateError);
+}
+
 TEST(BnbStrategy, DiscreteSpaceIsExhaustedWithoutRepeatingAConfiguration) {
   // Ten configurations; many lattice points share one. A deterministic objective is evaluated once
   // per configuration and the study stops once the relevant set is exhausted.

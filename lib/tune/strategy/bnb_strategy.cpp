@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "tune/io/yaml_values.hpp"
+#include "tune/strategy/gp_state_yaml.hpp"
 #include "tune/strategy/option_fields.hpp"
 
 namespace tune {
@@ -30,31 +31,60 @@ BnbStrategy::BnbStrategy(BnbStrategyOptions options) : options_(std::move(option
 }
 
 BranchAndBoundOptions BnbStrategy::search_options(std::size_t dim) const {
-  const GpHyperparameters hp = refit_.refresh_count > 0 ? refit_.hyperparameters
-                                                        : default_hyperparameters(options_.kernel, dim, 1, options_.fit);
+  // The search starts under the default kernel and is rebased at every refit (history_); a state
+  // saved before the history existed replays under the current kernel, as it was made.
+  const GpHyperparameters hp = history_.empty() && refit_.refresh_count > 0
+                                   ? refit_.hyperparameters
+                                   : default_hyperparameters(options_.kernel, dim, 1, options_.fit);
   BranchAndBoundOptions o;
   o.dim = dim;
   o.max_level = options_.lattice_level(dim);
   o.alpha = options_.alpha;
   o.beta_scale = options_.beta_scale;
   o.round_cap = options_.round_cap;
+  o.candidate_cap = options_.candidate_cap;
   o.kernel = hp.make_kernel();
   o.jitter = options_.jitter;
   return o;
 }
 
-double BnbStrategy::value_of(const StrategyContext& context, std::uint64_t id) const {
+double BnbStrategy::raw_reward(const StrategyContext& context, std::uint64_t id) const {
   const Trial& t = trial_by_id(context.trials, id);
   if (t.status != TrialStatus::complete || !t.value)
     throw StateError("bnb state tells the value of trial " + std::to_string(id) + ", which is not complete");
-  return refit_.standardise(reward_of(*t.value, context.direction));
+  return reward_of(*t.value, context.direction);
+}
+
+double BnbStrategy::value_of(const StrategyContext& context, std::uint64_t id) const {
+  return refit_.standardise(raw_reward(context, id));
+}
+
+void BnbStrategy::rebase(BranchAndBound& search, const StrategyContext& context, const Refit& refit) const {
+  std::vector<double> values;
+  values.reserve(search.samples());
+  for (std::size_t i = 0; i < search.samples(); ++i)
+    values.push_back((raw_reward(context, records_[i].trial) - refit.standardization.mean) / refit.standardization.scale);
+  search.rebase(refit.hyperparameters.make_kernel(), values);
 }
 
 void BnbStrategy::rebuild(const StrategyContext& context) {
-  std::vector<BranchAndBoundRecord> told;
-  told.reserve(records_.size());
-  for (const Record& r : records_) told.push_back({r.point, value_of(context, r.trial)});
-  search_.emplace(BranchAndBound::replay(search_options(context.space.dim()), told));
+  // Replays the tells with the refits where they happened: the same arithmetic as the live search.
+  BranchAndBound b(search_options(context.space.dim()));
+  Standardization current = history_.empty() ? refit_.standardization : Standardization{};
+  std::size_t h = 0;
+  const auto apply_due = [&](std::size_t told) {
+    for (; h < history_.size() && history_[h].at == told; ++h) {
+      current = history_[h].standardization;
+      rebase(b, context, history_[h]);
+    }
+  };
+  for (std::size_t j = 0; j < records_.size(); ++j) {
+    apply_due(j);
+    b.tell(records_[j].point, (raw_reward(context, records_[j].trial) - current.mean) / current.scale);
+  }
+  apply_due(records_.size());
+  if (h != history_.size()) throw StateError("bnb state: a refit after the last record");
+  search_.emplace(std::move(b));
 }
 
 void BnbStrategy::refresh_if_due(const StrategyContext& context) {
@@ -67,15 +97,18 @@ void BnbStrategy::refresh_if_due(const StrategyContext& context) {
   if (!refit_.due(options_.refit, observations.size())) return;
   refit_.refresh(observations, options_.kernel, context.space.dim(), options_.fit, false, options_.fit.noise_min,
                  context.seed);
-  rebuild(context);
+  // The search keeps its lattice state and takes the new kernel and standardisation (no replay).
+  history_.push_back({records_.size(), refit_.hyperparameters, refit_.standardization});
+  if (search_) rebase(*search_, context, history_.back());
+  else rebuild(context);
 }
 
 ProposalResult BnbStrategy::propose(const StrategyContext& context) {
   // A proposal the study did not turn into a trial (a cost budget stopped it) leaves an id that
   // does not exist; the next ask reuses it.
   points_.erase(points_.lower_bound(context.trials.size()), points_.end());
-  refresh_if_due(context);
   if (!search_) rebuild(context);
+  refresh_if_due(context);
   const auto fantasy = [](BranchAndBound& b, const Eigen::VectorXd& x) { b.tell(x, b.model().predict(x).mean); };
 
   BranchAndBound copy = *search_;
@@ -142,6 +175,7 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("alpha", o.alpha);
   visit("beta_scale", o.beta_scale);
   visit("round_cap", o.round_cap);
+  visit("candidate_cap", o.candidate_cap);
   visit("jitter", o.jitter);
 }
 }  // namespace
@@ -193,6 +227,14 @@ YAML::Node BnbStrategy::save() const {
   }
   state["points"] = points;
   state["records"] = records;
+  YAML::Node refits(YAML::NodeType::Sequence);
+  for (const Refit& r : history_) {
+    YAML::Node n;
+    n["at"] = r.at;
+    write_gp_state(n, r.hyperparameters, r.standardization);
+    refits.push_back(n);
+  }
+  state["refits"] = refits;
   refit_.write(state);
   node["state"] = state;
   return node;
@@ -202,6 +244,8 @@ void BnbStrategy::restore(const YAML::Node& node, const StrategyContext& context
   const YAML::Node state = require(node, "state");
   points_.clear();
   records_.clear();
+  history_.clear();
+  search_.reset();
   const YAML::Node points = require(state, "points");
   const YAML::Node records = require(state, "records");
   if (!points.IsSequence()) throw StateError("field 'points' at " + position_of(points) + ": expected a list");
@@ -220,6 +264,19 @@ void BnbStrategy::restore(const YAML::Node& node, const StrategyContext& context
   for (std::size_t i = 0; i < records.size(); ++i)
     records_.push_back({read_point(records[i], "records.point"), read_uint(require(records[i], "trial"), "records.trial")});
   refit_.read(state);
+  if (const YAML::Node refits = state["refits"]) {  // absent in states saved before the refit history
+    if (!refits.IsSequence()) throw StateError("field 'refits' at " + position_of(refits) + ": expected a list");
+    for (std::size_t i = 0; i < refits.size(); ++i) {
+      Refit r;
+      r.at = read_uint(require(refits[i], "at"), "refits.at");
+      const YAML::Node hp = read_gp_state(refits[i], r.hyperparameters, r.standardization);
+      if ((i > 0 && r.at < history_.back().at) || r.at > records_.size() || !(r.standardization.scale > 0.0) ||
+          static_cast<std::size_t>(r.hyperparameters.lengthscales.size()) != context.space.dim())
+        throw StateError("field 'refits' at " + position_of(refits[i]) + ": a refit out of order, after the last "
+                         "record, or with a model that cannot be used (" + position_of(hp) + ")");
+      history_.push_back(std::move(r));
+    }
+  }
   try {
     rebuild(context);
   } catch (const std::invalid_argument& e) {

@@ -18,14 +18,23 @@
 //
 // Kernel hyperparameters (FixedKernelRefit): restandardised and refitted by MAP on the completed
 // trials with the noise fixed at the fit's lower bound (noise-free objective), after each of the
-// first `refit.every` trials and then as the data grow by max(every, growth n); the search is
-// rebuilt by replaying its tells under the new kernel (BranchAndBound accepts any lattice point),
-// so between refits the kernel is fixed as the thesis assumes. Matern-5/2 by default.
+// first `refit.every` trials and then as the data grow by max(every, growth n). The search takes
+// the new kernel and the restandardised values in place (BranchAndBound::rebase): its lattice
+// level, relevant set and round stay, so between refits the kernel is fixed as the thesis assumes
+// and a refit costs one GP rebuild, not a replay. (The first version replayed every tell under the
+// new kernel: exact, but each refit redid every refinement, 13-194 s per ask at deep levels, and
+// the level went back and forth.) The refits are kept as a history (tells so far,
+// hyperparameters, standardisation) in the saved state; loading replays the tells with the
+// rebases at the same positions, so a loaded study makes the same suggestions. A state saved
+// without the history (before it existed) replays under the current kernel, as it was made.
 //
 // The study stops with a reason once the relevant set has no unsampled point on the finest
 // lattice (the thesis's R ∩ L = ∅). The recommendation is the best sampled point, its value and
-// the posterior sd there (~0). The lattice refinement enumerates the bounding box of the relevant
-// set: meant for small dimensions (d <= 4 or so).
+// the posterior sd there (~0). Refinements prune at most `candidate_cap` lattice points (the
+// bounding box of R when it is that small, else rings around R; BranchAndBound), so an ask or a
+// tell stays below ~0.5 s and ~35 MB to 300 trials (bench/results/bnb_regret.md). Far behind ei
+// for d >= 4 at campaign budgets (one lattice level per 64 trials); a campaign's deterministic
+// default is bnb only up to 3 parameters.
 #include <map>
 #include <optional>
 #include <vector>
@@ -42,7 +51,8 @@ struct BnbStrategyOptions {
   std::size_t max_level = 0;  // m_max; 0: the largest m <= 10 whose lattice can be indexed
   double alpha = 0.05;
   double beta_scale = 1.0;
-  std::size_t round_cap = 0;  // 0: 4 * 2^d
+  std::size_t round_cap = 0;      // 0: min(4 * 2^d, 64)
+  std::size_t candidate_cap = 0;  // 0: 4096 (BranchAndBound::kDefaultCandidateCap)
   double jitter = 1e-10;      // relative to the outputscale
   KernelType kernel = KernelType::matern52;
   RefitSchedule refit;
@@ -74,17 +84,28 @@ class BnbStrategy final : public Strategy {
   const std::vector<Record>& records() const { return records_; }
   const BranchAndBound* search() const { return search_ ? &*search_ : nullptr; }
   const FixedKernelRefit& model() const { return refit_; }
+  // The refits so far: after `at` tells, the search was rebased on these hyperparameters and
+  // standardisation.
+  struct Refit {
+    std::size_t at = 0;
+    GpHyperparameters hyperparameters;
+    Standardization standardization;
+  };
+  const std::vector<Refit>& refits() const { return history_; }
 
  private:
   BranchAndBoundOptions search_options(std::size_t dim) const;
   void rebuild(const StrategyContext& context);
   void refresh_if_due(const StrategyContext& context);
+  double raw_reward(const StrategyContext& context, std::uint64_t id) const;
   double value_of(const StrategyContext& context, std::uint64_t id) const;  // standardised reward
+  void rebase(BranchAndBound& search, const StrategyContext& context, const Refit& refit) const;
 
   BnbStrategyOptions options_;
   std::map<std::uint64_t, Eigen::VectorXd> points_;  // trial id -> lattice point
   std::vector<Record> records_;                      // the search's tells, in order
   std::optional<BranchAndBound> search_;
+  std::vector<Refit> history_;
   FixedKernelRefit refit_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -43,7 +44,8 @@ BranchAndBound::BranchAndBound(BranchAndBoundOptions options) : options_(std::mo
   if (bits >= 63.0) throw std::invalid_argument("branch and bound: finest lattice too large to index");
   if (o.dim > 16) throw std::invalid_argument("branch and bound: dim must be at most 16");
   finest_ = std::int64_t{1} << o.max_level;
-  cap_ = o.round_cap > 0 ? o.round_cap : (std::size_t{4} << o.dim);
+  cap_ = o.round_cap > 0 ? o.round_cap : default_round_cap(o.dim);
+  candidate_cap_ = o.candidate_cap > 0 ? o.candidate_cap : kDefaultCandidateCap;
   gp_ = GaussianProcess(o.dim, make_hyperparameters(o), Standardization{0.0, 1.0});
 
   std::vector<std::int64_t> lo(o.dim, 0), hi(o.dim, finest_);
@@ -51,6 +53,31 @@ BranchAndBound::BranchAndBound(BranchAndBoundOptions options) : options_(std::mo
   set_relevant(lattice_in_box(lo, hi, 1));
   start_round();
   advance();
+}
+
+std::size_t BranchAndBound::default_round_cap(std::size_t dim) {
+  return std::min<std::size_t>(std::size_t{4} << std::min<std::size_t>(dim, 16), kMaxDefaultRoundCap);
+}
+
+void BranchAndBound::rebase(const Kernel& kernel, const std::vector<double>& values) {
+  if (kernel.dim() != options_.dim)
+    throw std::invalid_argument("branch and bound: kernel of dimension " + std::to_string(kernel.dim()) +
+                                " for a search of dimension " + std::to_string(options_.dim));
+  if (values.size() != records_.size())
+    throw std::invalid_argument("branch and bound: rebase needs one value per sample");
+  for (double v : values)
+    if (!std::isfinite(v)) throw std::invalid_argument("branch and bound: non-finite value");
+  options_.kernel = kernel;
+  gp_ = GaussianProcess(options_.dim, make_hyperparameters(options_), Standardization{0.0, 1.0});
+  std::vector<Observation> obs;
+  obs.reserve(records_.size());
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    records_[i].value = values[i];
+    obs.push_back(Observation{PointQuery{records_[i].point}, values[i], 0});
+  }
+  if (!obs.empty()) gp_.add(std::move(obs));
+  set_relevant(std::move(relevant_));
+  ++rebases_;
 }
 
 BranchAndBound BranchAndBound::replay(BranchAndBoundOptions options, const std::vector<BranchAndBoundRecord>& records) {
@@ -210,6 +237,105 @@ void BranchAndBound::prune_in_place() {
   if (keep.size() != relevant_.size()) set_relevant(std::move(keep));
 }
 
+namespace {
+
+// splitmix64: a fixed mixing of a key, so the capped candidate subsets are deterministic without
+// an RNG and uncorrelated with the key order.
+std::uint64_t mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Keeps the `quota` keys of smallest mix(key ^ salt) (all when there are fewer), sorted.
+void keep_hashed(std::vector<std::uint64_t>& keys, std::size_t quota, std::uint64_t salt) {
+  if (keys.size() <= quota) return;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> h;
+  h.reserve(keys.size());
+  for (auto k : keys) h.emplace_back(mix(k ^ salt), k);
+  std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(quota), h.end());
+  keys.clear();
+  for (std::size_t i = 0; i < quota; ++i) keys.push_back(h[i].second);
+  std::sort(keys.begin(), keys.end());
+}
+
+// Upper bound on the keys a dilation may generate before the source set is thinned (8e6 keys,
+// 64 MB).
+constexpr double kMaxDilationKeys = 8e6;
+
+}  // namespace
+
+std::vector<BranchAndBound::Key> BranchAndBound::dilate(const std::vector<Key>& source, std::size_t level) const {
+  // The level-`level` points within one level-`level` step (Chebyshev) of a point of `source`,
+  // clipped to the cube, sorted and unique. Sources are thinned (hash order) so that at most
+  // kMaxDilationKeys keys are generated (only reachable for d >= 7 with large sets).
+  const std::size_t d = options_.dim;
+  const std::int64_t step = std::int64_t{1} << (options_.max_level - level);
+  const double per = std::pow(3.0, static_cast<double>(d));
+  std::vector<Key> from = source;
+  if (static_cast<double>(from.size()) * per > kMaxDilationKeys)
+    keep_hashed(from, static_cast<std::size_t>(std::max(1.0, kMaxDilationKeys / per)), 0x5eedULL + level);
+  const auto base = static_cast<Key>(finest_ + 1);
+  std::vector<Key> out;
+  out.reserve(static_cast<std::size_t>(static_cast<double>(from.size()) * per));
+  std::vector<std::int64_t> c(d), off(d);
+  for (Key key : from) {
+    Key rest = key;
+    for (std::size_t k = d; k-- > 0;) {
+      c[k] = static_cast<std::int64_t>(rest % base);
+      rest /= base;
+    }
+    std::fill(off.begin(), off.end(), -1);
+    while (true) {
+      Key nk = 0;
+      bool inside = true;
+      for (std::size_t k = 0; k < d && inside; ++k) {
+        const std::int64_t v = c[k] + off[k] * step;
+        if (v < 0 || v > finest_) inside = false;
+        nk = nk * base + static_cast<Key>(v);
+      }
+      if (inside) out.push_back(nk);
+      std::size_t k = d;
+      while (k > 0 && off[k - 1] == 1) off[--k] = -1;
+      if (k == 0) break;
+      ++off[k - 1];
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<BranchAndBound::Key> BranchAndBound::capped_candidates(std::size_t level) const {
+  // Rings around R on L_level (level = m + 1): ring 0 is R itself (level-m points are level-(m+1)
+  // points), ring r the points at Chebyshev distance exactly r level-(m+1) steps from R (r = 1, 2;
+  // ring 2 reaches one level-m spacing, the box's margin). Filled ring by ring up to the cap; the
+  // ring that overflows contributes the members of smallest hash. Ring 0 takes at most half the cap
+  // so that every refinement adds finer points.
+  const std::size_t cap = candidate_cap_;
+  const auto salt = static_cast<std::uint64_t>(level) * 0x100000001b3ULL;
+  std::vector<Key> ring0 = relevant_;
+  keep_hashed(ring0, std::max<std::size_t>(cap / 2, 1), salt);
+  std::vector<Key> out = ring0;
+  const auto minus = [](const std::vector<Key>& a, const std::vector<Key>& b) {
+    std::vector<Key> r;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(r));
+    return r;
+  };
+  std::vector<Key> inner = relevant_;  // the points already at distance < r
+  for (int r = 1; r <= 2 && out.size() < cap; ++r) {
+    std::vector<Key> dil = dilate(inner, level);
+    std::vector<Key> ring = minus(dil, inner);
+    keep_hashed(ring, cap - out.size(), salt + static_cast<std::uint64_t>(r));
+    std::vector<Key> merged;
+    std::merge(out.begin(), out.end(), ring.begin(), ring.end(), std::back_inserter(merged));
+    out = std::move(merged);
+    inner = std::move(dil);
+  }
+  return out;
+}
+
 void BranchAndBound::end_round() {
   if (level_ == options_.max_level) {
     final_ = true;
@@ -218,7 +344,8 @@ void BranchAndBound::end_round() {
     prune_in_place();
     return;
   }
-  // Candidates: level m+1 points in the bounding box of R expanded by one level-m spacing.
+  // Candidates: level m+1 points in the bounding box of R expanded by one level-m spacing; when the
+  // box holds more than candidate_cap of them, the capped rings around R instead.
   const std::size_t d = options_.dim;
   const std::int64_t coarse = std::int64_t{1} << (options_.max_level - level_);
   std::vector<std::int64_t> lo(d, finest_), hi(d, 0);
@@ -232,12 +359,21 @@ void BranchAndBound::end_round() {
       hi[k] = std::max(hi[k], v);
     }
   }
+  const std::int64_t fine = coarse / 2;
+  double box_size = 1.0;
   for (std::size_t k = 0; k < d; ++k) {
-    lo[k] -= coarse;
-    hi[k] += coarse;
+    lo[k] = std::max<std::int64_t>(lo[k] - coarse, 0);
+    hi[k] = std::min<std::int64_t>(hi[k] + coarse, finest_);
+    box_size *= static_cast<double>((hi[k] / fine) - ((lo[k] + fine - 1) / fine) + 1);
   }
   ++level_;
-  std::vector<Key> candidates = lattice_in_box(lo, hi, level_);
+  std::vector<Key> candidates;
+  if (box_size <= static_cast<double>(candidate_cap_)) {
+    candidates = lattice_in_box(lo, hi, level_);
+  } else {
+    candidates = capped_candidates(level_);
+    ++capped_refinements_;
+  }
   Eigen::MatrixXd X(static_cast<Eigen::Index>(d), static_cast<Eigen::Index>(candidates.size()));
   for (std::size_t j = 0; j < candidates.size(); ++j) X.col(static_cast<Eigen::Index>(j)) = point_of(candidates[j]);
   // Prune the candidates: the tracked set becomes them, then the strict rule applies.
