@@ -199,6 +199,7 @@ namespace {
 TEST(MultiResolutionSearch, DepthToLevelMaps) {
   tune::MultiResolutionOptions even;
   even.max_depth = 6;
+  even.full_resolution_depths = 0;
   const tune::MultiResolutionSearch a(even);
   std::vector<std::size_t> got;
   for (std::size_t h = 0; h <= 6; ++h) got.push_back(a.level_of_depth(h, 3));
