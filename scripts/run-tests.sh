@@ -12,6 +12,16 @@ sanitize=1
 echo "== Release build and full test suite"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DTUNE_WERROR=ON
 cmake --build build/release -j "$jobs"
+# The Slurm executor's tests (label slurm, Release only) run against a private single-node cluster,
+# started here and stopped on exit (unless it was already up); if it cannot start they skip.
+if scripts/slurm-test-cluster.sh status >/dev/null 2>&1; then
+  eval "$(scripts/slurm-test-cluster.sh env)"
+elif scripts/slurm-test-cluster.sh start; then
+  eval "$(scripts/slurm-test-cluster.sh env)"
+  trap 'scripts/slurm-test-cluster.sh stop' EXIT
+else
+  echo "== warning: the Slurm test cluster did not start; the Slurm tests will be skipped" >&2
+fi
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
 if ((sanitize)); then

@@ -13,6 +13,8 @@ packages=(
   libnlopt-dev             # hyperparameter fit, acquisition refinement
   libcli11-dev             # command line of the program
   libgtest-dev libgmock-dev
+  libsvm-tools python3-sklearn xgboost  # examples/ and their tests: svm-train, the digits data, xgboost
+  slurm-wlm munge          # the Slurm executor's tests: a private cluster (scripts/slurm-test-cluster.sh)
 )
 
 missing=()
@@ -25,6 +27,12 @@ if ((${#missing[@]})); then
     exit 1
   fi
   export DEBIAN_FRONTEND=noninteractive
+  # No package's service is started (slurmctld, slurmd and munge would fail without a config and
+  # fail the install): scripts/slurm-test-cluster.sh runs private daemons of its own.
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
+    trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  fi
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

@@ -144,6 +144,93 @@ double read_positive(const YAML::Node& node, const std::string& field, const std
   return v;
 }
 
+// A string option of the Slurm executor: one word (no spaces or newlines), as sbatch takes it.
+std::string read_word(const YAML::Node& node, const std::string& field, const std::string& example) {
+  const std::string v = node.IsScalar() ? node.Scalar() : std::string();
+  if (v.empty() || v.find_first_of(" \t\r\n") != std::string::npos)
+    fail(node, field, "expected one word without spaces, e.g. " + example + ", found '" +
+                          (node.IsScalar() ? v : std::string("a list or map")) + "'");
+  return v;
+}
+
+constexpr const char* kSlurmExample = "{kind: slurm, workers: 8, partition: gpu, time: 2h, cpus: 4, memory: 16G, gres: gpu:1}";
+
+// `executor: {kind: local | slurm, workers, timeout, grace, ...}`; the Slurm options only with kind slurm.
+ExecutorSpec read_executor(const YAML::Node& e) {
+  ExecutorSpec x;
+  if (e.IsScalar() && (e.Scalar() == "local" || e.Scalar() == "slurm")) {  // `executor: slurm`
+    x.kind = e.Scalar();
+    return x;
+  }
+  if (!e.IsMap()) fail(e, "executor", std::string("expected a map such as {kind: local, workers: 2} or ") + kSlurmExample);
+  if (e["kind"]) x.kind = read_string(e["kind"], "executor.kind");
+  const std::set<std::string> common{"kind", "workers", "timeout", "grace"};
+  const std::set<std::string> slurm{"partition", "time", "cpus", "memory", "gres", "account", "qos",
+                                    "extra", "setup", "poll", "retries"};
+  if (x.kind == "local") {
+    for (const auto& kv : e)
+      if (slurm.contains(kv.first.as<std::string>()))
+        fail(kv.first, "executor." + kv.first.as<std::string>(), "an option of the Slurm executor; add 'kind: slurm' (or remove it)");
+    check_keys(e, "executor", common);
+  } else if (x.kind == "slurm") {
+    std::set<std::string> all = common;
+    all.insert(slurm.begin(), slurm.end());
+    check_keys(e, "executor", all);
+  } else {
+    fail(e["kind"], "executor.kind", "expected 'local' (subprocesses on this machine) or 'slurm' (batch jobs), found '" + x.kind + "'");
+  }
+  if (e["workers"]) x.workers = read_count(e["workers"], "executor.workers", 1);
+  if (e["timeout"]) x.timeout_seconds = read_duration(e["timeout"], "executor.timeout");
+  if (e["grace"]) x.grace_seconds = read_duration(e["grace"], "executor.grace");
+  if (x.kind != "slurm") return x;
+
+  SlurmSpec& s = x.slurm;
+  if (e["partition"]) s.partition = read_word(e["partition"], "executor.partition", "gpu");
+  if (const YAML::Node t = e["time"]) {
+    s.time_seconds = read_duration(t, "executor.time");
+    if (*s.time_seconds > 365.0 * 86400) fail(t, "executor.time", "expected at most a year, found '" + t.Scalar() + "'");
+  }
+  if (e["cpus"]) s.cpus = read_count(e["cpus"], "executor.cpus", 1);
+  if (const YAML::Node m = e["memory"]) {
+    const std::string v = m.IsScalar() ? m.Scalar() : std::string();
+    const std::size_t digits = v.find_first_not_of("0123456789");
+    const bool ok = digits != 0 && !v.empty() &&
+                    (digits == std::string::npos || (digits + 1 == v.size() && std::string("KMGTkmgt").find(v[digits]) != std::string::npos));
+    if (!ok) fail(m, "executor.memory", "expected a size as sbatch --mem takes it: a whole number of megabytes or a number "
+                                        "with K, M, G or T, e.g. 16G, found '" + (m.IsScalar() ? v : std::string("a list or map")) + "'");
+    s.memory = v;
+  }
+  if (e["gres"]) s.gres = read_word(e["gres"], "executor.gres", "gpu:1 or gpu:a100:2");
+  if (e["account"]) s.account = read_word(e["account"], "executor.account", "my_project");
+  if (e["qos"]) s.qos = read_word(e["qos"], "executor.qos", "normal");
+  if (const YAML::Node extra = e["extra"]) {
+    const std::string expected = "expected a list of sbatch options, one per #SBATCH line, e.g. [--constraint=a100, --exclusive]";
+    if (!extra.IsSequence()) fail(extra, "executor.extra", expected);
+    for (std::size_t i = 0; i < extra.size(); ++i) {
+      const std::string line = extra[i].IsScalar() ? extra[i].Scalar() : std::string();
+      if (line.empty() || line.find_first_of("\r\n") != std::string::npos)
+        fail(extra[i], "executor.extra", expected + "; each a single line");
+      s.extra.push_back(line);
+    }
+  }
+  if (const YAML::Node setup = e["setup"]) {
+    if (setup.IsScalar()) {
+      s.setup = setup.Scalar();
+    } else if (setup.IsSequence()) {
+      for (std::size_t i = 0; i < setup.size(); ++i) {
+        if (!setup[i].IsScalar()) fail(setup[i], "executor.setup", "expected shell lines (strings)");
+        s.setup += setup[i].Scalar() + "\n";
+      }
+    } else {
+      fail(setup, "executor.setup", "expected shell lines run in the job before the trial: a string or a list, e.g. "
+                                    "[module load cuda, source ~/venv/bin/activate]");
+    }
+  }
+  if (e["poll"]) s.poll_seconds = read_duration(e["poll"], "executor.poll");
+  if (e["retries"]) s.retries = read_count(e["retries"], "executor.retries", 0);
+  return x;
+}
+
 }  // namespace
 
 CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& source) {
@@ -235,7 +322,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       }
       c.strategy_options = options;
     } else {
-      if (c.objective.deterministic) c.strategy = kDefaultDeterministicStrategy;
+      if (c.objective.deterministic) c.strategy = default_deterministic_strategy(c.space.dim());
       c.strategy_options = YAML::Node(YAML::NodeType::Map);
     }
 
@@ -261,15 +348,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       if (b["failures"]) c.budget.max_failures = read_count(b["failures"], "budget.failures", 1);
     }
 
-    if (const YAML::Node e = root["executor"]) {
-      check_keys(e, "executor", {"kind", "workers", "timeout", "grace"});
-      if (e["kind"]) c.executor.kind = read_string(e["kind"], "executor.kind");
-      if (c.executor.kind != "local")
-        fail(e["kind"], "executor.kind", "expected 'local' (the only executor in this version), found '" + c.executor.kind + "'");
-      if (e["workers"]) c.executor.workers = read_count(e["workers"], "executor.workers", 1);
-      if (e["timeout"]) c.executor.timeout_seconds = read_duration(e["timeout"], "executor.timeout");
-      if (e["grace"]) c.executor.grace_seconds = read_duration(e["grace"], "executor.grace");
-    }
+    if (const YAML::Node e = root["executor"]) c.executor = read_executor(e);
     if (root["seed"]) c.seed = read_uint(root["seed"], "seed");
     return c;
   } catch (const CampaignError& e) {
@@ -332,6 +411,25 @@ YAML::Node CampaignConfig::to_yaml() const {
   n["executor"]["workers"] = executor.workers;
   if (executor.timeout_seconds) n["executor"]["timeout"] = format_double(*executor.timeout_seconds) + "s";
   n["executor"]["grace"] = format_double(executor.grace_seconds) + "s";
+  if (executor.kind == "slurm") {
+    const SlurmSpec& sl = executor.slurm;
+    YAML::Node x = n["executor"];
+    if (sl.partition) x["partition"] = *sl.partition;
+    if (sl.time_seconds) x["time"] = format_double(*sl.time_seconds) + "s";
+    if (sl.cpus) x["cpus"] = *sl.cpus;
+    if (sl.memory) x["memory"] = *sl.memory;
+    if (sl.gres) x["gres"] = *sl.gres;
+    if (sl.account) x["account"] = *sl.account;
+    if (sl.qos) x["qos"] = *sl.qos;
+    if (!sl.extra.empty()) {
+      YAML::Node extra(YAML::NodeType::Sequence);
+      for (const std::string& line : sl.extra) extra.push_back(line);
+      x["extra"] = extra;
+    }
+    if (!sl.setup.empty()) x["setup"] = sl.setup;
+    x["poll"] = format_double(sl.poll_seconds) + "s";
+    x["retries"] = sl.retries;
+  }
   n["seed"] = seed;
   return n;
 }
@@ -353,6 +451,7 @@ space:
 # resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}
 objective: {name: val_acc, direction: maximize}   # the key the trial prints; minimize or maximize
 # objective: {name: loss, deterministic: true}    # no noise: the default strategy becomes bnb
+#                                                 # (up to 3 parameters; ei above)
 strategy:
   name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (or cmes);
                     # gpoo (a robust region, noisy objectives), bnb (deterministic objectives)
@@ -363,10 +462,12 @@ budget:
   # wall: 6h        # stop launching new trials after this long
   failures: 10      # stop after this many failed trials
 executor:
-  kind: local
-  workers: 2        # trials at a time
+  kind: local       # or slurm: every trial a batch job (README: Slurm clusters)
+  workers: 2        # trials at a time (slurm: jobs in flight)
   # timeout: 30m    # per trial: SIGTERM to its process group, SIGKILL after `grace`
   grace: 10s
+  # with kind: slurm, also: partition: gpu, time: 2h, cpus: 4, memory: 16G, gres: gpu:1, account, qos,
+  #   extra: [--constraint=a100], setup: "module load cuda", poll: 5s, retries: 3
 seed: 0             # the same seed and results give the same suggestions
 )";
 }

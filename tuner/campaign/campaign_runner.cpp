@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "tune/adapters/command/command_template.hpp"
-#include "tune/adapters/executor/local_executor.hpp"
+#include "tune/adapters/executor/local_executor.hpp"  // trial_is_supervised
 #include "tune/adapters/protocol/trial_report.hpp"
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
@@ -19,6 +19,7 @@
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/duration.hpp"
 #include "tuner/campaign/event_log.hpp"
+#include "tuner/campaign/executor_factory.hpp"
 #include "tuner/campaign/progress.hpp"
 
 namespace tune::tuner {
@@ -84,8 +85,11 @@ const char* signal_name(int sig) {
 class Runner {
  public:
   Runner(std::filesystem::path dir, CampaignState state, const RunOptions& options)
-      : dir_(std::move(dir)), state_(std::move(state)), options_(options), executor_(options.supervisor_command),
-        events_(dir_ / "events.jsonl"), progress_(options.quiet) {}
+      : dir_(std::move(dir)), state_(std::move(state)), options_(options), events_(dir_ / "events.jsonl"),
+        progress_(options.quiet) {
+    executor_ = make_executor(state_.config, options.supervisor_command,
+                              [this](const std::string& message) { progress_.log("executor: " + message); });
+  }
 
   int run() {
     started_ = std::chrono::steady_clock::now();
@@ -118,8 +122,11 @@ class Runner {
       if (r.external || r.status == RunStatus::complete || r.status == RunStatus::failed) continue;
       if (r.status == RunStatus::queued && r.attempts == 0) continue;
       const std::filesystem::path tdir = trial_dir(dir_, r.id);
-      if (std::filesystem::exists(tdir) && executor_.attach(std::to_string(r.id), tdir)) {
+      const adapters::RunRecord run{.id = std::to_string(r.id), .dir = std::filesystem::absolute(tdir),
+                                    .attempt = r.attempts, .job = r.job, .requeued = r.status == RunStatus::queued};
+      if (std::filesystem::exists(tdir) && executor_->attach(run)) {
         r.status = RunStatus::running;
+        if (const std::string job = executor_->job_of(run.id); !job.empty()) r.job = job;
         events_.write("reattach", {{"trial", std::to_string(r.id)}});
         progress_.log("trial " + std::to_string(r.id) + " re-attached");
       } else if (r.status == RunStatus::running) {
@@ -174,7 +181,9 @@ class Runner {
   void launch(TrialRun& r) {
     const Trial& t = state_.study.trial(r.id);
     const std::filesystem::path tdir = std::filesystem::absolute(trial_dir(dir_, r.id));
-    if (adapters::trial_is_supervised(tdir) && executor_.attach(std::to_string(r.id), tdir)) {
+    if (adapters::trial_is_supervised(tdir) &&
+        executor_->attach(
+            {.id = std::to_string(r.id), .dir = tdir, .attempt = r.attempts, .job = r.job, .requeued = true})) {
       // An earlier attempt is still alive after all (its supervisor started just as the previous
       // tuner died): follow it rather than run the trial twice.
       r.status = RunStatus::running;
@@ -193,6 +202,7 @@ class Runner {
     if (state_.config.executor.timeout_seconds)
       launch.timeout = std::chrono::milliseconds(static_cast<long long>(*state_.config.executor.timeout_seconds * 1000));
     launch.grace = std::chrono::milliseconds(static_cast<long long>(state_.config.executor.grace_seconds * 1000));
+    launch.attempt = r.attempts + 1;
     // Recorded as running before the supervisor starts: a crash in between leaves a record that
     // resume checks against the trial directory, never a process the state does not know about.
     r.status = RunStatus::running;
@@ -200,13 +210,23 @@ class Runner {
     r.started_at = now_seconds();
     r.exit.reset();
     r.failure_reason.clear();
+    r.job.clear();
     checkpoint();
-    executor_.launch(launch);
+    try {
+      r.job = executor_->launch(launch);
+    } catch (const std::exception&) {
+      r.status = RunStatus::queued;  // it never started (the cluster refused it, the supervisor is missing)
+      checkpoint();
+      throw;
+    }
+    if (!r.job.empty()) checkpoint();  // the job id, so that a resumed tuner follows this job
     std::vector<std::pair<std::string, std::string>> fields{{"trial", std::to_string(r.id)},
                                                             {"attempt", std::to_string(r.attempts)}};
+    if (!r.job.empty()) fields.emplace_back("job", r.job);
     if (resolution) fields.emplace_back("level", std::to_string(resolution->level));
     events_.write("launch", fields);
-    progress_.log("trial " + std::to_string(r.id) + " started: " + tune::to_string(t.config) +
+    progress_.log("trial " + std::to_string(r.id) + (r.job.empty() ? " started: " : " submitted as job " + r.job + ": ") +
+                  tune::to_string(t.config) +
                   (resolution ? " " + resolution->parameter + "=" + launch.environment.at("TUNE_RESOLUTION") : ""));
   }
 
@@ -240,11 +260,16 @@ class Runner {
     const adapters::TrialExit& e = f.exit;
     r.exit = e;
     r.finished_at = e.finished_at > 0 ? e.finished_at : now_seconds();
-    if (e.kind == adapters::ExitKind::cancelled) {
-      // Stopped by us (stop, Ctrl-C) or its supervisor was lost: not the configuration's fault.
+    const std::size_t retries = state_.config.executor.slurm.retries;
+    if (e.kind == adapters::ExitKind::cancelled || (e.kind == adapters::ExitKind::lost && r.lost < retries)) {
+      // Stopped by us (stop, Ctrl-C), its supervisor was lost, or its node failed or it was preempted
+      // (a limited number of times): not the configuration's fault.
+      if (e.kind == adapters::ExitKind::lost) ++r.lost;
       r.status = RunStatus::queued;
+      r.job.clear();
       events_.write("requeue", {{"trial", f.id}, {"reason", e.message}});
-      progress_.log("trial " + f.id + " interrupted; it will run again");
+      progress_.log("trial " + f.id + (e.kind == adapters::ExitKind::lost ? " lost (" + e.message + ")" : " interrupted") +
+                    "; it will run again");
       checkpoint();
       return;
     }
@@ -253,7 +278,15 @@ class Runner {
     switch (e.kind) {
       case adapters::ExitKind::launch_failed: reason = "could not start: " + e.message; break;
       case adapters::ExitKind::timeout:
-        reason = "timed out after " + format_duration(*state_.config.executor.timeout_seconds);
+        // The supervisor's own limit, or (message from the executor) the cluster's time limit.
+        reason = state_.config.executor.timeout_seconds && e.message.rfind("timed out after", 0) == 0
+                     ? "timed out after " + format_duration(*state_.config.executor.timeout_seconds)
+                     : e.message;
+        break;
+      case adapters::ExitKind::aborted: reason = e.message; break;
+      case adapters::ExitKind::lost:
+        ++r.lost;
+        reason = e.message + "; lost " + std::to_string(r.lost) + " times (executor.retries = " + std::to_string(retries) + ")";
         break;
       case adapters::ExitKind::signaled:
         reason = "killed by signal " + std::to_string(e.signal) + " (" + signal_name(e.signal) + ")";
@@ -302,7 +335,7 @@ class Runner {
   }
 
   void cancel_running() {
-    for (const std::string& id : executor_.running_ids()) executor_.cancel(id);
+    for (const std::string& id : executor_->running_ids()) executor_->cancel(id);
   }
 
   int loop() {
@@ -312,7 +345,7 @@ class Runner {
     std::string end_reason;
     int code = kExitComplete;
     for (;;) {
-      for (const adapters::FinishedTrial& f : executor_.poll()) collect(f);
+      for (const adapters::FinishedTrial& f : executor_->poll()) collect(f);
 
       // Signals: the first stops launching and (unless --wait-on-stop) terminates the running
       // trials; the second terminates them at once (for the default mode it is a second cancel
@@ -339,11 +372,22 @@ class Runner {
       if (leave) break;
 
       if (!stopping) {
-        while (executor_.running() < state_.config.executor.workers) {
+        // Also while every worker is busy: jobs still waiting in a cluster's queue are cancelled at
+        // once rather than started when a slot frees.
+        if (const std::string exhausted = budget_exhausted(); !exhausted.empty() && executor_->running() > 0) {
+          stopping = true;
+          end_reason = exhausted;
+          code = failed_count() >= state_.config.budget.max_failures ? kExitTooManyFailures : kExitComplete;
+          executor_->cancel_pending();
+        }
+      }
+      if (!stopping) {
+        while (executor_->running() < state_.config.executor.workers) {
           const std::string exhausted = budget_exhausted();
           if (!exhausted.empty()) {
             stopping = true;
             end_reason = exhausted;
+            executor_->cancel_pending();  // jobs still waiting in a cluster's queue will not be needed
             code = failed_count() >= state_.config.budget.max_failures ? kExitTooManyFailures : kExitComplete;
             break;
           }
@@ -362,15 +406,15 @@ class Runner {
           if (!r) break;
           launch(*r);
         }
-        if (!stopping && executor_.running() == 0 && !next_queued()) {
+        if (!stopping && executor_->running() == 0 && !next_queued()) {
           // Nothing runs and nothing more can start: the budget is spent or the strategy stopped.
           stopping = true;
           state_.finished = true;
           end_reason = end_of_proposals();
         }
       }
-      if (stopping && executor_.running() == 0) break;
-      progress_.update(state_, executor_.running(), active_seconds());
+      if (stopping && executor_->running() == 0) break;
+      progress_.update(state_, executor_->running(), active_seconds());
       std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_interval_seconds));
     }
     state_.stop_reason = end_reason;
@@ -380,7 +424,7 @@ class Runner {
   std::filesystem::path dir_;
   CampaignState state_;
   RunOptions options_;
-  adapters::LocalExecutor executor_;
+  std::unique_ptr<adapters::Executor> executor_;
   EventLog events_;
   Progress progress_;
   StateWriter writer_;
@@ -399,11 +443,17 @@ int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
     return kExitLocked;
   }
   write_file_atomically(dir / "tuner.pid", std::to_string(::getpid()) + "\n");
-  CampaignState state = load_state(dir);
-  Runner runner(dir, std::move(state), options);
-  const int code = runner.run();
-  std::filesystem::remove(dir / "tuner.pid");
-  return code;
+  try {
+    CampaignState state = load_state(dir);
+    Runner runner(dir, std::move(state), options);
+    const int code = runner.run();
+    std::filesystem::remove(dir / "tuner.pid");
+    return code;
+  } catch (...) {
+    std::error_code ec;
+    std::filesystem::remove(dir / "tuner.pid", ec);
+    throw;
+  }
 }
 
 }  // namespace tune::tuner

@@ -2,7 +2,7 @@
 // The tuner's loop: collect finished trials, tell the study, checkpoint, launch new trials, until
 // the budget is spent, the strategy stops, too many trials failed, or a signal asks it to stop.
 //
-//   campaign.yaml -> CampaignConfig -> Study -> ask() -> LocalExecutor::launch -> trial runs ->
+//   campaign.yaml -> CampaignConfig -> Study -> ask() -> Executor::launch (local or Slurm) -> trial runs ->
 //   protocol parses its report -> Study::tell() -> state.yaml written atomically -> next ask()
 #include <filesystem>
 #include <string>

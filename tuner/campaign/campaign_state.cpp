@@ -16,7 +16,8 @@ constexpr int kSchema = 1;
 
 adapters::ExitKind exit_kind_from_string(const std::string& s, const YAML::Node& node) {
   for (auto k : {adapters::ExitKind::exited, adapters::ExitKind::signaled, adapters::ExitKind::timeout,
-                 adapters::ExitKind::cancelled, adapters::ExitKind::launch_failed})
+                 adapters::ExitKind::cancelled, adapters::ExitKind::launch_failed, adapters::ExitKind::lost,
+                 adapters::ExitKind::aborted})
     if (s == adapters::to_string(k)) return k;
   throw StateError("field 'exit.kind' at " + position_of(node) + ": unknown exit kind '" + s + "'");
 }
@@ -62,6 +63,8 @@ YAML::Node run_to_yaml(const TrialRun& r) {
     n["metrics"] = m;
   }
   if (r.external) n["external"] = true;
+  if (!r.job.empty()) n["job"] = r.job;
+  if (r.lost > 0) n["lost"] = r.lost;
   return n;
 }
 
@@ -92,6 +95,8 @@ TrialRun run_from_yaml(const YAML::Node& n, std::uint64_t expected) {
   if (const YAML::Node m = n["metrics"])
     for (const auto& kv : m) r.metrics[kv.first.as<std::string>()] = read_double(kv.second, "metrics");
   if (n["external"]) r.external = read_bool(n["external"], "external");
+  if (n["job"]) r.job = read_string(n["job"], "job");
+  if (n["lost"]) r.lost = read_uint(n["lost"], "lost");
   return r;
 }
 }  // namespace

@@ -37,6 +37,8 @@ struct TrialRun {
   std::vector<adapters::IntermediateValue> intermediate;
   std::map<std::string, double> metrics;
   bool external = false;  // handed out by `tune ask`, told by `tune tell`
+  std::string job;        // the executor's handle of the last attempt (a Slurm job id); empty for local runs
+  std::size_t lost = 0;   // runs lost to node failure or preemption (executor.retries bounds them)
 };
 
 struct CampaignState {

@@ -91,8 +91,12 @@ void BnbStrategy::refresh_if_due(const StrategyContext& context) {
   std::vector<Observation> observations;
   for (const auto& [id, point] : points_) {
     const Trial& t = context.trials[id];
-    if (t.status == TrialStatus::complete && t.value)
-      observations.push_back(Observation{PointQuery{point}, reward_of(*t.value, context.direction), 0});
+    if (t.status == TrialStatus::complete && t.value) {
+      // Built in place (see BranchAndBound::rebase).
+      Observation& o = observations.emplace_back();
+      o.query = PointQuery{point};
+      o.value = reward_of(*t.value, context.direction);
+    }
   }
   if (!refit_.due(options_.refit, observations.size())) return;
   refit_.refresh(observations, options_.kernel, context.space.dim(), options_.fit, false, options_.fit.noise_min,

@@ -73,7 +73,11 @@ void BranchAndBound::rebase(const Kernel& kernel, const std::vector<double>& val
   obs.reserve(records_.size());
   for (std::size_t i = 0; i < records_.size(); ++i) {
     records_[i].value = values[i];
-    obs.push_back(Observation{PointQuery{records_[i].point}, values[i], 0});
+    // Built in place: GCC 12 at -O1 (the sanitizer build) flags a moved temporary's variant as
+    // maybe-uninitialized.
+    Observation& o = obs.emplace_back();
+    o.query = PointQuery{records_[i].point};
+    o.value = values[i];
   }
   if (!obs.empty()) gp_.add(std::move(obs));
   set_relevant(std::move(relevant_));

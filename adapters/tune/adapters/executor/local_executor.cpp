@@ -13,7 +13,6 @@
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <boost/process/args.hpp>
 #include <boost/process/child.hpp>
@@ -32,7 +31,6 @@
 #include <utility>
 
 #include "tune/adapters/executor/supervisor.hpp"
-#include "tune/io/atomic_file.hpp"
 
 namespace bp = boost::process;
 
@@ -62,22 +60,6 @@ struct DetachedSupervisor : bp::extend::handler {
     ::sigprocmask(SIG_BLOCK, &set, nullptr);
   }
 };
-
-std::string command_yaml(const TrialLaunch& trial) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << "argv" << YAML::Value << YAML::BeginSeq;
-  for (const std::string& arg : trial.argv) out << YAML::DoubleQuoted << arg;
-  out << YAML::EndSeq;
-  out << YAML::Key << "environment" << YAML::Value << YAML::BeginMap;
-  for (const auto& [name, value] : trial.environment)
-    out << YAML::Key << name << YAML::Value << YAML::DoubleQuoted << value;
-  out << YAML::EndMap;
-  out << YAML::Key << "timeout_ms" << YAML::Value << static_cast<long long>(trial.timeout.count());
-  out << YAML::Key << "grace_ms" << YAML::Value << static_cast<long long>(trial.grace.count());
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
-}
 
 bool same_directory(const std::string& arg, const std::filesystem::path& dir) {
   const std::filesystem::path p(arg);
@@ -148,7 +130,7 @@ LocalExecutor::LocalExecutor(std::vector<std::string> supervisor_command)
 // executor early leaves them to be reaped by itself or by init.)
 LocalExecutor::~LocalExecutor() = default;
 
-void LocalExecutor::launch(const TrialLaunch& trial) {
+std::string LocalExecutor::launch(const TrialLaunch& trial) {
   if (trial.argv.empty()) throw std::runtime_error("trial " + trial.id + ": the command is empty");
   if (running_.contains(trial.id)) throw std::runtime_error("trial " + trial.id + " is already running");
   const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
@@ -156,7 +138,7 @@ void LocalExecutor::launch(const TrialLaunch& trial) {
   // Records of an earlier run of this trial would be mistaken for this run's.
   std::filesystem::remove(dir / kExitFile);
   std::filesystem::remove(dir / kSupervisorFile);
-  write_file_atomically(dir / kCommandFile, command_yaml(trial));
+  write_command_record(dir, trial);
 
   std::vector<std::string> args(supervisor_command_.begin() + 1, supervisor_command_.end());
   args.push_back(dir.string());
@@ -176,6 +158,7 @@ void LocalExecutor::launch(const TrialLaunch& trial) {
                              "': " + e.what());
   }
   running_.emplace(trial.id, std::make_unique<Running>(Running{.dir = dir, .pid = pid, .child = true}));
+  return {};
 }
 
 bool trial_is_supervised(const std::filesystem::path& dir) {

@@ -17,23 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "tune/adapters/executor/executor.hpp"
 #include "tune/adapters/executor/trial_exit.hpp"
 
 namespace tune::adapters {
-
-struct TrialLaunch {
-  std::string id;
-  std::filesystem::path dir;  // absolute; created if missing
-  std::vector<std::string> argv;
-  std::map<std::string, std::string> environment;  // added to the tuner's environment
-  std::chrono::milliseconds timeout{0};            // 0: no limit
-  std::chrono::milliseconds grace{5000};           // between SIGTERM and SIGKILL
-};
-
-struct FinishedTrial {
-  std::string id;
-  TrialExit exit;
-};
 
 // True while a supervisor holds TRIAL_DIR/supervisor.lock, i.e. from the moment a supervisor
 // starts until it has written exit.yaml and exited (or died). A supervisor that finds the lock
@@ -41,27 +28,29 @@ struct FinishedTrial {
 // can never run the same trial twice.
 bool trial_is_supervised(const std::filesystem::path& dir);
 
-class LocalExecutor {
+class LocalExecutor : public Executor {
  public:
   // `supervisor_command` is the argument vector prefix that starts a supervisor, normally
   // {"/path/to/tune", "__supervise"}.
   explicit LocalExecutor(std::vector<std::string> supervisor_command);
-  ~LocalExecutor();  // does not stop running trials (they outlive the tuner by design)
+  ~LocalExecutor() override;  // does not stop running trials (they outlive the tuner by design)
   LocalExecutor(const LocalExecutor&) = delete;
   LocalExecutor& operator=(const LocalExecutor&) = delete;
 
   // Starts a trial; returns at once. Throws std::runtime_error if the supervisor cannot be started.
-  void launch(const TrialLaunch& trial);
+  // Returns an empty handle (the supervisor's pid is in TRIAL_DIR/supervisor.yaml).
+  std::string launch(const TrialLaunch& trial) override;
   // Follows a trial started by an earlier tuner. Returns false if its supervisor is gone and left no
   // exit record (the trial must be run again).
   bool attach(const std::string& id, const std::filesystem::path& dir);
+  bool attach(const RunRecord& run) override { return attach(run.id, run.dir); }
   // Trials that ended since the last call (their supervisors reaped). A supervisor that died
   // without an exit record (killed -9) yields ExitKind::cancelled with a message saying so.
-  std::vector<FinishedTrial> poll();
+  std::vector<FinishedTrial> poll() override;
   // Asks the supervisor to terminate the trial (SIGTERM to the group, SIGKILL after the grace).
-  void cancel(const std::string& id);
-  std::size_t running() const;
-  std::vector<std::string> running_ids() const;
+  void cancel(const std::string& id) override;
+  std::size_t running() const override;
+  std::vector<std::string> running_ids() const override;
 
  private:
   struct Running;

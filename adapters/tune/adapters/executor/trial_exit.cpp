@@ -15,12 +15,14 @@ namespace tune::adapters {
 
 namespace {
 
-constexpr std::array<std::pair<ExitKind, const char*>, 5> kKindNames{{
+constexpr std::array<std::pair<ExitKind, const char*>, 7> kKindNames{{
     {ExitKind::exited, "exited"},
     {ExitKind::signaled, "signaled"},
     {ExitKind::timeout, "timeout"},
     {ExitKind::cancelled, "cancelled"},
     {ExitKind::launch_failed, "launch_failed"},
+    {ExitKind::lost, "lost"},
+    {ExitKind::aborted, "aborted"},
 }};
 
 ExitKind kind_from_string(const YAML::Node& node) {
@@ -28,7 +30,7 @@ ExitKind kind_from_string(const YAML::Node& node) {
   for (const auto& [kind, text] : kKindNames)
     if (name == text) return kind;
   throw StateError("field 'kind' at " + position_of(node) + ": unknown exit kind '" + name +
-                   "' (expected exited, signaled, timeout, cancelled or launch_failed)");
+                   "' (expected exited, signaled, timeout, cancelled, launch_failed, lost or aborted)");
 }
 
 // Reads `dir/name` with `parse`; nullopt if the file does not exist, std::runtime_error naming the

@@ -14,6 +14,9 @@ enum class ExitKind {
   timeout,        // we terminated it at its time limit
   cancelled,      // we terminated it on request (tune stop, budget exhausted, Ctrl-C)
   launch_failed,  // the command could not be started (message says why: not found, not executable)
+  // Only from a cluster executor, which decides from the scheduler's word rather than exit.yaml:
+  lost,     // the run was lost to the infrastructure (node failure, preemption): run it again, up to a limit
+  aborted,  // the scheduler ended it for a reason of its own (cancelled outside the tuner, out of memory)
 };
 
 const char* to_string(ExitKind kind);

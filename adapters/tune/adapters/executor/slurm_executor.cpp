@@ -1,0 +1,462 @@
+// SlurmExecutor: one batch job per trial, submitted with sbatch, followed with squeue, stopped with
+// scancel (see slurm_executor.hpp). Slurm's client programs are run from argument vectors
+// (run_program), never through a shell; the batch script quotes every word it passes on.
+#include "tune/adapters/executor/slurm_executor.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "tune/adapters/executor/local_executor.hpp"  // trial_is_supervised
+#include "tune/adapters/executor/run_program.hpp"
+#include "tune/adapters/executor/supervisor.hpp"
+#include "tune/io/atomic_file.hpp"
+
+namespace tune::adapters {
+
+namespace {
+
+constexpr const char* kScriptFile = "slurm.sh";
+constexpr const char* kJobOutputFile = "slurm.out";  // the batch job's own stdout and stderr
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string trim(std::string s) {
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+// The last non-empty line of a file, shortened; empty if there is none.
+std::string last_line_of(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!trim(line).empty()) last = trim(line);
+  if (last.size() > 300) last = last.substr(0, 300) + "...";
+  return last;
+}
+
+bool is_on_path(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':'))
+    if (!dir.empty() && ::access((std::filesystem::path(dir) / program).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+bool same_path(const std::filesystem::path& a, const std::filesystem::path& b) {
+  if (a.lexically_normal() == b.lexically_normal()) return true;
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+// Job names are shown by squeue and matched on resume: keep them to safe characters.
+std::string safe_name(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return out.empty() ? "tune" : out;
+}
+
+// The exit record, or an `aborted` record saying why it cannot be read.
+std::optional<TrialExit> read_record(const std::filesystem::path& dir) {
+  try {
+    return read_trial_exit(dir);
+  } catch (const std::exception& e) {
+    return TrialExit{.kind = ExitKind::aborted, .finished_at = wall_seconds(), .message = e.what()};
+  }
+}
+
+double started_at_of(const std::filesystem::path& dir) {
+  try {
+    if (const auto record = read_supervisor_record(dir)) return record->started_at;
+  } catch (const std::exception&) {
+  }
+  return 0.0;
+}
+
+TrialExit ended(ExitKind kind, const std::filesystem::path& dir, std::string message) {
+  const double now = wall_seconds();
+  const double started = started_at_of(dir);
+  return {.kind = kind, .started_at = started > 0 ? started : now, .finished_at = now, .message = std::move(message)};
+}
+
+const std::set<std::string>& active_states() {
+  static const std::set<std::string> states{
+      "PENDING",   "RUNNING",  "SUSPENDED",     "COMPLETING",    "CONFIGURING", "REQUEUED",
+      "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED",
+      "RESV_DEL_HOLD", "POWER_UP_NODE", "SPECIAL_EXIT", "UPDATE_DB"};
+  return states;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+std::string slurm_batch_script(const SlurmOptions& options, const TrialLaunch& trial,
+                               const std::vector<std::string>& sbatch_argv) {
+  const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
+  std::string s = "#!/bin/sh\n";
+  s += "# Written by tune for trial " + trial.id + " (attempt " + std::to_string(trial.attempt) + "), submitted with:\n#  ";
+  for (const std::string& a : sbatch_argv) s += " " + shell_quote(a);
+  s += " " + shell_quote((dir / kScriptFile).string()) + "\n";
+  for (const std::string& directive : options.extra_directives) {
+    std::string d = trim(directive);
+    if (d.rfind("#SBATCH", 0) == 0) d = trim(d.substr(7));
+    s += "#SBATCH " + d + "\n";
+  }
+  s += "# The trial directory must be visible on this node (a file system shared with the login node).\n";
+  s += "cd " + shell_quote(dir.string()) + " || { echo \"tune: the trial directory \"" + shell_quote(dir.string()) +
+       "\" is not visible on $(hostname): the campaign directory must be on a file system shared with the "
+       "compute nodes\" >&2; exit 97; }\n";
+  if (!trim(options.setup).empty()) {
+    s += "# executor.setup\n" + options.setup;
+    if (options.setup.back() != '\n') s += "\n";
+  }
+  s += "exec";
+  std::vector<std::string> words = options.supervisor_command;
+  words.push_back(dir.string());
+  words.push_back(std::to_string(trial.timeout.count()));
+  words.push_back(std::to_string(trial.grace.count()));
+  words.emplace_back("--");
+  words.insert(words.end(), trial.argv.begin(), trial.argv.end());
+  for (const std::string& w : words) s += " " + shell_quote(w);
+  return s + "\n";
+}
+
+std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optional<TrialExit>& record,
+                                       bool cancelled_by_us, const std::filesystem::path& trial_dir) {
+  // "CANCELLED by 0" (sacct) and "CANCELLED" (squeue) are the same state.
+  const std::string state = job.state.substr(0, job.state.find(' '));
+  if (active_states().contains(state)) return std::nullopt;
+  // When Slurm ended the job (scancel, a time limit, preemption), it signalled every process of the
+  // job, the command included, so a record of a command killed by a signal or exiting non-zero says
+  // nothing of its own: Slurm's state decides. Only a successful command, or a job that ended by
+  // itself (COMPLETED, FAILED), is judged by the supervisor's record.
+  const bool slurm_ended = state != "COMPLETED" && state != "FAILED";
+  if (record && (record->succeeded() || (!slurm_ended && record->kind != ExitKind::cancelled))) return record;
+  const std::string which = "Slurm job " + job.job;
+  const std::string why = job.reason.empty() || job.reason == "None" ? "" : " (" + job.reason + ")";
+  if (cancelled_by_us) return ended(ExitKind::cancelled, trial_dir, "cancelled by the tuner (scancel " + job.job + ")");
+  if (state == "COMPLETED" || state == "FAILED") {
+    if (record)  // the supervisor received SIGTERM, but not from the tuner nor from Slurm's limits
+      return ended(ExitKind::aborted, trial_dir, which + " was terminated outside the tuner: " + record->message);
+    const std::filesystem::path out = trial_dir / kJobOutputFile;
+    std::error_code ec;
+    if (!std::filesystem::exists(out, ec))
+      return ended(ExitKind::launch_failed, trial_dir,
+                   which + " ended " + state + " without writing to " + trial_dir.string() +
+                       " (its output file " + kJobOutputFile + " is missing): the campaign directory must be on a "
+                       "file system shared with the compute nodes");
+    const std::string last = last_line_of(out);
+    return ended(ExitKind::launch_failed, trial_dir,
+                 which + " ended " + state + why + " before the trial started" +
+                     (last.empty() ? std::string("; ") + kJobOutputFile + " is empty"
+                                   : "; last line of " + std::string(kJobOutputFile) + ": " + last));
+  }
+  if (state == "TIMEOUT")
+    return ended(ExitKind::timeout, trial_dir,
+                 which + " reached its time limit" + (job.time_limit.empty() ? "" : " of " + job.time_limit) +
+                     " (TIMEOUT); raise executor.time");
+  if (state == "CANCELLED")
+    return ended(ExitKind::aborted, trial_dir, which + " was cancelled outside the tuner (scancel)" + why);
+  if (state == "NODE_FAIL" || state == "PREEMPTED" || state == "BOOT_FAIL")
+    return ended(ExitKind::lost, trial_dir, which + " ended " + state + why + "; the trial runs again");
+  if (state == "OUT_OF_MEMORY")
+    return ended(ExitKind::aborted, trial_dir, which + " ran out of memory (OUT_OF_MEMORY); request more with executor.memory");
+  return ended(ExitKind::aborted, trial_dir, which + " ended " + state + why);
+}
+
+SlurmExecutor::SlurmExecutor(SlurmOptions options) : options_(std::move(options)) {
+  if (options_.supervisor_command.empty()) throw std::invalid_argument("SlurmExecutor: empty supervisor command");
+  options_.job_name = safe_name(options_.job_name);
+  for (const std::string* program : {&options_.sbatch, &options_.squeue, &options_.scancel})
+    if (!is_on_path(*program))
+      throw std::runtime_error("executor 'slurm': '" + *program +
+                               "' is not on the PATH; run the tuner where the Slurm client commands are installed "
+                               "(a login node), or load the module that provides them");
+}
+
+SlurmExecutor::~SlurmExecutor() = default;
+
+std::string SlurmExecutor::name_of(const std::string& id, std::size_t attempt) const {
+  return options_.job_name + "." + id + "." + std::to_string(attempt);
+}
+
+std::vector<std::string> SlurmExecutor::sbatch_arguments(const TrialLaunch& trial) const {
+  const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
+  std::vector<std::string> a{options_.sbatch, "--parsable", "--job-name=" + name_of(trial.id, trial.attempt),
+                             "--chdir=" + dir.string(), "--output=" + (dir / kJobOutputFile).string(), "--no-requeue"};
+  if (options_.partition) a.push_back("--partition=" + *options_.partition);
+  if (options_.time_limit) a.push_back("--time=" + std::to_string(options_.time_limit->count()));
+  if (options_.cpus) a.push_back("--cpus-per-task=" + std::to_string(*options_.cpus));
+  if (options_.memory) a.push_back("--mem=" + *options_.memory);
+  if (options_.gres) a.push_back("--gres=" + *options_.gres);
+  if (options_.account) a.push_back("--account=" + *options_.account);
+  if (options_.qos) a.push_back("--qos=" + *options_.qos);
+  return a;
+}
+
+std::string SlurmExecutor::launch(const TrialLaunch& trial) {
+  if (trial.argv.empty()) throw std::runtime_error("trial " + trial.id + ": the command is empty");
+  if (jobs_.contains(trial.id)) throw std::runtime_error("trial " + trial.id + " is already running");
+  const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
+  if (dir.string().find('%') != std::string::npos)
+    throw std::runtime_error("trial " + trial.id + ": the trial directory '" + dir.string() +
+                             "' contains '%', which sbatch expands in file names (%j, %u, ...); "
+                             "use a campaign directory without '%' in its path");
+  std::filesystem::create_directories(dir);
+  for (const char* stale : {kExitFile, kSupervisorFile, kJobOutputFile}) std::filesystem::remove(dir / stale);
+  write_command_record(dir, trial);
+  std::vector<std::string> argv = sbatch_arguments(trial);
+  write_file_atomically(dir / kScriptFile, slurm_batch_script(options_, trial, argv));
+  argv.push_back((dir / kScriptFile).string());
+
+  ProgramOutput out;
+  try {
+    out = run_program(argv);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("trial " + trial.id + ": cannot submit the job: " + e.what());
+  }
+  const std::string err = trim(out.err);
+  if (out.status != 0)
+    throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " +
+                             (err.empty() ? "sbatch exited with status " + std::to_string(out.status) : err) +
+                             " (check executor.partition, time, cpus, memory, gres, account, qos and extra; the "
+                             "script is " + (dir / kScriptFile).string() + ")");
+  // --parsable prints "JOBID" or "JOBID;CLUSTER".
+  std::string job = trim(out.out);
+  job = job.substr(0, job.find(';'));
+  if (job.empty() || !std::all_of(job.begin(), job.end(), [](unsigned char c) { return std::isdigit(c); }))
+    throw std::runtime_error("trial " + trial.id + ": sbatch printed no job id: '" + trim(out.out) + "' " + err);
+  jobs_[trial.id] = Job{.dir = dir, .job = job};
+  return job;
+}
+
+std::string SlurmExecutor::find_job(const RunRecord& run) {
+  const ProgramOutput out = [&] {
+    try {
+      return run_program({options_.squeue, "--noheader", "--states=all", "--name=" + name_of(run.id, run.attempt),
+                          "--format=%i|%Z"});
+    } catch (const std::exception& e) {
+      return ProgramOutput{.status = 127, .err = e.what()};
+    }
+  }();
+  if (out.status != 0) {
+    warn("cannot look up the Slurm job of trial " + run.id + ": " + trim(out.err));
+    return {};
+  }
+  std::string best;
+  std::istringstream lines(out.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const std::size_t bar = line.find('|');
+    if (bar == std::string::npos) continue;
+    const std::string job = trim(line.substr(0, bar));
+    if (!same_path(trim(line.substr(bar + 1)), run.dir)) continue;
+    if (best.empty() || job.size() > best.size() || (job.size() == best.size() && job > best)) best = job;
+  }
+  return best;
+}
+
+bool SlurmExecutor::attach(const RunRecord& run) {
+  const std::filesystem::path dir = std::filesystem::absolute(run.dir).lexically_normal();
+  if (const auto it = jobs_.find(run.id); it != jobs_.end()) return it->second.dir == dir;
+  // A job id never recorded (the tuner died between sbatch and its checkpoint) is looked up by the
+  // job's name and directory; a run already collected has nothing to look up.
+  if (run.requeued && run.job.empty()) return false;
+  std::string job = run.job;
+  if (job.empty()) job = find_job(RunRecord{.id = run.id, .dir = dir, .attempt = run.attempt});
+  std::error_code ec;
+  if (job.empty() && !std::filesystem::exists(dir / kExitFile, ec) && !trial_is_supervised(dir)) return false;
+  jobs_[run.id] = Job{.dir = dir, .job = job, .state = "UNKNOWN"};
+  query_soon_ = true;
+  return true;
+}
+
+std::optional<std::map<std::string, SlurmJobView>> SlurmExecutor::query(const std::vector<std::string>& jobs) {
+  std::string list;
+  for (const std::string& j : jobs) list += (list.empty() ? "" : ",") + j;
+  ProgramOutput out;
+  try {
+    out = run_program({options_.squeue, "--noheader", "--states=all", "--jobs=" + list, "--format=%i|%T|%r|%l"});
+  } catch (const std::exception& e) {
+    warn(std::string("squeue failed: ") + e.what());
+    return std::nullopt;
+  }
+  std::map<std::string, SlurmJobView> views;
+  if (out.status != 0) {
+    // squeue refuses a single job id it does not know ("Invalid job id specified").
+    if (out.err.find("Invalid job id") != std::string::npos) return views;
+    warn("squeue failed (status " + std::to_string(out.status) + "): " + trim(out.err) + "; trying again later");
+    return std::nullopt;
+  }
+  std::istringstream lines(out.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> f;
+    std::istringstream fields(line);
+    std::string field;
+    while (std::getline(fields, field, '|')) f.push_back(trim(field));
+    if (f.size() < 4) continue;
+    views[f[0]] = SlurmJobView{.job = f[0], .state = f[1], .reason = f[2], .time_limit = f[3]};
+  }
+  return views;
+}
+
+std::vector<FinishedTrial> SlurmExecutor::poll() {
+  std::vector<FinishedTrial> finished;
+  const auto now = Clock::now();
+  auto finish = [&](std::map<std::string, Job>::iterator it, TrialExit exit) {
+    finished.push_back({.id = it->first, .exit = std::move(exit)});
+    return jobs_.erase(it);
+  };
+  std::error_code ec;
+
+  // The trial directories, a few times a second: a command that ended by itself is collected without
+  // waiting for Slurm.
+  if (now - last_file_check_ >= std::chrono::milliseconds(250)) {
+    last_file_check_ = now;
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      Job& j = it->second;
+      if (std::filesystem::exists(j.dir / kExitFile, ec)) {
+        std::optional<TrialExit> record = read_record(j.dir);
+        if (record && (record->succeeded() || j.job.empty())) {
+          it = finish(it, *record);
+          continue;
+        }
+        query_soon_ = true;  // failed or terminated: Slurm says whether it ended the job (and why)
+      } else if (j.job.empty() && !trial_is_supervised(j.dir)) {
+        it = finish(it, ended(j.cancel_requested ? ExitKind::cancelled : ExitKind::lost, j.dir,
+                              "the trial's supervisor is gone and left no exit record (and no Slurm job id was recorded)"));
+        continue;
+      }
+      ++it;
+    }
+  }
+
+  std::vector<std::string> ids;
+  for (const auto& [id, j] : jobs_)
+    if (!j.job.empty()) ids.push_back(j.job);
+  const auto since = now - last_query_;
+  if (ids.empty() || !(since >= options_.poll_interval || (query_soon_ && since >= std::chrono::milliseconds(500))))
+    return finished;
+  last_query_ = now;
+  query_soon_ = false;
+  const auto views = query(ids);
+  if (!views) return finished;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    Job& j = it->second;
+    if (j.job.empty()) {
+      ++it;
+      continue;
+    }
+    const std::optional<TrialExit> record =
+        std::filesystem::exists(j.dir / kExitFile, ec) ? read_record(j.dir) : std::nullopt;
+    const auto v = views->find(j.job);
+    if (v != views->end()) {
+      j.state = v->second.state;
+      if (std::optional<TrialExit> exit = slurm_outcome(v->second, record, j.cancel_requested, j.dir)) {
+        it = finish(it, std::move(*exit));
+        continue;
+      }
+      ++it;
+      continue;
+    }
+    // Slurm no longer knows the job (it forgets finished jobs after MinJobAge): the trial directory
+    // decides.
+    if (record && (record->kind != ExitKind::cancelled || j.cancel_requested)) {
+      it = finish(it, *record);
+    } else if (record) {
+      it = finish(it, ended(ExitKind::lost, j.dir,
+                            "Slurm job " + j.job + " was terminated and Slurm no longer knows why (" + record->message +
+                                "); the trial runs again"));
+    } else if (trial_is_supervised(j.dir)) {
+      ++it;  // its supervisor still holds the trial: it runs on
+    } else {
+      it = finish(it, ended(j.cancel_requested ? ExitKind::cancelled : ExitKind::lost, j.dir,
+                            "Slurm job " + j.job + " is unknown to Slurm and left no exit record in " + j.dir.string()));
+    }
+  }
+  return finished;
+}
+
+void SlurmExecutor::scancel(const std::vector<std::string>& jobs) {
+  if (jobs.empty()) return;
+  std::vector<std::string> argv{options_.scancel};
+  argv.insert(argv.end(), jobs.begin(), jobs.end());
+  try {
+    const ProgramOutput out = run_program(argv);
+    // A job that ended meanwhile is not an error worth reporting.
+    if (out.status != 0 && out.err.find("already completing or completed") == std::string::npos)
+      warn("scancel failed (status " + std::to_string(out.status) + "): " + trim(out.err));
+  } catch (const std::exception& e) {
+    warn(std::string("scancel failed: ") + e.what());
+  }
+  query_soon_ = true;
+}
+
+void SlurmExecutor::cancel(const std::string& id) {
+  const auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  it->second.cancel_requested = true;
+  if (it->second.job.empty()) {
+    warn("trial " + id + " has no Slurm job id on record: it cannot be cancelled, only followed");
+    return;
+  }
+  scancel({it->second.job});
+}
+
+void SlurmExecutor::cancel_pending() {
+  std::vector<std::string> ids;
+  for (const auto& [id, j] : jobs_)
+    if (!j.job.empty() && !j.cancel_requested) ids.push_back(j.job);
+  if (ids.empty()) return;
+  const auto views = query(ids);
+  if (!views) return;
+  std::vector<std::string> pending;
+  for (auto& [id, j] : jobs_) {
+    const auto v = views->find(j.job);
+    if (j.job.empty() || j.cancel_requested || v == views->end() || v->second.state != "PENDING") continue;
+    j.cancel_requested = true;
+    pending.push_back(j.job);
+  }
+  scancel(pending);
+}
+
+std::vector<std::string> SlurmExecutor::running_ids() const {
+  std::vector<std::string> ids;
+  for (const auto& [id, j] : jobs_) ids.push_back(id);
+  return ids;
+}
+
+std::string SlurmExecutor::job_of(const std::string& id) const {
+  const auto it = jobs_.find(id);
+  return it == jobs_.end() ? std::string() : it->second.job;
+}
+
+void SlurmExecutor::warn(const std::string& message) const {
+  if (options_.warn) options_.warn(message);
+}
+
+}  // namespace tune::adapters

@@ -1,0 +1,124 @@
+// The Slurm executor's pieces that need no cluster: the batch script (run by a real /bin/sh, its
+// words must arrive unchanged whatever they hold) and the mapping of Slurm's final job states.
+#include "tune/adapters/executor/slurm_executor.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tune/adapters/executor/trial_exit.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tune::adapters::ExitKind;
+using tune::adapters::SlurmJobView;
+using tune::adapters::SlurmOptions;
+using tune::adapters::TrialExit;
+using tune::adapters::TrialLaunch;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::path(TUNE_TEST_TMPDIR) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(SlurmBatchScript, PassesEveryWordUnchangedToTheSupervisor) {
+  const fs::path dir = fresh_dir("slurm-script/it's a \"dir\" $HOME");
+  // A stand-in supervisor that prints each argument it receives between brackets.
+  SlurmOptions options{.supervisor_command = {"/usr/bin/printf", "[%s]\\n"},
+                       .extra_directives = {"--constraint=a100", "#SBATCH --exclusive"},
+                       .setup = "echo setup-ran"};
+  const std::vector<std::string> argv{"python3", "train.py", "--name", "it's; rm -rf / $(id) `id` \"q\" \\ *",
+                                      "two\nlines", "", "{x}"};
+  const TrialLaunch trial{.id = "7", .dir = dir, .argv = argv, .timeout = std::chrono::milliseconds(1500),
+                          .grace = std::chrono::milliseconds(250), .attempt = 2};
+  const std::string script = tune::adapters::slurm_batch_script(options, trial, {"sbatch", "--parsable"});
+  EXPECT_NE(script.find("\n#SBATCH --constraint=a100\n#SBATCH --exclusive\n"), std::string::npos) << script;
+  // #SBATCH lines must come before the first command, or sbatch ignores them.
+  EXPECT_LT(script.find("#SBATCH --exclusive"), script.find("\ncd "));
+  std::ofstream(dir / "slurm.sh") << script;
+
+  using tune::adapters::shell_quote;
+  const std::string command =
+      "cd / && /bin/sh " + shell_quote((dir / "slurm.sh").string()) + " > " + shell_quote((dir / "out").string()) + " 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << slurp(dir / "out");
+  std::string expected = "setup-ran\n[" + dir.string() + "]\n[1500]\n[250]\n[--]\n";
+  for (const std::string& a : argv) expected += "[" + a + "]\n";
+  EXPECT_EQ(slurp(dir / "out"), expected);
+}
+
+TEST(SlurmBatchScript, StopsWithAClearMessageWhenTheDirectoryIsNotVisible) {
+  const fs::path dir = fresh_dir("slurm-script-missing");
+  const SlurmOptions options{.supervisor_command = {"/bin/true"}};
+  const TrialLaunch trial{.id = "1", .dir = dir / "not-here", .argv = {"x"}};
+  std::ofstream(dir / "slurm.sh") << tune::adapters::slurm_batch_script(options, trial, {"sbatch"});
+  const std::string command = "/bin/sh '" + (dir / "slurm.sh").string() + "' 2> '" + (dir / "err").string() + "'";
+  const int status = std::system(command.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 97);
+  EXPECT_NE(slurp(dir / "err").find("must be on a file system shared with the compute nodes"), std::string::npos)
+      << slurp(dir / "err");
+}
+
+TrialExit record(ExitKind kind, int code = 0, int signal = 0) {
+  return TrialExit{.kind = kind, .code = code, .signal = signal, .started_at = 1, .finished_at = 2, .message = "m"};
+}
+
+TEST(SlurmOutcome, MapsEveryFinalStateAndWaitsOnTheOthers) {
+  const fs::path dir = fresh_dir("slurm-outcome");
+  auto outcome = [&](const std::string& state, std::optional<TrialExit> r, bool ours = false) {
+    return tune::adapters::slurm_outcome(SlurmJobView{.job = "42", .state = state, .reason = "None", .time_limit = "1:00"},
+                                         r, ours, dir);
+  };
+  for (const char* active : {"PENDING", "RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "REQUEUED"})
+    EXPECT_FALSE(outcome(active, std::nullopt)) << active;
+
+  // A job that ended by itself: the supervisor's record, whatever it says.
+  EXPECT_EQ(outcome("COMPLETED", record(ExitKind::exited, 3))->code, 3);
+  EXPECT_EQ(outcome("FAILED", record(ExitKind::signaled, 0, 11))->kind, ExitKind::signaled);
+  // No record: the job failed before the trial started; no output at all: the directory is not shared.
+  const auto unshared = outcome("FAILED", std::nullopt);
+  EXPECT_EQ(unshared->kind, ExitKind::launch_failed);
+  EXPECT_NE(unshared->message.find("shared with the compute nodes"), std::string::npos) << unshared->message;
+  std::ofstream(dir / "slurm.out") << "setup\n/bin/sh: 3: module: not found\n";
+  const auto early = outcome("FAILED", std::nullopt);
+  EXPECT_EQ(early->kind, ExitKind::launch_failed);
+  EXPECT_NE(early->message.find("module: not found"), std::string::npos) << early->message;
+
+  // Slurm ended the job: its word, not the record of the command it killed; a success still counts.
+  EXPECT_EQ(outcome("TIMEOUT", record(ExitKind::signaled, 0, 15))->kind, ExitKind::timeout);
+  EXPECT_NE(outcome("TIMEOUT", std::nullopt)->message.find("TIMEOUT"), std::string::npos);
+  EXPECT_EQ(outcome("TIMEOUT", record(ExitKind::exited, 0))->kind, ExitKind::exited);
+  EXPECT_EQ(outcome("CANCELLED", record(ExitKind::exited, 143))->kind, ExitKind::aborted);
+  EXPECT_EQ(outcome("CANCELLED", std::nullopt, true)->kind, ExitKind::cancelled);
+  EXPECT_EQ(outcome("CANCELLED by 0", record(ExitKind::cancelled), true)->kind, ExitKind::cancelled);
+  EXPECT_EQ(outcome("NODE_FAIL", std::nullopt)->kind, ExitKind::lost);
+  EXPECT_EQ(outcome("PREEMPTED", record(ExitKind::cancelled))->kind, ExitKind::lost);
+  EXPECT_EQ(outcome("BOOT_FAIL", std::nullopt)->kind, ExitKind::lost);
+  const auto oom = outcome("OUT_OF_MEMORY", record(ExitKind::signaled, 0, 9));
+  EXPECT_EQ(oom->kind, ExitKind::aborted);
+  EXPECT_NE(oom->message.find("executor.memory"), std::string::npos) << oom->message;
+  EXPECT_EQ(outcome("DEADLINE", std::nullopt)->kind, ExitKind::aborted);
+}
+
+TEST(ShellQuote, KeepsEveryByteOfAWord) {
+  EXPECT_EQ(tune::adapters::shell_quote("a b"), "'a b'");
+  EXPECT_EQ(tune::adapters::shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(tune::adapters::shell_quote(""), "''");
+}
+
+}  // namespace

@@ -1,0 +1,558 @@
+// End-to-end tests of `executor: {kind: slurm}` against a real Slurm cluster: the single-node test
+// cluster of scripts/slurm-test-cluster.sh (scripts/run-tests.sh starts it before the tests and stops
+// it after). The tests that need the cluster SKIP, with the command that starts it, when `sinfo`
+// cannot reach one; SLURM_CONF names its configuration (default /tmp/tune-slurm/slurm.conf).
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+const fs::path kTune = TUNE_BINARY;
+const fs::path kTrainers = TUNE_TRAINERS_DIR;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs a program (argument vector) to completion; returns its exit code and output.
+Result run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {}) {
+  char out_name[] = "/tmp/tune-slurm-test-XXXXXX";
+  const int out = ::mkstemp(out_name);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out, 1);
+    ::dup2(out, 2);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(out);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out_name);
+  ::unlink(out_name);
+  return r;
+}
+
+// Tuners started and not yet waited for; what a failed test leaves of them is killed by Cleanup.
+std::set<pid_t> g_live_tuners;
+
+// Starts `tune args...` in `cwd` with extra environment, stdout/stderr to files there; returns the pid.
+pid_t start(const fs::path& cwd, const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    const int out = ::open("cli.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open("cli.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv{const_cast<char*>(kTune.c_str())};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(kTune.c_str(), argv.data());
+    ::_exit(127);
+  }
+  g_live_tuners.insert(pid);
+  return pid;
+}
+
+Result finish(const fs::path& cwd, pid_t pid) {
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  g_live_tuners.erase(pid);
+  Result r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(cwd / "cli.out");
+  r.err = slurp(cwd / "cli.err");
+  return r;
+}
+
+Result tune(const fs::path& cwd, const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
+  return finish(cwd, start(cwd, args, env));
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::path(TUNE_TEST_TMPDIR) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+YAML::Node state_of(const fs::path& dir) { return YAML::LoadFile((dir / "state.yaml").string()); }
+
+std::string campaign(const std::string& name, int trials, const std::string& executor, const std::string& extra = "") {
+  return "name: " + name + "\ncommand: [" + (kTrainers / "quadratic.sh").string() +
+         ", \"{x}\", \"{y}\"]\n"
+         "space:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n"
+         "objective: {name: loss, direction: minimize}\n"
+         "budget: {trials: " + std::to_string(trials) + "}\nexecutor: " + executor + "\n" + extra;
+}
+
+// Per trial id, how many times the toy trainer started it.
+std::map<std::string, int> starts(const fs::path& log) {
+  std::map<std::string, int> n;
+  std::ifstream in(log);
+  std::string word, id, rest;
+  while (in >> word >> id) {
+    std::getline(in, rest);
+    if (word == "start") ++n[id];
+  }
+  return n;
+}
+
+// The most trials the toy trainer ran at once, from its start/end log.
+int max_concurrent(const fs::path& log) {
+  std::ifstream in(log);
+  std::string word, id, rest;
+  int now = 0, most = 0;
+  while (in >> word >> id) {
+    std::getline(in, rest);
+    now += word == "start" ? 1 : -1;
+    most = std::max(most, now);
+  }
+  return most;
+}
+
+// The most trials launched and not yet collected at once, from events.jsonl.
+int max_in_flight(const fs::path& events) {
+  std::ifstream in(events);
+  std::string line;
+  int now = 0, most = 0;
+  while (std::getline(in, line)) {
+    if (line.find("\"event\": \"launch\"") != std::string::npos) most = std::max(most, ++now);
+    if (line.find("\"event\": \"complete\"") != std::string::npos || line.find("\"event\": \"fail\"") != std::string::npos ||
+        line.find("\"event\": \"requeue\"") != std::string::npos)
+      --now;
+  }
+  return most;
+}
+
+// Waits until `pred` holds (checked every 100 ms) or `limit` passes; returns whether it held.
+template <class Pred>
+bool wait_for(Pred pred, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return pred();
+}
+
+// Job ids in the state (trials with a recorded job), by trial id; {} while the state is unreadable.
+std::map<std::string, std::string> jobs_in_state(const fs::path& dir) {
+  std::map<std::string, std::string> jobs;
+  try {
+    for (const auto& r : state_of(dir)["runs"])
+      if (r["job"] && r["status"].as<std::string>() == "running") jobs[r["id"].as<std::string>()] = r["job"].as<std::string>();
+  } catch (const std::exception&) {
+  }
+  return jobs;
+}
+
+// Slurm's state of a job (squeue %T), or "" if Slurm does not know it.
+std::string slurm_state(const std::string& job) {
+  const Result r = run({"squeue", "--noheader", "--states=all", "--jobs=" + job, "--format=%T"});
+  return r.code == 0 ? r.out.substr(0, r.out.find('\n')) : "";
+}
+
+// At the end of a test, whatever it passed or failed: kills the tuners it left running and cancels
+// the jobs it left on the cluster (those whose working directory is under its directory), so that a
+// failed test does not hold the node's CPUs for the next.
+struct Cleanup {
+  fs::path dir;
+  ~Cleanup() {
+    for (const pid_t pid : g_live_tuners) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    g_live_tuners.clear();
+    const Result q = run({"squeue", "--noheader", "--format=%i|%Z"});
+    std::istringstream lines(q.out);
+    std::string line;
+    std::vector<std::string> jobs{"scancel"};
+    while (std::getline(lines, line))
+      if (const std::size_t bar = line.find('|'); bar != std::string::npos && line.find(dir.string(), bar) == bar + 1)
+        jobs.push_back(line.substr(0, bar));
+    if (jobs.size() > 1) run(jobs);
+  }
+};
+
+// Whether the test cluster answers; the reason if not. SLURM_CONF defaults to the test cluster's.
+const std::string& slurm_unavailable() {
+  static const std::string reason = [] {
+    const std::string start = "start the test cluster with 'scripts/slurm-test-cluster.sh start' (scripts/run-tests.sh "
+                              "does) and set SLURM_CONF";
+    if (!std::getenv("SLURM_CONF")) {
+      // The test cluster's default state directory; without its pid list it is not running (and
+      // sinfo would spend seconds retrying to find that out).
+      if (!fs::exists("/tmp/tune-slurm/pids")) return "no Slurm cluster: SLURM_CONF is not set and the test cluster is not running; " + start;
+      ::setenv("SLURM_CONF", "/tmp/tune-slurm/slurm.conf", 1);
+    }
+    const Result r = run({"sinfo", "--noheader", "--format=%T"});
+    // idle, mixed, allocated, completing: up; down, drained, failing, unknown or not responding (*): not.
+    const std::string state = r.out.substr(0, r.out.find('\n'));
+    bool up = r.code == 0 && !state.empty() && state.find('*') == std::string::npos;
+    for (const char* bad : {"down", "drain", "fail", "unk", "maint", "inval"}) up = up && state.rfind(bad, 0) != 0;
+    if (up) return std::string();
+    return "no Slurm cluster answers (sinfo: exit " + std::to_string(r.code) + ", '" +
+           r.out.substr(0, r.out.find('\n')) + "'); " + start;
+  }();
+  return reason;
+}
+
+// One test at a time on the cluster, across test processes and build directories (ctest's
+// RESOURCE_LOCK only orders one ctest run): an flock held until the process exits.
+void lock_cluster() {
+  static const int fd = [] {
+    const std::string path = "/tmp/tune-slurm-tests." + std::to_string(::getuid()) + ".lock";
+    const int f = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (f >= 0) ::flock(f, LOCK_EX);
+    return f;
+  }();
+  (void)fd;
+}
+
+#define REQUIRE_SLURM()                                                    \
+  do {                                                                     \
+    if (!slurm_unavailable().empty()) GTEST_SKIP() << slurm_unavailable(); \
+    lock_cluster();                                                        \
+  } while (0)
+
+TEST(Slurm, TwentyTrialsWithTwoJobsInFlightCompleteWithTheTrainersValues) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-twenty");
+  const Cleanup cleanup{d};
+  write(d / "c.yaml", campaign("twenty", 20, "{kind: slurm, workers: 2, cpus: 1, poll: 1s}"));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "0.5"}});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "twenty");
+  ASSERT_EQ(s["study"]["trials"].size(), 20u);
+  std::set<std::string> jobs;
+  for (const auto& run : s["runs"]) {
+    EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+    EXPECT_EQ(run["attempts"].as<int>(), 1);
+    ASSERT_TRUE(run["job"]) << "no job id recorded: " << run;
+    EXPECT_TRUE(jobs.insert(run["job"].as<std::string>()).second) << "job " << run["job"] << " twice";
+  }
+  // The recorded values are those the trainer printed in its job.
+  for (const auto& t : s["study"]["trials"]) {
+    const std::string out = slurp(d / "twenty" / "trials" / t["id"].as<std::string>() / "stdout");
+    ASSERT_EQ(out.rfind("loss=", 0), 0u) << out;
+    EXPECT_DOUBLE_EQ(t["value"].as<double>(), std::stod(out.substr(5)));
+  }
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 20u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id;
+  // Two jobs in flight as the tuner sees them (submitted, not yet collected), never more; as many
+  // trainers at once at most (fewer when other jobs hold the node's CPUs).
+  EXPECT_EQ(max_in_flight(d / "twenty" / "events.jsonl"), 2);
+  EXPECT_LE(max_concurrent(d / "toy.log"), 2);
+}
+
+TEST(Slurm, JobOverItsSlurmTimeLimitIsRecordedAsTimeout) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-timeout");
+  const Cleanup cleanup{d};
+  // Slurm's smallest limit is a minute, checked every 30 s: this takes 60-100 s.
+  write(d / "c.yaml", campaign("tl", 1, "{kind: slurm, workers: 1, time: 1m, poll: 1s}"));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "600"}});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "tl")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "failed") << run;
+  EXPECT_EQ(run["exit"]["kind"].as<std::string>(), "timeout") << run;
+  EXPECT_NE(run["failure_reason"].as<std::string>().find("TIMEOUT"), std::string::npos) << run;
+  EXPECT_EQ(slurm_state(run["job"].as<std::string>()), "TIMEOUT");
+}
+
+TEST(Slurm, ScancelFromOutsideIsRecordedAsCancelled) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-scancel");
+  const Cleanup cleanup{d};
+  write(d / "c.yaml", campaign("sc", 1, "{kind: slurm, workers: 1, poll: 1s}"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "600"}});
+  std::string job;
+  ASSERT_TRUE(wait_for([&] {
+    const auto jobs = jobs_in_state(d / "sc");
+    if (jobs.empty()) return false;
+    job = jobs.begin()->second;
+    return slurm_state(job) == "RUNNING";
+  }, 60s)) << "the trial's job never ran";
+  ASSERT_EQ(run({"scancel", job}).code, 0);
+  const Result r = finish(d, tuner);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run0 = state_of(d / "sc")["runs"][0];
+  EXPECT_EQ(run0["status"].as<std::string>(), "failed") << run0;
+  EXPECT_EQ(run0["exit"]["kind"].as<std::string>(), "aborted") << run0;
+  EXPECT_NE(run0["failure_reason"].as<std::string>().find("cancelled outside the tuner"), std::string::npos) << run0;
+  EXPECT_EQ(slurm_state(job), "CANCELLED");
+}
+
+TEST(Slurm, StopCancelsTheTunersJobsAndOnlyThose) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-stop");
+  const Cleanup cleanup{d};
+  // A job that is not the tuner's, holding one of the two CPUs: the tuner's second job waits.
+  const Result other = run({"sbatch", "--parsable", "--job-name=not-the-tuners", "--cpus-per-task=1",
+                            "--output=/dev/null", "--wrap", "sleep 300"});
+  ASSERT_EQ(other.code, 0) << other.out;
+  const std::string other_job = other.out.substr(0, other.out.find_first_of(";\n"));
+  write(d / "c.yaml", campaign("st", 4, "{kind: slurm, workers: 2, cpus: 1, poll: 1s}"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "600"}});
+  std::map<std::string, std::string> jobs;
+  ASSERT_TRUE(wait_for([&] { return (jobs = jobs_in_state(d / "st")).size() == 2; }, 60s));
+  ASSERT_TRUE(wait_for([&] {
+    std::set<std::string> states;
+    for (const auto& [id, job] : jobs) states.insert(slurm_state(job));
+    return states == std::set<std::string>{"PENDING", "RUNNING"};
+  }, 60s)) << "expected one job running and one pending";
+  const Result stop = tune(d, {"stop", "st"});
+  EXPECT_EQ(stop.code, 0) << stop.err;
+  const Result r = finish(d, tuner);
+  EXPECT_EQ(r.code, 3) << r.err;
+  for (const auto& [id, job] : jobs) EXPECT_EQ(slurm_state(job), "CANCELLED") << "job " << job;
+  const std::string other_state = slurm_state(other_job);
+  EXPECT_TRUE(other_state == "RUNNING" || other_state == "PENDING") << other_state;
+  run({"scancel", other_job});
+  // The stopped trials wait to run again on resume.
+  for (const auto& runrec : state_of(d / "st")["runs"]) {
+    EXPECT_EQ(runrec["status"].as<std::string>(), "queued") << runrec;
+    EXPECT_EQ(runrec["exit"]["kind"].as<std::string>(), "cancelled") << runrec;
+  }
+}
+
+TEST(Slurm, SpentWallBudgetCancelsPendingJobsAndLetsRunningOnesFinish) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-wall");
+  const Cleanup cleanup{d};
+  // Four jobs in flight on two CPUs, each 5 s; the wall budget is spent while two still wait.
+  std::string text = campaign("w", 10, "{kind: slurm, workers: 4, cpus: 1, poll: 1s}");
+  const std::string budget = "budget: {trials: 10}";
+  text.replace(text.find(budget), budget.size(), "budget: {trials: 10, wall: 3s}");
+  write(d / "c.yaml", text);
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "5"}});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "w");
+  EXPECT_NE(s["stop_reason"].as<std::string>().find("wall-time budget"), std::string::npos) << s["stop_reason"];
+  std::map<std::string, int> by_status;
+  for (const auto& run : s["runs"]) {
+    ++by_status[run["status"].as<std::string>()];
+    if (run["status"].as<std::string>() == "queued") {
+      EXPECT_EQ(run["exit"]["kind"].as<std::string>(), "cancelled") << run;
+      EXPECT_FALSE(fs::exists(d / "w" / "trials" / run["id"].as<std::string>() / "stdout")) << "a cancelled job ran";
+    }
+  }
+  EXPECT_EQ(by_status["complete"], 2);  // the two that were running when the budget ran out
+  EXPECT_EQ(by_status["queued"], 2);    // the two that were still pending
+}
+
+TEST(Slurm, KillNineWithJobsPendingAndRunningThenResumeCollectsEveryJobOnce) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-kill9");
+  const Cleanup cleanup{d};
+  write(d / "c.yaml", campaign("k", 8, "{kind: slurm, workers: 4, cpus: 1, poll: 1s}"));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "3"}};
+  // Four jobs in flight on two CPUs: two run, two wait.
+  pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
+  std::map<std::string, std::string> jobs;
+  ASSERT_TRUE(wait_for([&] { return (jobs = jobs_in_state(d / "k")).size() == 4; }, 60s));
+  ASSERT_TRUE(wait_for([&] {
+    std::multiset<std::string> states;
+    for (const auto& [id, job] : jobs) states.insert(slurm_state(job));
+    return states.count("RUNNING") == 2 && states.count("PENDING") == 2;
+  }, 30s));
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  // While the tuner is dead the running jobs finish and the pending ones start.
+  std::this_thread::sleep_for(4s);
+  tuner = start(d, {"resume", "k", "--quiet"}, env);
+  // Killed again a little later, in the middle of its second batch; then resumed to the end.
+  std::this_thread::sleep_for(2500ms);
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  std::this_thread::sleep_for(1s);
+  const Result r = tune(d, {"resume", "k", "--quiet"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+
+  const YAML::Node s = state_of(d / "k");
+  ASSERT_EQ(s["study"]["trials"].size(), 8u);
+  std::set<std::string> job_ids;
+  for (const auto& run : s["runs"]) {
+    EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+    EXPECT_EQ(run["attempts"].as<int>(), 1) << run;  // no job was submitted twice
+    ASSERT_TRUE(run["job"]) << run;
+    EXPECT_TRUE(job_ids.insert(run["job"].as<std::string>()).second);
+  }
+  for (const auto& [id, job] : jobs) EXPECT_EQ(s["runs"][std::stoi(id)]["job"].as<std::string>(), job);
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 8u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id << " ran " << count << " times";
+  for (const auto& t : s["study"]["trials"]) {
+    const std::string out = slurp(d / "k" / "trials" / t["id"].as<std::string>() / "stdout");
+    ASSERT_EQ(out.rfind("loss=", 0), 0u) << out;
+    EXPECT_DOUBLE_EQ(t["value"].as<double>(), std::stod(out.substr(5)));
+  }
+}
+
+TEST(Slurm, ResumeFindsAnUnrecordedJobByNameAndJudgesAForgottenJobByItsDirectory) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-lookup");
+  const Cleanup cleanup{d};
+  write(d / "c.yaml", campaign("lk", 2, "{kind: slurm, workers: 2, cpus: 1, poll: 1s}"));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "3"}};
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
+  std::map<std::string, std::string> jobs;
+  ASSERT_TRUE(wait_for([&] { return (jobs = jobs_in_state(d / "lk")).size() == 2; }, 60s));
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  // As if the tuner had died between sbatch and its checkpoint (trial 0: no job id recorded), and as
+  // if Slurm had forgotten trial 1's job (an id it does not know): the state is edited accordingly.
+  std::string text = slurp(d / "lk" / "state.yaml");
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {", job: " + jobs.at("0") + "}", "}"}, {", job: " + jobs.at("1") + "}", ", job: 999999}"}}) {
+    const std::size_t at = text.find(from);
+    ASSERT_NE(at, std::string::npos) << from << " in " << text;
+    text.replace(at, from.size(), to);
+  }
+  write(d / "lk" / "state.yaml", text);
+  // Trial 1's job must be over before the tuner looks at it, so that its directory decides.
+  ASSERT_TRUE(wait_for([&] { return fs::exists(d / "lk" / "trials" / "1" / "exit.yaml"); }, 60s));
+  const Result r = tune(d, {"resume", "lk", "--quiet"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "lk");
+  for (const auto& run : s["runs"]) {
+    EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+    EXPECT_EQ(run["attempts"].as<int>(), 1) << run;
+  }
+  EXPECT_EQ(s["runs"][0]["job"].as<std::string>(), jobs.at("0"));  // found by its name and directory
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 2u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id;
+}
+
+TEST(Slurm, RefusedJobIsAClearError) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-refused");
+  const Cleanup cleanup{d};
+  write(d / "c.yaml", campaign("bad", 2, "{kind: slurm, partition: no-such-partition}"));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("the cluster refused the job"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("invalid partition"), std::string::npos) << r.err;
+  // Nothing is left running, and the trial is not recorded as running.
+  EXPECT_FALSE(fs::exists(d / "bad" / "tuner.pid"));
+  EXPECT_EQ(state_of(d / "bad")["runs"][0]["status"].as<std::string>(), "queued");
+}
+
+// Runs campaign `name` (one trial, partition 'low') and preempts its job as soon as it runs, with a
+// job in partition 'high' that needs every CPU of the node; returns the tuner's result. (The test
+// cluster's 'high' partition preempts 'low' by cancelling: state PREEMPTED.)
+Result run_preempted(const fs::path& d, const std::string& name, int retries) {
+  write(d / (name + ".yaml"), campaign(name, 1, "{kind: slurm, workers: 1, partition: low, poll: 1s, retries: " +
+                                                    std::to_string(retries) + "}"));
+  const pid_t tuner = start(d, {"run", name + ".yaml", "--quiet"},
+                            {{"TUNE_TOY_LOG", (d / (name + ".log")).string()}, {"TOY_SLEEP", "4"}});
+  std::string job;
+  const bool running = wait_for([&] {
+    const auto jobs = jobs_in_state(d / name);
+    return !jobs.empty() && slurm_state(job = jobs.begin()->second) == "RUNNING";
+  }, 60s);
+  const Result cpus = run({"sinfo", "--noheader", "--nodes=localhost", "--format=%c"});
+  const Result high = run({"sbatch", "--parsable", "--partition=high", "--cpus-per-task=" + cpus.out.substr(0, cpus.out.find('\n')),
+                           "--output=/dev/null", "--wrap", "sleep 1"});
+  Result r = finish(d, tuner);
+  EXPECT_TRUE(running) << "the trial's job never ran";
+  EXPECT_EQ(high.code, 0) << high.out;
+  EXPECT_EQ(slurm_state(job), "PREEMPTED") << "job " << job;
+  return r;
+}
+
+// Preemption changes what runs on the whole node, so ctest runs these alone (RUN_SERIAL).
+TEST(SlurmSerial, PreemptedJobRunsAgainUpToTheRetryLimit) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-preempt");
+  const Cleanup cleanup{d};
+  // retries: 1: preempted once, the trial runs again and completes.
+  Result r = run_preempted(d, "again", 1);
+  ASSERT_EQ(r.code, 0) << r.err;
+  YAML::Node run = state_of(d / "again")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  EXPECT_EQ(run["attempts"].as<int>(), 2) << run;
+  EXPECT_EQ(run["lost"].as<int>(), 1) << run;
+  EXPECT_EQ(starts(d / "again.log").at("0"), 2);
+  // retries: 0: the first preemption fails the trial, saying why.
+  r = run_preempted(d, "once", 0);
+  ASSERT_EQ(r.code, 0) << r.err;
+  run = state_of(d / "once")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "failed") << run;
+  EXPECT_EQ(run["exit"]["kind"].as<std::string>(), "lost") << run;
+  EXPECT_NE(run["failure_reason"].as<std::string>().find("PREEMPTED"), std::string::npos) << run;
+  EXPECT_NE(run["failure_reason"].as<std::string>().find("executor.retries = 0"), std::string::npos) << run;
+}
+
+// These need no cluster.
+
+TEST(Slurm, MissingSbatchIsAClearError) {
+  const fs::path d = fresh_dir("slurm-no-sbatch");
+  write(d / "c.yaml", campaign("nos", 2, "{kind: slurm}"));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"PATH", "/nonexistent"}});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("'sbatch' is not on the PATH"), std::string::npos) << r.err;
+}
+
+TEST(Slurm, InvalidExecutorBlocksNameTheLineTheFieldAndTheFix) {
+  const fs::path d = fresh_dir("slurm-invalid");
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"{kind: slurm, memory: lots}", "field 'executor.memory' at line 8"},
+      {"{kind: slurm, time: forever}", "field 'executor.time' at line 8"},
+      {"{kind: slurm, cpus: 0}", "field 'executor.cpus' at line 8"},
+      {"{kind: slurm, partition: \"a b\"}", "field 'executor.partition' at line 8"},
+      {"{kind: slurm, extra: --exclusive}", "field 'executor.extra' at line 8"},
+      {"{kind: slurm, partiton: gpu}", "field 'executor.partiton' at line 8"},
+      {"{kind: local, partition: gpu}", "add 'kind: slurm'"},
+      {"{kind: pbs}", "expected 'local' (subprocesses on this machine) or 'slurm'"},
+  };
+  for (const auto& [executor, expected] : cases) {
+    write(d / "c.yaml", campaign("inv", 2, executor));
+    const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+    EXPECT_EQ(r.code, 1) << executor;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << executor << ": " << r.err;
+  }
+}
+
+}  // namespace
