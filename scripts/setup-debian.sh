@@ -15,6 +15,7 @@ packages=(
   libgtest-dev libgmock-dev
   libsvm-tools python3-sklearn xgboost  # examples/ and their tests: svm-train, the digits data, xgboost
   slurm-wlm munge          # the Slurm executor's tests: a private cluster (scripts/slurm-test-cluster.sh)
+  libdlib-dev python3-optuna  # bench/peer_benchmark.sh: dlib's global optimiser, Optuna's TPE
 )
 
 missing=()
