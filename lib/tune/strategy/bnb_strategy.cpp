@@ -188,11 +188,7 @@ YAML::Node to_yaml(const BnbStrategyOptions& o) {
   FieldWriter top{YAML::Node(YAML::NodeType::Map)};
   top.node["kernel"] = to_string(o.kernel);
   plain_fields(o, top);
-  FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)};
-  refit_fields(o, refit);
-  fit_fields(o, fit);
-  top.node["refit"] = refit.node;
-  top.node["fit"] = fit.node;
+  write_model_groups(top.node, o);
   return top.node;
 }
 
@@ -204,8 +200,7 @@ BnbStrategyOptions bnb_strategy_options_from_yaml(const YAML::Node& n) {
   FieldReader top{n, {"kernel", "refit", "fit"}};
   plain_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
-  read_group(n, "refit", o, [](BnbStrategyOptions& x, FieldReader& r) { refit_fields(x, r); });
-  read_group(n, "fit", o, [](BnbStrategyOptions& x, FieldReader& r) { fit_fields(x, r); });
+  read_model_groups(n, o);
   return o;
 }
 

@@ -274,13 +274,9 @@ YAML::Node to_yaml(const GpBanditOptions& o) {
     top.node["hyperparameters"]["outputscale"] = yaml_double(o.hyperparameters->outputscale);
     top.node["hyperparameters"]["noise_variance"] = yaml_double(o.hyperparameters->noise_variances.at(0));
   }
-  FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)},
-      optimizer{YAML::Node(YAML::NodeType::Map)};
-  refit_fields(o, refit);
-  fit_fields(o, fit);
+  write_model_groups(top.node, o);
+  FieldWriter optimizer{YAML::Node(YAML::NodeType::Map)};
   optimizer_fields(o, optimizer);
-  top.node["refit"] = refit.node;
-  top.node["fit"] = fit.node;
   top.node["optimizer"] = optimizer.node;
   return top.node;
 }
@@ -304,8 +300,7 @@ GpBanditOptions gp_bandit_options_from_yaml(const YAML::Node& n) {
     reject_unknown(hp, {"lengthscales", "outputscale", "noise_variance"}, "hyperparameters");
     o.hyperparameters = h;
   }
-  read_group(n, "refit", o, [](GpBanditOptions& x, FieldReader& r) { refit_fields(x, r); });
-  read_group(n, "fit", o, [](GpBanditOptions& x, FieldReader& r) { fit_fields(x, r); });
+  read_model_groups(n, o);
   read_group(n, "optimizer", o, [](GpBanditOptions& x, FieldReader& r) { optimizer_fields(x, r); });
   return o;
 }

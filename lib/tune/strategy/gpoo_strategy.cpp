@@ -277,11 +277,7 @@ YAML::Node to_yaml(const GpooStrategyOptions& o) {
   top.node["recommendation"] = to_string(o.recommendation);
   top.node["kernel"] = to_string(o.kernel);
   plain_fields(o, top);
-  FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)};
-  refit_fields(o, refit);
-  fit_fields(o, fit);
-  top.node["refit"] = refit.node;
-  top.node["fit"] = fit.node;
+  write_model_groups(top.node, o);
   return top.node;
 }
 
@@ -299,8 +295,7 @@ GpooStrategyOptions gpoo_strategy_options_from_yaml(const YAML::Node& n) {
   FieldReader top{n, {"aggregation", "beta", "delta", "variant", "recommendation", "kernel", "refit", "fit"}};
   plain_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
-  read_group(n, "refit", o, [](GpooStrategyOptions& x, FieldReader& r) { refit_fields(x, r); });
-  read_group(n, "fit", o, [](GpooStrategyOptions& x, FieldReader& r) { fit_fields(x, r); });
+  read_model_groups(n, o);
   return o;
 }
 

@@ -545,11 +545,7 @@ YAML::Node to_yaml(const MultiResolutionOptions& o) {
   plain_fields(o, top);
   if (!o.noise_sd.empty())
     top.node["noise_sd"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(o.noise_sd.data(), static_cast<Eigen::Index>(o.noise_sd.size())));
-  FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)};
-  refit_fields(o, refit);
-  fit_fields(o, fit);
-  top.node["refit"] = refit.node;
-  top.node["fit"] = fit.node;
+  write_model_groups(top.node, o);
   return top.node;
 }
 
@@ -569,8 +565,7 @@ MultiResolutionOptions multi_resolution_options_from_yaml(const YAML::Node& n, b
   FieldReader top{n, {"variant", "window", "level_choice", "full_resolution_point", "sampler", "kernel", "noise_sd", "refit", "fit"}};
   plain_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
-  read_group(n, "refit", o, [](MultiResolutionOptions& x, FieldReader& r) { refit_fields(x, r); });
-  read_group(n, "fit", o, [](MultiResolutionOptions& x, FieldReader& r) { fit_fields(x, r); });
+  read_model_groups(n, o);
   return o;
 }
 

@@ -105,4 +105,20 @@ void read_group(const YAML::Node& parent, const char* key, Options& o, Fields fi
   reject_unknown(node, reader.known, key);
 }
 
+// The `refit` and `fit` groups of a GP strategy's options, written under / read from `top`.
+template <class Options>
+void write_model_groups(YAML::Node& top, const Options& o) {
+  FieldWriter refit{YAML::Node(YAML::NodeType::Map)}, fit{YAML::Node(YAML::NodeType::Map)};
+  refit_fields(o, refit);
+  fit_fields(o, fit);
+  top["refit"] = refit.node;
+  top["fit"] = fit.node;
+}
+
+template <class Options>
+void read_model_groups(const YAML::Node& top, Options& o) {
+  read_group(top, "refit", o, [](Options& x, FieldReader& r) { refit_fields(x, r); });
+  read_group(top, "fit", o, [](Options& x, FieldReader& r) { fit_fields(x, r); });
+}
+
 }  // namespace tune::option_fields
