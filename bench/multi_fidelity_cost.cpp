@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "functions/multi_fidelity.hpp"
 #include "tune/space/sampling.hpp"
 #include "tune/tune.hpp"
@@ -55,20 +56,7 @@ struct Step {
   double observed_regret = 0.0;  // of the best full-resolution trial so far
 };
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : text) {
-    if (c == ',') {
-      if (!current.empty()) parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  if (!current.empty()) parts.push_back(current);
-  return parts;
-}
+std::vector<std::string> split(const std::string& text) { return tune::bench::split_commas(text); }
 
 double median(std::vector<double> v) {
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();

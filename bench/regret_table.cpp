@@ -29,6 +29,7 @@
 
 #include <Eigen/Core>
 
+#include "bench_args.hpp"
 #include "functions/test_functions.hpp"
 #include "tune/tune.hpp"
 
@@ -60,27 +61,11 @@ struct Run {
   std::exit(2);
 }
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : text) {
-    if (c == ',') {
-      if (!current.empty()) parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  if (!current.empty()) parts.push_back(current);
-  return parts;
-}
+std::vector<std::string> split(const std::string& text) { return tune::bench::split_commas(text); }
 
 std::size_t parse_count(const std::string& flag, const std::string& text) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || end == nullptr || *end != '\0' || v == 0 || text[0] == '-')
-    usage_error(flag + " expects a positive integer, got '" + text + "'");
-  return static_cast<std::size_t>(v);
+  if (const auto v = tune::bench::positive_count(text)) return *v;
+  usage_error(flag + " expects a positive integer, got '" + text + "'");
 }
 
 Options parse(int argc, char** argv) {

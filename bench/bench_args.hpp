@@ -1,0 +1,34 @@
+#pragma once
+// Command-line pieces shared by the benchmark programs.
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tune::bench {
+
+// "a,b,,c" -> {a, b, c}: a comma-separated list, empty items dropped.
+inline std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::string current;
+  for (char c : text) {
+    if (c == ',') {
+      if (!current.empty()) parts.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (!current.empty()) parts.push_back(current);
+  return parts;
+}
+
+// A positive decimal integer, or nothing (empty, signed, trailing characters, zero).
+inline std::optional<std::size_t> positive_count(const std::string& text) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || end == nullptr || *end != '\0' || v == 0 || text[0] == '-') return std::nullopt;
+  return static_cast<std::size_t>(v);
+}
+
+}  // namespace tune::bench
