@@ -69,7 +69,7 @@ TEST(MultiResolutionSearch, CmetsRespectsTheBudgetUsesCheapLevelsAndNeverRequeri
     ASSERT_NE(n, tune::no_node);
     EXPECT_TRUE(nodes.insert(n).second) << "node " << n << " queried twice";
     const tune::PartitionNode& cell = strategy.active_set()->tree().node(n);
-    EXPECT_EQ(*t.level, strategy.level_of_depth(cell.depth, 3));
+    EXPECT_LE(*t.level, strategy.level_of_depth(cell.depth, 3));  // level_choice: capped
     // Cheap runs at their cell's centre; full-resolution runs anywhere in their cell.
     if (*t.level < 2) {
       EXPECT_LT((t.unit - cell.centre()).norm(), 1e-12);
@@ -217,4 +217,32 @@ TEST(MultiResolutionSearch, DepthToLevelMaps) {
   for (std::size_t h = 0; h <= 6; ++h) got.push_back(a.level_of_depth(h, 2));
   EXPECT_EQ(got, (std::vector<std::size_t>{0, 0, 0, 0, 1, 1, 1}));
 }
+}  // namespace
+
+namespace {
+
+// level_choice: depth runs every node at its depth's level; capped (the default) lets a node run at
+// any level up to that one, and on this objective some deep nodes do run cheaper; neither ever
+// runs a node above its depth's level.
+TEST(MultiResolutionSearch, CappedLevelChoiceRunsDeepNodesCheapButNeverAboveTheirDepth) {
+  std::size_t below = 0;
+  for (const tune::LevelChoice choice : {tune::LevelChoice::depth, tune::LevelChoice::capped}) {
+    tune::MultiResolutionOptions o;
+    o.level_choice = choice;
+    const tune::Study study = run(tune::Study(square(), cmets(o), multi_resolution_options(120)), Objective{});
+    const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+    std::size_t cheaper = 0;
+    for (const tune::Trial& t : study.trials()) {
+      const std::size_t depth_level = strategy.level_of_depth(strategy.active_set()->tree().node(strategy.node_of_trial(t.id)).depth, 3);
+      ASSERT_LE(*t.level, depth_level) << tune::to_string(choice);
+      cheaper += *t.level < depth_level;
+    }
+    if (choice == tune::LevelChoice::depth) {
+      EXPECT_EQ(cheaper, 0u);
+    }
+    below = cheaper;
+  }
+  EXPECT_GT(below, 0u) << "capped never ran a node below its depth's level";
+}
+
 }  // namespace

@@ -22,11 +22,14 @@ ObservationWindow observation_window_from_string(const std::string& name) {
   if (name == "point") return ObservationWindow::point;
   throw std::invalid_argument("unknown window '" + name + "': expected cell or point");
 }
-const char* to_string(LevelChoice c) { return c == LevelChoice::depth ? "depth" : "acquisition"; }
+const char* to_string(LevelChoice c) {
+  return c == LevelChoice::depth ? "depth" : c == LevelChoice::acquisition ? "acquisition" : "capped";
+}
 LevelChoice level_choice_from_string(const std::string& name) {
   if (name == "depth") return LevelChoice::depth;
   if (name == "acquisition") return LevelChoice::acquisition;
-  throw std::invalid_argument("unknown level_choice '" + name + "': expected depth or acquisition");
+  if (name == "capped") return LevelChoice::capped;
+  throw std::invalid_argument("unknown level_choice '" + name + "': expected depth, acquisition or capped");
 }
 const char* to_string(FullResolutionPoint p) { return p == FullResolutionPoint::centre ? "centre" : "best_in_cell"; }
 FullResolutionPoint full_resolution_point_from_string(const std::string& name) {
@@ -330,14 +333,15 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   const std::vector<NodeId> active = active_->active();
   if (active.empty()) return {std::nullopt, "the tree is exhausted: every node down to the maximum depth was queried"};
   const std::vector<double> costs = context.level_costs.empty() ? std::vector<double>(levels, 1.0) : context.level_costs;
-  // The candidate queries: each active node at its depth's level, or (level_choice: acquisition) at
-  // every level that fits the budget.
+  // The candidate queries: each active node at its depth's level (level_choice: depth), at every
+  // level that fits the budget (acquisition), or at those up to its depth's level (capped).
   std::vector<Observation> queries;
   std::vector<std::pair<NodeId, std::size_t>> pairs;
   for (NodeId n : active) {
     const std::size_t depth_level = level_of_depth(active_->tree().node(n).depth, levels);
     for (std::size_t l = 0; l < levels; ++l) {
       if (options_.level_choice == LevelChoice::depth ? l != depth_level : costs[l] > context.remaining_budget) continue;
+      if (options_.level_choice == LevelChoice::capped && l > depth_level) continue;
       queries.push_back(query_at(n, l, top));
       pairs.emplace_back(n, l);
     }
