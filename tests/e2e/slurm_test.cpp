@@ -22,25 +22,14 @@
 #include <thread>
 #include <vector>
 
+#include "tune_process.hpp"
+
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace {
 
-const fs::path kTune = TUNE_BINARY;
-const fs::path kTrainers = TUNE_TRAINERS_DIR;
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using namespace tune_test;
 
 // Runs a program (argument vector) to completion; returns its exit code and output.
 Result run(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {}) {
@@ -67,73 +56,8 @@ Result run(const std::vector<std::string>& argv, const std::map<std::string, std
   return r;
 }
 
-// Tuners started and not yet waited for; what a failed test leaves of them is killed by Cleanup.
-std::set<pid_t> g_live_tuners;
-
-// Starts `tune args...` in `cwd` with extra environment, stdout/stderr to files there; returns the pid.
-pid_t start(const fs::path& cwd, const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
-    const int out = ::open("cli.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open("cli.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> argv{const_cast<char*>(kTune.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(kTune.c_str(), argv.data());
-    ::_exit(127);
-  }
-  g_live_tuners.insert(pid);
-  return pid;
-}
-
-Result finish(const fs::path& cwd, pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  g_live_tuners.erase(pid);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(cwd / "cli.out");
-  r.err = slurp(cwd / "cli.err");
-  return r;
-}
-
-Result tune(const fs::path& cwd, const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
-  return finish(cwd, start(cwd, args, env));
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::path(TUNE_TEST_TMPDIR) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
-
-YAML::Node state_of(const fs::path& dir) { return YAML::LoadFile((dir / "state.yaml").string()); }
-
 std::string campaign(const std::string& name, int trials, const std::string& executor, const std::string& extra = "") {
-  return "name: " + name + "\ncommand: [" + (kTrainers / "quadratic.sh").string() +
-         ", \"{x}\", \"{y}\"]\n"
-         "space:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n"
-         "objective: {name: loss, direction: minimize}\n"
-         "budget: {trials: " + std::to_string(trials) + "}\nexecutor: " + executor + "\n" + extra;
-}
-
-// Per trial id, how many times the toy trainer started it.
-std::map<std::string, int> starts(const fs::path& log) {
-  std::map<std::string, int> n;
-  std::ifstream in(log);
-  std::string word, id, rest;
-  while (in >> word >> id) {
-    std::getline(in, rest);
-    if (word == "start") ++n[id];
-  }
-  return n;
+  return quadratic_campaign_with(name, trials, executor, extra);
 }
 
 // The most trials the toy trainer ran at once, from its start/end log.
@@ -197,11 +121,11 @@ std::string slurm_state(const std::string& job) {
 struct Cleanup {
   fs::path dir;
   ~Cleanup() {
-    for (const pid_t pid : g_live_tuners) {
+    for (const pid_t pid : live_tuners()) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
     }
-    g_live_tuners.clear();
+    live_tuners().clear();
     const Result q = run({"squeue", "--noheader", "--format=%i|%Z"});
     std::istringstream lines(q.out);
     std::string line;

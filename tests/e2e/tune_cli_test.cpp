@@ -19,92 +19,16 @@
 #include <thread>
 #include <vector>
 
+#include "tune_process.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kTune = TUNE_BINARY;
-const fs::path kTrainers = TUNE_TRAINERS_DIR;
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Starts `tune args...` with extra environment, stdout/stderr to files in `cwd`; returns the pid.
-pid_t start(const fs::path& cwd, const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::chdir(cwd.c_str());
-    const int out = ::open("cli.out", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = ::open("cli.err", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(out, 1);
-    ::dup2(err, 2);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> argv{const_cast<char*>(kTune.c_str())};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(kTune.c_str(), argv.data());
-    ::_exit(127);
-  }
-  return pid;
-}
-
-Result finish(const fs::path& cwd, pid_t pid) {
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Result r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(cwd / "cli.out");
-  r.err = slurp(cwd / "cli.err");
-  return r;
-}
-
-Result tune(const fs::path& cwd, const std::vector<std::string>& args, const std::map<std::string, std::string>& env = {}) {
-  return finish(cwd, start(cwd, args, env));
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::path(TUNE_TEST_TMPDIR) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+using namespace tune_test;
 
 std::string quadratic_campaign(const std::string& name, int trials, int workers, const std::string& extra = "") {
-  return "name: " + name + "\ncommand: [" + (kTrainers / "quadratic.sh").string() +
-         ", \"{x}\", \"{y}\"]\n"
-         "space:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n"
-         "objective: {name: loss, direction: minimize}\n"
-         "budget: {trials: " + std::to_string(trials) + "}\nexecutor: {workers: " + std::to_string(workers) + "}\n" + extra;
-}
-
-YAML::Node state_of(const fs::path& dir) { return YAML::LoadFile((dir / "state.yaml").string()); }
-
-// Per trial id, how many times the toy trainer started it (or, with what = "end", finished it).
-std::map<std::string, int> starts(const fs::path& log, const std::string& what = "start") {
-  std::map<std::string, int> n;
-  std::ifstream in(log);
-  std::string word, id, rest;
-  while (in >> word) {
-    if (word == what) {
-      in >> id;
-      std::getline(in, rest);
-      ++n[id];
-    } else {
-      std::getline(in, rest);
-    }
-  }
-  return n;
+  return quadratic_campaign_with(name, trials, "{workers: " + std::to_string(workers) + "}", extra);
 }
 
 TEST(TuneCli, CampaignFindsTheOptimumRegionWithDistinctParallelTrials) {
