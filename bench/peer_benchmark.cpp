@@ -13,7 +13,8 @@
 //                  set(-f) (it maximises); only when built with dlib (TUNE_HAVE_DLIB)
 // Diagnostics, not in the default list: ei-refit1 (ei refitting its hyperparameters at every ask,
 // refit = {every 1, growth 0}) and ei-log1p (ei told log1p(f) instead of f; f >= 0, so Rosenbrock
-// only; the regret is still that of f).
+// only; the regret is still that of f); ei-plain and ucb-plain (ei / ucb with output_transform =
+// none: the plain GP on the raw values, as before the output transform existed).
 // The study seed is the seed. The tuner's overhead per suggestion is the steady_clock time of ask()
 // plus tell() (dlib: get_next_x() plus set()), never the function evaluation.
 //
@@ -102,6 +103,13 @@ std::unique_ptr<tune::Strategy> strategy_for(const std::string& method) {
     return tune::make_gp_bandit(tune::AcquisitionType::ei, o);
   }
   if (method == "ei-log1p") return tune::make_strategy("ei");  // told log1p(f), see run_tune
+  if (method == "ei-plain" || method == "ucb-plain") {  // diagnostic: no output transform
+    tune::GpBanditOptions o;
+    o.output_transform = tune::OutputTransformKind::none;
+    const auto a = method == "ei-plain" ? tune::AcquisitionType::ei : tune::AcquisitionType::ucb;
+    o.acquisition = a;
+    return tune::make_gp_bandit(a, o);
+  }
   return tune::make_strategy(method);
 }
 
@@ -227,8 +235,10 @@ int main(int argc, char** argv) {
     } else if (m == "ei-log1p") {
       for (const std::string& f : o.functions)
         if (f.rfind("rosenbrock", 0) != 0) usage_error("ei-log1p needs f >= 0: Rosenbrock only");
-    } else if (m != "ei" && m != "ucb" && m != "ei-compressed" && m != "sobol" && m != "ei-refit1") {
-      usage_error("unknown method '" + m + "' (ei, ucb, ei-compressed, sobol, dlib; diagnostics ei-refit1, ei-log1p)");
+    } else if (m != "ei" && m != "ucb" && m != "ei-compressed" && m != "sobol" && m != "ei-refit1" &&
+               m != "ei-plain" && m != "ucb-plain") {
+      usage_error("unknown method '" + m +
+                  "' (ei, ucb, ei-compressed, sobol, dlib; diagnostics ei-refit1, ei-log1p, ei-plain, ucb-plain)");
     }
   }
   std::vector<tune::testfn::TestFunction> functions;

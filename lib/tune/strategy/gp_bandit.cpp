@@ -35,8 +35,14 @@ GpBandit::GpBandit(GpBanditOptions options) : options_(std::move(options)) {
     throw std::invalid_argument("fit_hyperparameters is false but no hyperparameters were given");
 }
 
-Observation GpBandit::observation_of(const Trial& trial, Direction direction) const {
+Observation GpBandit::raw_observation_of(const Trial& trial, Direction direction) const {
   return Observation{PointQuery{trial.unit}, reward_of(*trial.value, direction), 0};
+}
+
+Observation GpBandit::observation_of(const Trial& trial, Direction direction) const {
+  Observation o = raw_observation_of(trial, direction);
+  o.value = transform_(o.value);
+  return o;
 }
 
 ProposalResult GpBandit::propose(const StrategyContext& context) {
@@ -60,17 +66,37 @@ void GpBandit::refresh_if_due(const StrategyContext& context) {
     const auto by_growth = static_cast<std::size_t>(std::ceil(s.growth * static_cast<double>(n)));
     if (n - size_at_refresh_ < std::max<std::size_t>({s.every, by_growth, 1})) return;
   }
-  std::vector<Observation> observations;
-  observations.reserve(n);
-  for (std::uint64_t id : dictionary_) observations.push_back(observation_of(trial_by_id(context.trials, id), context.direction));
+  std::vector<Observation> raw;
+  raw.reserve(n);
+  for (std::uint64_t id : dictionary_) raw.push_back(raw_observation_of(trial_by_id(context.trials, id), context.direction));
   if (refresh_count_ == 0)
     hyperparameters_ = options_.hyperparameters
                            ? *options_.hyperparameters
                            : default_hyperparameters(options_.kernel, context.space.dim(), 1, options_.fit);
-  standardization_ = options_.standardize ? standardization_of(observations) : Standardization{};
-  if (options_.fit_hyperparameters) {
-    Rng rng = make_rng(context.seed, RngStream::hyperparameter_fit, refresh_count_);
-    hyperparameters_ = fit_hyperparameters(observations, standardization_, hyperparameters_, options_.fit, rng).hyperparameters;
+  std::vector<Observation> observations;
+  // The transform and the hyperparameters depend on each other: choose the transform under the
+  // current hyperparameters, fit them on its values, then choose again under the fitted ones and,
+  // if that changes the choice, fit once more.
+  const auto fit_model = [&](int round) {
+    observations = transformed(raw, transform_);
+    standardization_ = options_.standardize ? standardization_of(observations) : Standardization{};
+    if (options_.fit_hyperparameters) {
+      // Round 0 draws what the fit always drew (so `none` reproduces the plain GP bit for bit).
+      Rng rng = make_rng(context.seed, RngStream::hyperparameter_fit, refresh_count_ + (round == 0 ? 0 : std::uint64_t{1} << 32));
+      hyperparameters_ = fit_hyperparameters(observations, standardization_, hyperparameters_, options_.fit, rng).hyperparameters;
+    }
+  };
+  // Fixed hyperparameters describe the values as told: a warping chosen from the data would change
+  // what they mean, so they get none.
+  const OutputTransformKind kind = options_.fit_hyperparameters ? options_.output_transform : OutputTransformKind::none;
+  transform_ = fit_output_transform(raw, kind, hyperparameters_);
+  fit_model(0);
+  if (kind != OutputTransformKind::none) {
+    const OutputTransform again = fit_output_transform(raw, kind, hyperparameters_);
+    if (again.active != transform_.active || again.lambda != transform_.lambda || again.shift != transform_.shift) {
+      transform_ = again;
+      fit_model(1);
+    }
   }
   model_.emplace(context.space.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
@@ -184,6 +210,14 @@ YAML::Node GpBandit::save() const {
   state["refresh_count"] = refresh_count_;
   state["size_at_refresh"] = size_at_refresh_;
   if (refresh_count_ > 0) write_gp_state(state, hyperparameters_, standardization_);
+  if (transform_.active) {
+    YAML::Node t;
+    t["reference"] = yaml_double(transform_.reference);
+    t["scale"] = yaml_double(transform_.scale);
+    t["shift"] = yaml_double(transform_.shift);
+    t["lambda"] = yaml_double(transform_.lambda);
+    state["output_transform"] = t;
+  }
   YAML::Node skipped(YAML::NodeType::Sequence);
   for (const SkippedStep& s : skipped_) {
     YAML::Node step;
@@ -219,6 +253,17 @@ void GpBandit::restore(const YAML::Node& node, const StrategyContext& context) {
     skipped_.push_back({read_uint(require(skipped[i], "ask"), "skipped_steps.ask"),
                         read_vector(require(skipped[i], "unit"), "skipped_steps.unit"),
                         read_double(require(skipped[i], "test_statistic"), "skipped_steps.test_statistic")});
+  transform_ = OutputTransform{};
+  if (const YAML::Node t = state["output_transform"]) {
+    transform_ = {.active = true,
+                  .reference = read_double(require(t, "reference"), "output_transform.reference"),
+                  .scale = read_double(require(t, "scale"), "output_transform.scale"),
+                  .shift = read_double(require(t, "shift"), "output_transform.shift"),
+                  .lambda = read_double(require(t, "lambda"), "output_transform.lambda")};
+    if (!(transform_.scale > 0.0) || !(transform_.shift > 0.0) || !std::isfinite(transform_.reference) ||
+        !std::isfinite(transform_.lambda))
+      throw StateError("output_transform at " + position_of(t) + ": scale and shift must be > 0, reference and lambda finite");
+  }
   model_.reset();
   if (refresh_count_ == 0) return;
   const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);
@@ -268,6 +313,7 @@ YAML::Node to_yaml(const GpBanditOptions& o) {
   top.node["acquisition"] = to_string(o.acquisition);
   top.node["on_reject"] = to_string(o.on_reject);
   top.node["kernel"] = to_string(o.kernel);
+  top.node["output_transform"] = to_string(o.output_transform);
   top_level_fields(o, top);
   if (o.hyperparameters) {
     top.node["hyperparameters"]["lengthscales"] = yaml_vector(o.hyperparameters->lengthscales);
@@ -288,7 +334,9 @@ GpBanditOptions gp_bandit_options_from_yaml(const YAML::Node& n) {
   if (n["acquisition"]) o.acquisition = parse_enum(n["acquisition"], "acquisition", acquisition_type_from_string);
   if (n["on_reject"]) o.on_reject = parse_enum(n["on_reject"], "on_reject", reject_policy_from_string);
   if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
-  FieldReader top{n, {"acquisition", "on_reject", "kernel", "hyperparameters", "refit", "fit", "optimizer"}};
+  if (n["output_transform"])
+    o.output_transform = parse_enum(n["output_transform"], "output_transform", output_transform_kind_from_string);
+  FieldReader top{n, {"acquisition", "on_reject", "kernel", "output_transform", "hyperparameters", "refit", "fit", "optimizer"}};
   top_level_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
   if (const YAML::Node hp = n["hyperparameters"]) {
