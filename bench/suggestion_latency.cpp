@@ -49,6 +49,12 @@ std::vector<Config> configs() {
     c.on_reject = tune::RejectPolicy::evaluate_no_add;
     out.push_back({eps == 0.01 ? "eps-0.01" : "eps-0.05", c, false});
   }
+  // Diagnostic, not in the default list: eps-0.01 without the output transform.
+  tune::GpBanditOptions plain;
+  plain.epsilon = 0.01;
+  plain.on_reject = tune::RejectPolicy::evaluate_no_add;
+  plain.output_transform = tune::OutputTransformKind::none;
+  out.push_back({"eps-0.01-plain", plain, false});
   return out;
 }
 
@@ -107,7 +113,7 @@ int main(int argc, char** argv) {
     else if (a == "--csv") csv_path = next();
     else if (a == "--configs") only = "," + next() + ",";
     else {
-      std::puts("usage: suggestion_latency [--max-n N] [--window K] [--noise SD] [--configs exact-fixed,exact-refit,eps-0.01,eps-0.05] [--csv PATH]");
+      std::puts("usage: suggestion_latency [--max-n N] [--window K] [--noise SD] [--configs exact-fixed,exact-refit,eps-0.01,eps-0.05; diagnostic eps-0.01-plain] [--csv PATH]");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -121,7 +127,8 @@ int main(int argc, char** argv) {
   std::printf("Hartmann-6 with observation noise sd %.3g; %zu asks timed per point\n", noise, window);
   std::printf("%-12s %7s %10s %10s %10s %10s %8s\n", "config", "n", "median ms", "mean ms", "max ms", "first ms", "model");
   for (const Config& config : configs()) {
-    if (!only.empty() && only.find("," + config.name + ",") == std::string::npos) continue;
+    const bool diagnostic = config.name.ends_with("-plain");
+    if (only.empty() ? diagnostic : only.find("," + config.name + ",") == std::string::npos) continue;
     Runner runner(noise);
     std::optional<tune::Study> grown;
     if (!config.prefill) grown.emplace(runner.space, tune::make_gp_bandit(tune::AcquisitionType::ei, config.options), tune::StudyOptions{tune::Direction::minimize, 1});
