@@ -31,6 +31,7 @@
 #include "tune/gp/kernel.hpp"
 #include "tune/gp/observation.hpp"
 #include "tune/random/rng.hpp"
+#include "bench_stats.hpp"
 
 namespace {
 
@@ -192,11 +193,7 @@ RunResult run(const Problem& problem, tune::AcquisitionType acquisition, double 
   return r;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t k = v.size();
-  return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
+using tune::bench::median;
 
 double mean_of(const std::vector<double>& v) {
   double s = 0.0;

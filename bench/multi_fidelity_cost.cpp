@@ -37,6 +37,7 @@
 #include "functions/multi_fidelity.hpp"
 #include "tune/space/sampling.hpp"
 #include "tune/tune.hpp"
+#include "bench_stats.hpp"
 
 namespace {
 
@@ -58,12 +59,7 @@ struct Step {
 
 std::vector<std::string> split(const std::string& text) { return tune::bench::split_commas(text); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using tune::bench::median;
 
 tune::Space unit_space(std::size_t dim) {
   std::vector<tune::Parameter> p;

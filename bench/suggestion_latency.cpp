@@ -23,6 +23,7 @@
 
 #include "functions/test_functions.hpp"
 #include "tune/tune.hpp"
+#include "bench_stats.hpp"
 
 namespace {
 
@@ -58,11 +59,7 @@ std::vector<Config> configs() {
   return out;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using tune::bench::median;
 
 struct Runner {
   tune::testfn::TestFunction f = tune::testfn::hartmann6();
