@@ -53,6 +53,7 @@
 #include <Eigen/Core>
 
 #include "bench_args.hpp"
+#include "bench_stats.hpp"
 #include "functions/test_functions.hpp"
 #include "tune/strategy/bnb_strategy.hpp"
 #include "tune/tune.hpp"
@@ -148,16 +149,7 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Quantile with linear interpolation between order statistics (R type 7); NaN for no data.
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return kNaN;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return v[lo] + frac * (v[hi] - v[lo]);
-}
+using tune::bench::quantile;
 
 Run run_once(const tune::testfn::TestFunction& fn, const tune::Space& space, const std::string& strategy,
              std::uint64_t seed, std::size_t evaluations) {
@@ -230,12 +222,7 @@ double best_after(const Run& run, std::size_t k) {
   return run.best[std::min(k, run.best.size()) - 1];
 }
 
-std::string fmt(double x) {
-  if (std::isnan(x)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
+using tune::bench::fmt;
 
 // The smallest value of f on the lattice of spacing 2^-m of the unit cube. d = 2: every point;
 // otherwise the points within `radius` lattice steps of the known minimiser in each coordinate

@@ -30,6 +30,7 @@
 #include <Eigen/Core>
 
 #include "bench_args.hpp"
+#include "bench_stats.hpp"
 #include "functions/test_functions.hpp"
 #include "tune/tune.hpp"
 
@@ -112,16 +113,7 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// Quantile with linear interpolation between order statistics (R type 7); NaN for no data.
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  const double frac = pos - static_cast<double>(lo);
-  return v[lo] + frac * (v[hi] - v[lo]);
-}
+using tune::bench::quantile;
 
 Run run_once(const tune::testfn::TestFunction& fn, const tune::Space& space, const std::string& strategy,
              std::uint64_t seed, std::size_t evaluations) {
@@ -169,12 +161,7 @@ double best_after(const Run& run, std::size_t k) {
   return run.best_so_far[std::min(k, run.best_so_far.size()) - 1];
 }
 
-std::string fmt(double x) {
-  if (std::isnan(x)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
+using tune::bench::fmt;
 
 }  // namespace
 
