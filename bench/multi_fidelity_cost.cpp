@@ -19,7 +19,8 @@
 // Prints per function: method | runs reaching the target | median cost to target | median cost
 // at which the regret is first within the target (it may leave it again) | median final regret;
 // and the ratio of the medians cmets / ei (the target: <= 0.5). Writes every step
-// (function, method, seed, step, level, spent, regret) to a CSV.
+// (function, method, seed, step, level, spent, regret, observed regret, the trial's point and
+// value, the recommendation's point) to a CSV.
 //
 // Usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--functions a,b]
 //                            [--methods a,b] [--csv PATH] [--quick]
@@ -55,7 +56,20 @@ struct Step {
   double spent = 0.0;
   double regret = 0.0;           // of the method's recommendation
   double observed_regret = 0.0;  // of the best full-resolution trial so far
+  std::string point;             // the trial's unit coordinates, ';'-separated
+  double value = 0.0;            // what the trial observed (at its level)
+  std::string recommendation;    // the recommendation's unit coordinates (cmets, cmes)
 };
+
+std::string joined(const Eigen::VectorXd& u) {
+  std::string text;
+  char buffer[32];
+  for (Eigen::Index i = 0; i < u.size(); ++i) {
+    std::snprintf(buffer, sizeof buffer, "%s%.6g", i ? ";" : "", u(i));
+    text += buffer;
+  }
+  return text;
+}
 
 std::vector<std::string> split(const std::string& text) { return tune::bench::split_commas(text); }
 
@@ -122,9 +136,14 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
     st.spent = study.spent_cost();
     st.observed_regret = best_top - fn.minimum;
     st.regret = st.observed_regret;
+    st.point = joined(u);
+    st.value = y;
     if (method != "ei") {
-      if (const auto rec = study.recommendation()) st.regret = fn.value(unit_of(rec->config, fn.dim()), fn.top()) - fn.minimum;
-      else st.regret = std::numeric_limits<double>::infinity();
+      if (const auto rec = study.recommendation()) {
+        const Eigen::VectorXd at = unit_of(rec->config, fn.dim());
+        st.regret = fn.value(at, fn.top()) - fn.minimum;
+        st.recommendation = joined(at);
+      } else st.regret = std::numeric_limits<double>::infinity();
     }
     steps.push_back(st);
   }
@@ -161,7 +180,7 @@ int main(int argc, char** argv) {
     }
   }
   std::ofstream csv(o.csv);
-  csv << "function,method,seed,step,level,spent,regret,observed_regret\n";
+  csv << "function,method,seed,step,level,spent,regret,observed_regret,point,value,recommendation\n";
   std::printf("cost to reach regret <= %.3g x (median gap) within a budget of %.0f full-resolution runs, %zu seeds\n\n",
               o.target, o.budget, o.seeds);
   std::printf("%-13s %-6s %8s %12s %12s %12s %14s %10s\n", "function", "method", "reached", "median cost", "first within",
@@ -184,7 +203,8 @@ int main(int argc, char** argv) {
         for (std::size_t k = 0; k < steps.size(); ++k) {
           const Step& s = steps[k];
           csv << fn.name << ',' << method << ',' << seed << ',' << k << ',' << s.level << ',' << s.spent << ','
-              << s.regret << ',' << s.observed_regret << '\n';
+              << s.regret << ',' << s.observed_regret << ',' << s.point << ',' << s.value << ','
+              << s.recommendation << '\n';
           // Reached = from this step on the regret stays within the target: a recommendation can
           // land on the optimum by chance early (a posterior mean pushed to a corner) and leave it.
           if (s.regret > target) cost = std::numeric_limits<double>::infinity();
