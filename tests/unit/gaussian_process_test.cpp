@@ -428,8 +428,10 @@ TEST(GaussianProcessTracking, TrackedPosteriorEqualsBatchPredictionAndIsOrderInd
 namespace {
 
 // The offset groups checked against a model that carries the offsets explicitly: the latent vector
-// (f at the points, b_0, b_1) is Gaussian with a block-diagonal prior, each observation reads one
-// point value plus (maybe) one offset, and the posterior is the batch Gaussian conditioning formula.
+// (f at the points, b_0, b_1, discrepancies, trend slopes w_0, w_1) is Gaussian with a
+// block-diagonal prior, each observation reads one point value plus (maybe) its group's offset,
+// discrepancy and trend w_g . (x - 1/2), and the posterior is the batch Gaussian conditioning
+// formula.
 TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   std::mt19937_64 rng(11);
   const Eigen::Index d = 2;
@@ -441,6 +443,7 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   hp.offset_variance = 2.5;
   hp.discrepancy_ratios = {0.4, 1.5};
   hp.group_scales = {0.7, 1.3};  // group g reads rho_g f
+  hp.trend_variances = {0.8, 2.0};
   const Standardization standardization{0.0, 1.0};
   GaussianProcess gp(2, hp, standardization);
   const int n = 12;
@@ -460,8 +463,9 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   std::vector<Eigen::VectorXd> pts;
   for (const Observation& o : observations) pts.push_back(std::get<PointQuery>(o.query).x);
   pts.push_back(x_test);
-  const Eigen::Index m = n + 1 + 2 + n + 2;
-  const Eigen::Index dis = n + 3;  // first discrepancy entry
+  const Eigen::Index dis = n + 3;           // first discrepancy entry
+  const Eigen::Index slope = dis + n + 2;   // w_0 (d entries), then w_1
+  const Eigen::Index m = slope + 2 * d;
   Eigen::MatrixXd P = Eigen::MatrixXd::Zero(m, m);
   for (int i = 0; i <= n; ++i)
     for (int j = 0; j <= n; ++j) P(i, j) = k(pts[static_cast<std::size_t>(i)], pts[static_cast<std::size_t>(j)]);
@@ -481,6 +485,8 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
       P(dis + static_cast<Eigen::Index>(a), dis + static_cast<Eigen::Index>(b)) =
           hp.discrepancy_ratios[static_cast<std::size_t>(ga)] * k(pts[static_cast<std::size_t>(pa)], pts[static_cast<std::size_t>(pb)]);
     }
+  for (Eigen::Index g = 0; g < 2; ++g)
+    for (Eigen::Index c = 0; c < d; ++c) P(slope + g * d + c, slope + g * d + c) = hp.trend_variances[static_cast<std::size_t>(g)];
   Eigen::MatrixXd H = Eigen::MatrixXd::Zero(n, m);
   Eigen::VectorXd y(n), noise(n);
   for (int i = 0; i < n; ++i) {
@@ -489,6 +495,8 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
     if (o.offset_group) {
       H(i, n + 1 + static_cast<Eigen::Index>(*o.offset_group)) = 1.0;
       H(i, dis + i) = 1.0;
+      H.block(i, slope + static_cast<Eigen::Index>(*o.offset_group) * d, 1, d) =
+          (pts[static_cast<std::size_t>(i)].array() - 0.5).matrix().transpose();
     }
     y(i) = o.value;
     noise(i) = hp.noise_variances[o.noise_group];
@@ -508,6 +516,7 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   h(n) = hp.group_scales[1];
   h(n + 2) = 1.0;
   h(dis + n + 1) = 1.0;  // group 1's discrepancy at x_test
+  h.segment(slope + d, d) = x_test.array() - 0.5;  // group 1's trend at x_test
   const tune::Prediction g = gp.predict(target);
   EXPECT_NEAR(g.mean, h.dot(mean), 1e-10);
   EXPECT_NEAR(g.variance, h.dot(cov * h), 1e-10);

@@ -55,8 +55,8 @@ Data make_data(KernelType kernel, std::uint64_t seed, std::size_t n) {
 
 // -1/2 y' K^{-1} y - 1/2 log|K| - n/2 log 2 pi with K = kernel + diag(noise of each point's group),
 // y standardised, solved with LDLT. Observations of offset groups with a scale covary by
-// rho_i rho_j k, and pairs in a shared offset group g add r_g k + v (r_g the discrepancy ratio, 0
-// without one; v the offset variance).
+// rho_i rho_j k, and pairs in a shared offset group g add r_g k + t_g (x_i - 1/2) . (x_j - 1/2) + v
+// (r_g the discrepancy ratio, t_g the trend variance, 0 without one; v the offset variance).
 double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
   const Eigen::Index n = static_cast<Eigen::Index>(d.observations.size());
   const tune::Kernel k = hp.make_kernel();
@@ -75,7 +75,10 @@ double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
       K(i, j) = rho(oi) * rho(oj) * kij;
       if (oi.offset_group && oi.offset_group == oj.offset_group) {
         const double r = *oi.offset_group < hp.discrepancy_ratios.size() ? hp.discrepancy_ratios[*oi.offset_group] : 0.0;
-        K(i, j) += r * kij + hp.offset_variance;
+        const double t = *oi.offset_group < hp.trend_variances.size() ? hp.trend_variances[*oi.offset_group] : 0.0;
+        const Eigen::VectorXd ci = std::get<PointQuery>(oi.query).x.array() - 0.5;
+        const Eigen::VectorXd cj = std::get<PointQuery>(oj.query).x.array() - 0.5;
+        K(i, j) += r * kij + t * ci.dot(cj) + hp.offset_variance;
       }
     }
     K(i, i) += hp.noise_variances[oi.noise_group];
@@ -85,16 +88,56 @@ double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
   return -0.5 * y.dot(ldlt.solve(y)) - 0.5 * log_det - 0.5 * static_cast<double>(n) * std::log(2.0 * std::numbers::pi);
 }
 
+// hp with its i-th log parameter moved by h, in the order of the gradient: lengthscales,
+// outputscale, noise variances, discrepancy ratios, group scales, trend variances.
 GpHyperparameters perturb(const GpHyperparameters& hp, Eigen::Index i, double h) {
   GpHyperparameters q = hp;
   const Eigen::Index d = hp.lengthscales.size();
-  if (i < d)
+  if (i < d) {
     q.lengthscales(i) *= std::exp(h);
-  else if (i == d)
+    return q;
+  }
+  if (i == d) {
     q.outputscale *= std::exp(h);
-  else
-    q.noise_variances[static_cast<std::size_t>(i - d - 1)] *= std::exp(h);
+    return q;
+  }
+  auto k = static_cast<std::size_t>(i - d - 1);
+  for (std::vector<double>* block : {&q.noise_variances, &q.discrepancy_ratios, &q.group_scales, &q.trend_variances}) {
+    if (k < block->size()) {
+      (*block)[k] *= std::exp(h);
+      return q;
+    }
+    k -= block->size();
+  }
+  ADD_FAILURE() << "no log parameter " << i;
   return q;
+}
+
+// Every entry of the analytic gradient against central differences of the closed form.
+void expect_gradient_matches_finite_differences(const Data& d, const Eigen::VectorXd& grad) {
+  const double h = 1e-5;
+  for (Eigen::Index i = 0; i < grad.size(); ++i) {
+    const double fd = (closed_form_lml(d, perturb(d.hp, i, h)) - closed_form_lml(d, perturb(d.hp, i, -h))) / (2.0 * h);
+    EXPECT_NEAR(grad(i), fd, 1e-6 * std::max(1.0, std::abs(fd))) << "theta " << i;
+  }
+}
+
+// Observations 1 mod 4 and 2 mod 4 form offset groups 0 and 1, with discrepancy ratios.
+Data with_two_offset_groups(Data d) {
+  for (std::size_t i = 0; i < d.observations.size(); ++i)
+    if (i % 4 == 1 || i % 4 == 2) d.observations[i].offset_group = i % 4 - 1;
+  d.hp.offset_variance = 2.0;
+  d.hp.discrepancy_ratios = {0.3, 1.7};
+  return d;
+}
+
+// A fit with more starts and evaluations than the default, for recovery checks.
+tune::HyperparameterFitResult thorough_fit(const Data& d, std::uint64_t seed) {
+  tune::Rng rng(seed);
+  tune::HyperparameterFitOptions options;
+  options.random_restarts = 3;
+  options.max_evaluations = 200;
+  return tune::fit_hyperparameters(d.observations, d.standardization, d.hp, options, rng);
 }
 
 class LmlKernels : public ::testing::TestWithParam<KernelType> {};
@@ -121,35 +164,17 @@ TEST_P(LmlKernels, GradientMatchesFiniteDifferencesInEveryLogParameter) {
   const double value = tune::log_marginal_likelihood(d.observations, d.standardization, d.hp, &grad);
   ASSERT_EQ(grad.size(), 2 + 1 + 2);  // 2 lengthscales, outputscale, 2 noise groups
   EXPECT_NEAR(value, tune::log_marginal_likelihood(d.observations, d.standardization, d.hp), 1e-12 * std::abs(value));
-  const double h = 1e-5;
-  for (Eigen::Index i = 0; i < grad.size(); ++i) {
-    const double fd = (closed_form_lml(d, perturb(d.hp, i, h)) - closed_form_lml(d, perturb(d.hp, i, -h))) / (2.0 * h);
-    EXPECT_NEAR(grad(i), fd, 1e-6 * std::max(1.0, std::abs(fd))) << "theta " << i;
-  }
+  expect_gradient_matches_finite_differences(d, grad);
 }
 
 // Offset groups with discrepancy ratios: observations 1 mod 4 and 2 mod 4 form groups 0 and 1.
 TEST_P(LmlKernels, OffsetGroupsAndDiscrepancyRatiosEqualClosedFormWithGradient) {
-  Data d = make_data(GetParam(), 43, 30);
-  for (std::size_t i = 0; i < d.observations.size(); ++i)
-    if (i % 4 == 1 || i % 4 == 2) d.observations[i].offset_group = i % 4 - 1;
-  d.hp.offset_variance = 2.0;
-  d.hp.discrepancy_ratios = {0.3, 1.7};
+  const Data d = with_two_offset_groups(make_data(GetParam(), 43, 30));
   Eigen::VectorXd grad;
   const double value = tune::log_marginal_likelihood(d.observations, d.standardization, d.hp, &grad);
   EXPECT_NEAR(value, closed_form_lml(d, d.hp), 1e-10 * std::abs(value));
   ASSERT_EQ(grad.size(), 2 + 1 + 2 + 2);  // ..., 2 noise groups, 2 discrepancy ratios
-  const double h = 1e-5;
-  for (Eigen::Index i = 0; i < grad.size(); ++i) {
-    auto shifted = [&](double step) {
-      GpHyperparameters q = d.hp;
-      if (i >= 5) q.discrepancy_ratios[static_cast<std::size_t>(i - 5)] *= std::exp(step);
-      else q = perturb(d.hp, i, step);
-      return closed_form_lml(d, q);
-    };
-    const double fd = (shifted(h) - shifted(-h)) / (2.0 * h);
-    EXPECT_NEAR(grad(i), fd, 1e-6 * std::max(1.0, std::abs(fd))) << "theta " << i;
-  }
+  expect_gradient_matches_finite_differences(d, grad);
   // A fit moves the ratios and keeps the offset variance.
   tune::Rng rng(3);
   const auto fit = tune::fit_hyperparameters(d.observations, d.standardization, d.hp, {}, rng);
@@ -160,28 +185,13 @@ TEST_P(LmlKernels, OffsetGroupsAndDiscrepancyRatiosEqualClosedFormWithGradient) 
 
 // Offset groups with discrepancy ratios and scales (the AR(1) rho of each group).
 TEST_P(LmlKernels, GroupScalesEqualClosedFormWithGradient) {
-  Data d = make_data(GetParam(), 44, 30);
-  for (std::size_t i = 0; i < d.observations.size(); ++i)
-    if (i % 4 == 1 || i % 4 == 2) d.observations[i].offset_group = i % 4 - 1;
-  d.hp.offset_variance = 2.0;
-  d.hp.discrepancy_ratios = {0.3, 1.7};
+  Data d = with_two_offset_groups(make_data(GetParam(), 44, 30));
   d.hp.group_scales = {0.6, 1.4};
   Eigen::VectorXd grad;
   const double value = tune::log_marginal_likelihood(d.observations, d.standardization, d.hp, &grad);
   EXPECT_NEAR(value, closed_form_lml(d, d.hp), 1e-10 * std::abs(value));
   ASSERT_EQ(grad.size(), 2 + 1 + 2 + 2 + 2);  // ..., 2 discrepancy ratios, 2 scales
-  const double h = 1e-5;
-  for (Eigen::Index i = 0; i < grad.size(); ++i) {
-    auto shifted = [&](double step) {
-      GpHyperparameters q = d.hp;
-      if (i >= 7) q.group_scales[static_cast<std::size_t>(i - 7)] *= std::exp(step);
-      else if (i >= 5) q.discrepancy_ratios[static_cast<std::size_t>(i - 5)] *= std::exp(step);
-      else q = perturb(d.hp, i, step);
-      return closed_form_lml(d, q);
-    };
-    const double fd = (shifted(h) - shifted(-h)) / (2.0 * h);
-    EXPECT_NEAR(grad(i), fd, 1e-6 * std::max(1.0, std::abs(fd))) << "theta " << i;
-  }
+  expect_gradient_matches_finite_differences(d, grad);
   // Data whose group 0 is drawn at half the amplitude of f: the fit finds a scale near 0.5.
   Data half = make_data(GetParam(), 45, 60);
   for (std::size_t i = 0; i < half.observations.size(); i += 2) {
@@ -190,11 +200,7 @@ TEST_P(LmlKernels, GroupScalesEqualClosedFormWithGradient) {
   }
   half.hp.offset_variance = 10.0;
   half.hp.group_scales = {1.0};
-  tune::Rng rng(4);
-  tune::HyperparameterFitOptions options;
-  options.random_restarts = 3;
-  options.max_evaluations = 200;
-  const auto fit = tune::fit_hyperparameters(half.observations, half.standardization, half.hp, options, rng);
+  const auto fit = thorough_fit(half, 4);
   ASSERT_EQ(fit.hyperparameters.group_scales.size(), 1u);
   EXPECT_NEAR(fit.hyperparameters.group_scales[0], 0.5, 0.1);
 }
@@ -350,6 +356,50 @@ TEST(HyperparameterFit, StandardizationIsMeanAndSampleStandardDeviation) {
   const std::vector<Observation> constant(5, Observation{PointQuery{Eigen::VectorXd::Constant(1, 0.5)}, 3.25, 0});
   EXPECT_EQ(tune::standardization_of(constant).mean, 3.25);
   EXPECT_EQ(tune::standardization_of(constant).scale, 1.0);
+}
+
+}  // namespace
+
+namespace {
+
+// Offset groups with discrepancies, scales and linear trends: every block of the gradient against
+// finite differences of the closed form; a fit gives a group tilted against f a large trend
+// variance and a group that is f itself a small one.
+TEST_P(LmlKernels, TrendVariancesEqualClosedFormWithGradientAndFitFindsTheTiltedGroup) {
+  Data d = with_two_offset_groups(make_data(GetParam(), 46, 30));
+  d.hp.group_scales = {0.6, 1.4};
+  d.hp.trend_variances = {0.5, 3.0};
+  Eigen::VectorXd grad;
+  const double value = tune::log_marginal_likelihood(d.observations, d.standardization, d.hp, &grad);
+  EXPECT_NEAR(value, closed_form_lml(d, d.hp), 1e-10 * std::abs(value));
+  ASSERT_EQ(grad.size(), 2 + 1 + 2 + 2 + 2 + 2);  // ..., 2 discrepancy ratios, 2 scales, 2 trends
+  expect_gradient_matches_finite_differences(d, grad);
+
+  // Group 0 reads f + 4 (x_1 - 1/2) - 3 (x_2 - 1/2) (raw units; f's sd is about 1.7), group 1 reads
+  // f itself; both have their own offset.
+  Data tilted = make_data(GetParam(), 47, 90);
+  for (std::size_t i = 0; i < tilted.observations.size(); ++i) {
+    Observation& o = tilted.observations[i];
+    if (i % 3 == 0) continue;
+    o.offset_group = i % 3 - 1;
+    const Eigen::VectorXd& x = std::get<PointQuery>(o.query).x;
+    if (i % 3 == 1) o.value += 4.0 * (x(0) - 0.5) - 3.0 * (x(1) - 0.5) + 1.0;
+    else o.value -= 2.0;
+  }
+  tilted.hp.offset_variance = 10.0;
+  tilted.hp.trend_variances = {1.0, 1.0};
+  const auto fit = thorough_fit(tilted, 5);
+  ASSERT_EQ(fit.hyperparameters.trend_variances.size(), 2u);
+  // The slopes are about (2.4, -1.8) in standardised units, mean square 4.4.
+  EXPECT_GT(fit.hyperparameters.trend_variances[0], 1.0);
+  EXPECT_LT(fit.hyperparameters.trend_variances[1], 0.1);
+  EXPECT_GT(fit.log_marginal_likelihood,
+            tune::log_marginal_likelihood(tilted.observations, tilted.standardization, [&] {
+              GpHyperparameters without = fit.hyperparameters;
+              without.trend_variances.clear();
+              return without;
+            }()) + 5.0);
+  std::printf("fitted trend variances %g %g\n", fit.hyperparameters.trend_variances[0], fit.hyperparameters.trend_variances[1]);
 }
 
 }  // namespace

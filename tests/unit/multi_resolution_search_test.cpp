@@ -123,8 +123,13 @@ TEST(MultiResolutionSearch, ConstantOffsetBetweenLevelsDoesNotChangeTheRecommend
   EXPECT_GT(distance(base, fooled) + std::abs(base.mean - fooled.mean), 0.1);
 }
 
-TEST(MultiResolutionSearch, SaveAndLoadResumesToTheSameSuggestions) {
-  tune::Study a(square(), cmets(), multi_resolution_options(200));
+// With level_trends the saved state also carries each level's fitted trend variance.
+class MultiResolutionSave : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MultiResolutionSave, SaveAndLoadResumesToTheSameSuggestions) {
+  tune::MultiResolutionOptions options;
+  options.level_trends = GetParam();
+  tune::Study a(square(), cmets(options), multi_resolution_options(200));
   tune::Rng rng(5);
   Objective f;
   for (int i = 0; i < 12; ++i) {
@@ -146,6 +151,48 @@ TEST(MultiResolutionSearch, SaveAndLoadResumesToTheSameSuggestions) {
     b.tell(sb->id, f(sb->config, *sb->level, 2, r2));
   }
   EXPECT_EQ(a.recommendation()->unit, b.recommendation()->unit);
+  if (GetParam()) {
+    const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(b.strategy());
+    ASSERT_TRUE(strategy.model());
+    EXPECT_EQ(strategy.model()->hyperparameters().trend_variances.size(), 2u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(LevelTrends, MultiResolutionSave, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) { return param.param ? "trends" : "no_trends"; });
+
+// Cheap levels tilted against f (the optimum of level 0 sits at the cube's edge): with level trends
+// the model attributes the tilt to the levels, and its f is closer to the truth than without.
+TEST(MultiResolutionSearch, LevelTrendsAbsorbATiltOfTheCheapLevels) {
+  struct Tilted {
+    double operator()(const tune::Config& c, std::size_t level, std::size_t top, tune::Rng& rng) const {
+      const double x = std::get<double>(c.at("x")), y = std::get<double>(c.at("y"));
+      const double tilt = level < top ? 3.0 * (x - 0.5) - 2.0 * (y - 0.5) : 0.0;
+      return Objective{}(c, level, top, rng) + static_cast<double>(top - level) * tilt;
+    }
+  };
+  const auto error_of_f = [](bool trends) {
+    tune::MultiResolutionOptions o;
+    o.level_trends = trends;
+    tune::Study study(square(), cmets(o), multi_resolution_options(60));
+    tune::Rng rng(99);
+    while (auto s = study.ask()) study.tell(s->id, Tilted{}(s->config, *s->level, 2, rng));
+    const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+    // Root mean square error of the posterior mean of f on a grid.
+    double sum = 0.0;
+    int count = 0;
+    for (double x = 0.05; x < 1.0; x += 0.1)
+      for (double y = 0.05; y < 1.0; y += 0.1) {
+        const double f = -4.0 * ((x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7)) + 0.3 * std::sin(5 * x);
+        const double e = strategy.model()->predict(Eigen::Vector2d(x, y)).mean - f;
+        sum += e * e;
+        ++count;
+      }
+    std::printf("trends %d: rms error of f %.4f, %zu trials\n", trends, std::sqrt(sum / count), study.trials().size());
+    return std::sqrt(sum / count);
+  };
+  const double with = error_of_f(true), without = error_of_f(false);
+  EXPECT_LT(with, 0.7 * without);  // measured 0.24 against 0.51
 }
 
 // Every node the tree creates was placed in the active set. The cleaned variant drops a node from

@@ -666,3 +666,38 @@ TEST(WindowValidation, GaussianProcessRejectsMalformedWindowsAndStaysUnchanged) 
 }
 
 }  // namespace
+
+namespace {
+
+// What a linear trend w . (x - 1/2) contributes to each kind of observation, w . trend_feature(q),
+// against a Monte Carlo average of the trend under the window (box, Gaussian) or the weighted sum
+// of its values (point set).
+TEST(TrendFeature, EqualsTheWindowAverageOfALinearFunction) {
+  std::mt19937_64 rng(21);
+  const Eigen::Vector3d w(1.7, -2.3, 0.6);
+  const auto trend = [&](const Eigen::Vector3d& x) { return w.dot((x.array() - 0.5).matrix()); };
+  const Eigen::Vector3d lower(0.1, 0.4, 0.7), upper(0.3, 0.9, 0.75), sd(0.05, 0.2, 0.0);
+  const int samples = 200000;
+  double box_mc = 0.0, gauss_mc = 0.0;
+  std::normal_distribution<double> normal;
+  for (int s = 0; s < samples; ++s) {
+    Eigen::Vector3d u, g;
+    for (int i = 0; i < 3; ++i) {
+      u(i) = lower(i) + (upper(i) - lower(i)) * tune::uniform01(rng);
+      g(i) = 0.5 * (lower(i) + upper(i)) + sd(i) * normal(rng);
+    }
+    box_mc += trend(u) / samples;
+    gauss_mc += trend(g) / samples;
+  }
+  EXPECT_NEAR(w.dot(tune::trend_feature(BoxQuery{lower, upper})), box_mc, 0.01);
+  EXPECT_NEAR(w.dot(tune::trend_feature(GaussianWindowQuery{0.5 * (lower + upper), sd})), gauss_mc, 0.01);
+  const Eigen::Vector3d x(0.2, 0.8, 0.35);
+  EXPECT_NEAR(w.dot(tune::trend_feature(PointQuery{x})), trend(x), 1e-15);
+  Eigen::MatrixXd points(3, 2);
+  points << 0.1, 0.9, 0.2, 0.4, 0.7, 0.3;
+  const Eigen::Vector2d weights(0.8, -1.5);  // need not sum to 1: the functional is the weighted sum
+  EXPECT_NEAR(w.dot(tune::trend_feature(tune::WeightedPointsQuery{points, weights})),
+              0.8 * trend(points.col(0)) - 1.5 * trend(points.col(1)), 1e-14);
+}
+
+}  // namespace

@@ -34,6 +34,8 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
     if (!(r >= 0) || !std::isfinite(r)) throw std::invalid_argument("GP: discrepancy ratios must be finite and >= 0");
   for (double rho : hyperparameters.group_scales)
     if (!(rho > 0) || !std::isfinite(rho)) throw std::invalid_argument("GP: group scales must be finite and > 0");
+  for (double t : hyperparameters.trend_variances)
+    if (!(t >= 0) || !std::isfinite(t)) throw std::invalid_argument("GP: trend variances must be finite and >= 0");
   if (!(standardization.scale > 0) || !std::isfinite(standardization.scale) ||
       !std::isfinite(standardization.mean))
     throw std::invalid_argument("GP: standardisation scale must be positive and finite");
@@ -151,12 +153,12 @@ void GaussianProcess::append_row(const Observation& o) {
   }
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, observations_[static_cast<std::size_t>(i)], o);
+    c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], o);
   const double noise = hp_.noise_variances[o.noise_group];
   // l = L^{-1} c; the new pivot is the predictive variance of this observation given the others,
   // which is at least the noise variance: clamp round-off below it.
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
-  const double s2 = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, o, o) + noise - c.squaredNorm();
+  const double s2 = observation_covariance(kernel_, groups(), o, o) + noise - c.squaredNorm();
   const double s = std::sqrt(std::max(s2, noise));
   L_.row(n).head(n) = c.transpose();
   L_(n, n) = s;
@@ -191,10 +193,10 @@ Prediction GaussianProcess::predict(const Observation& target) const {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, observations_[static_cast<std::size_t>(i)], target);
+    c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], target);
   const double mean_std = c.dot(weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
-  const double prior = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, target, target);
+  const double prior = observation_covariance(kernel_, groups(), target, target);
   const double var_std = std::max(0.0, prior - c.squaredNorm());
   const double s = standardization_.scale;
   return {standardization_.mean + s * mean_std, s * s * var_std};
@@ -208,16 +210,16 @@ void GaussianProcess::predict_pair(const Observation& a, const Observation& b, E
   Eigen::MatrixXd c(n, 2);
   for (Eigen::Index i = 0; i < n; ++i) {
     const Observation& o = observations_[static_cast<std::size_t>(i)];
-    c(i, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, o, a);
-    c(i, 1) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, o, b);
+    c(i, 0) = observation_covariance(kernel_, groups(), o, a);
+    c(i, 1) = observation_covariance(kernel_, groups(), o, b);
   }
   const double s = standardization_.scale;
   mean = Eigen::Vector2d::Constant(standardization_.mean) + s * (c.transpose() * weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
   Eigen::Matrix2d prior;
-  prior(0, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, a, a);
-  prior(1, 1) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, b, b);
-  prior(0, 1) = prior(1, 0) = observation_covariance(kernel_, hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, a, b);
+  prior(0, 0) = observation_covariance(kernel_, groups(), a, a);
+  prior(1, 1) = observation_covariance(kernel_, groups(), b, b);
+  prior(0, 1) = prior(1, 0) = observation_covariance(kernel_, groups(), a, b);
   covariance = s * s * (prior - c.transpose() * c);
   covariance(0, 0) = std::max(0.0, covariance(0, 0));
   covariance(1, 1) = std::max(0.0, covariance(1, 1));

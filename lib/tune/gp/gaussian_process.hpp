@@ -35,6 +35,11 @@ struct GpHyperparameters {
   // scale than f (half the amplitude, say) is then a close copy of f rather than f plus a large
   // discrepancy. Fitted with the kernel when present; empty = 1 for every group.
   std::vector<double> group_scales;
+  // Per offset group g: the prior variance t_g of a linear trend w_g . (x - 1/2), w_g ~ N(0, t_g I),
+  // that the group adds to f (standardised units per unit-cube unit): a cheap level tilted against
+  // f (Forrester's 10 (x - 1/2), Park's -2 x_1) keeps its shape information without moving f's
+  // minimum. Fitted with the kernel when present; empty = no trend.
+  std::vector<double> trend_variances;
 
   Kernel make_kernel() const { return Kernel(kernel, lengthscales, outputscale); }
 };
@@ -122,6 +127,9 @@ class GaussianProcess {
   // Cov(observation i, f(x)): its functional's covariance with x times its group's scale.
   double cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const;
   double standardised(double y) const { return (y - standardization_.mean) / standardization_.scale; }
+  GroupCovariance groups() const {
+    return {hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, hp_.trend_variances};
+  }
 
   std::size_t dim_ = 0;
   GpHyperparameters hp_;

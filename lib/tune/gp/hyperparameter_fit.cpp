@@ -19,46 +19,42 @@ std::size_t noise_groups_of(const GpHyperparameters& hp) { return hp.noise_varia
 
 Eigen::VectorXd to_theta(const GpHyperparameters& hp) {
   const Eigen::Index d = hp.lengthscales.size();
-  const Eigen::Index g = static_cast<Eigen::Index>(noise_groups_of(hp));
-  const Eigen::Index r = static_cast<Eigen::Index>(hp.discrepancy_ratios.size());
-  const Eigen::Index q = static_cast<Eigen::Index>(hp.group_scales.size());
-  Eigen::VectorXd theta(d + 1 + g + r + q);
-  theta.head(d) = hp.lengthscales.array().log();
-  theta(d) = std::log(hp.outputscale);
-  for (Eigen::Index i = 0; i < g; ++i) theta(d + 1 + i) = std::log(hp.noise_variances[static_cast<std::size_t>(i)]);
-  for (Eigen::Index i = 0; i < r; ++i)
-    theta(d + 1 + g + i) = std::log(std::max(hp.discrepancy_ratios[static_cast<std::size_t>(i)], 1e-300));
-  for (Eigen::Index i = 0; i < q; ++i) theta(d + 1 + g + r + i) = std::log(hp.group_scales[static_cast<std::size_t>(i)]);
-  return theta;
+  std::vector<double> logs;
+  for (Eigen::Index i = 0; i < d; ++i) logs.push_back(std::log(hp.lengthscales(i)));
+  logs.push_back(std::log(hp.outputscale));
+  for (double v : hp.noise_variances) logs.push_back(std::log(v));
+  for (double r : hp.discrepancy_ratios) logs.push_back(std::log(std::max(r, 1e-300)));
+  for (double rho : hp.group_scales) logs.push_back(std::log(rho));
+  for (double t : hp.trend_variances) logs.push_back(std::log(std::max(t, 1e-300)));
+  return Eigen::Map<const Eigen::VectorXd>(logs.data(), static_cast<Eigen::Index>(logs.size()));
 }
 
 // theta = (log l, log outputscale, log noise per noise group, log r per discrepancy group, log rho
-// per scaled group).
-GpHyperparameters from_theta(const Eigen::VectorXd& theta, KernelType kernel, std::size_t dim,
-                             double offset_variance, std::size_t discrepancy_groups, std::size_t scale_groups) {
+// per scaled group, log t per trend group); `shape` gives the kernel, the fixed offset variance
+// and how many entries each block has.
+GpHyperparameters from_theta(const Eigen::VectorXd& theta, const GpHyperparameters& shape) {
   GpHyperparameters hp;
-  hp.offset_variance = offset_variance;  // fixed by the caller, not fitted
-  const Eigen::Index d = static_cast<Eigen::Index>(dim);
-  hp.kernel = kernel;
+  hp.offset_variance = shape.offset_variance;  // fixed by the caller, not fitted
+  hp.kernel = shape.kernel;
+  const Eigen::Index d = shape.lengthscales.size();
   hp.lengthscales = theta.head(d).array().exp();
   hp.outputscale = std::exp(theta(d));
-  hp.noise_variances.clear();
-  const Eigen::Index scale_begin = theta.size() - static_cast<Eigen::Index>(scale_groups);
-  const Eigen::Index noise_end = scale_begin - static_cast<Eigen::Index>(discrepancy_groups);
-  for (Eigen::Index i = d + 1; i < noise_end; ++i) hp.noise_variances.push_back(std::exp(theta(i)));
-  for (Eigen::Index i = noise_end; i < scale_begin; ++i) hp.discrepancy_ratios.push_back(std::exp(theta(i)));
-  for (Eigen::Index i = scale_begin; i < theta.size(); ++i) hp.group_scales.push_back(std::exp(theta(i)));
+  Eigen::Index at = d + 1;
+  auto block = [&](std::vector<double>& out, std::size_t count) {
+    out.clear();
+    for (std::size_t i = 0; i < count; ++i) out.push_back(std::exp(theta(at++)));
+  };
+  block(hp.noise_variances, shape.noise_variances.size());
+  block(hp.discrepancy_ratios, shape.discrepancy_ratios.size());
+  block(hp.group_scales, shape.group_scales.size());
+  block(hp.trend_variances, shape.trend_variances.size());
   return hp;
 }
 
 struct Objective {
   const std::vector<Observation>* observations;
   const Standardization* standardization;
-  KernelType kernel;
-  std::size_t dim;
-  double offset_variance;
-  std::size_t discrepancy_groups;
-  std::size_t scale_groups;
+  GpHyperparameters shape;  // the warm start: kernel, offset variance, block sizes
   Eigen::VectorXd prior_mean;  // of theta
   Eigen::VectorXd prior_sd;    // <= 0 disables
   Eigen::VectorXd fixed;       // theta entries held fixed when free(i) is false
@@ -91,7 +87,7 @@ struct Objective {
     ++evaluations;
     const Eigen::VectorXd theta = expand(x);
     Eigen::VectorXd grad = Eigen::VectorXd::Zero(theta.size());
-    double value = log_marginal_likelihood(*observations, *standardization, from_theta(theta, kernel, dim, offset_variance, discrepancy_groups, scale_groups), &grad);
+    double value = log_marginal_likelihood(*observations, *standardization, from_theta(theta, shape), &grad);
     if (!std::isfinite(value)) {
       // A failed factorisation: report a very poor value with no slope so L-BFGS backs off.
       if (g) std::fill(g, g + n, 0.0);
@@ -145,12 +141,19 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
   // this pass, so each pair costs one kernel evaluation.
   Eigen::MatrixXd dK(gradient ? d + 1 : 0, gradient ? n * (n + 1) / 2 : 0);
   Eigen::Index pair = 0;
-  // K_ij = k_ij (rho_i rho_j + [same group g] r_g) + [same group] offset_variance. For the
-  // gradients with respect to log r and log rho, each pair's k_ij before those factors is kept.
+  // K_ij = k_ij (rho_i rho_j + [same group g] r_g) + [same group g] (t_g phi_i . phi_j +
+  // offset_variance). For the gradients with respect to log r and log rho, each pair's k_ij before
+  // those factors is kept.
   const std::size_t r_groups = hp.discrepancy_ratios.size();
   const std::size_t s_groups = hp.group_scales.size();
+  const std::size_t t_groups = hp.trend_variances.size();
   const bool keep_base = gradient && (r_groups > 0 || s_groups > 0);
   std::vector<double> base(keep_base ? static_cast<std::size_t>(n * (n + 1) / 2) : 0);
+  // The trend features of the observations in a trend group (empty for the others).
+  std::vector<Eigen::VectorXd> phi(t_groups > 0 ? static_cast<std::size_t>(n) : 0);
+  for (std::size_t i = 0; i < phi.size(); ++i)
+    if (observations[i].offset_group && *observations[i].offset_group < t_groups)
+      phi[i] = trend_feature(observations[i].query);
   for (Eigen::Index i = 0; i < n; ++i) {
     const Observation& oi = observations[static_cast<std::size_t>(i)];
     y(i) = (oi.value - standardization.mean) / standardization.scale;
@@ -168,6 +171,9 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
       K(i, j) = k * factor;
       // The offsets' prior variance is fixed, so it adds to K but not to the gradient.
       if (shared) K(i, j) += hp.offset_variance;
+      if (shared && *oi.offset_group < t_groups)
+        K(i, j) += hp.trend_variances[*oi.offset_group] *
+                   phi[static_cast<std::size_t>(i)].dot(phi[static_cast<std::size_t>(j)]);
     }
     K(i, i) += hp.noise_variances.at(oi.noise_group);
   }
@@ -185,7 +191,7 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
     W = alpha * alpha.transpose() - W;
     const std::size_t groups = hp.noise_variances.size();
     Eigen::VectorXd& g = *gradient;
-    g.setZero(d + 1 + static_cast<Eigen::Index>(groups + r_groups + s_groups));
+    g.setZero(d + 1 + static_cast<Eigen::Index>(groups + r_groups + s_groups + t_groups));
     // Weights of the pairs: off-diagonal pairs count twice, times the 1/2.
     Eigen::VectorXd w(pair);
     pair = 0;
@@ -196,6 +202,21 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
       g(d + 1 + static_cast<Eigen::Index>(oi.noise_group)) += 0.5 * W(i, i) * hp.noise_variances[oi.noise_group];
     }
     g.head(d + 1).noalias() += dK * w;
+    if (t_groups > 0) {
+      // d K_ij / d log t_g = t_g phi_i . phi_j for the pairs of group g.
+      const Eigen::Index t_at = d + 1 + static_cast<Eigen::Index>(groups + r_groups + s_groups);
+      pair = 0;
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const Observation& oi = observations[static_cast<std::size_t>(i)];
+        for (Eigen::Index j = 0; j <= i; ++j, ++pair) {
+          const Observation& oj = observations[static_cast<std::size_t>(j)];
+          if (oi.offset_group && oi.offset_group == oj.offset_group && *oi.offset_group < t_groups)
+            g(t_at + static_cast<Eigen::Index>(*oi.offset_group)) +=
+                w(pair) * hp.trend_variances[*oi.offset_group] *
+                phi[static_cast<std::size_t>(i)].dot(phi[static_cast<std::size_t>(j)]);
+        }
+      }
+    }
     if (keep_base) {
       // d K_ij / d log r_g = r_g k_ij for the pairs of group g; d K_ij / d log rho_g =
       // k_ij rho_i rho_j ([i in g] + [j in g]).
@@ -257,53 +278,36 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
     observations = &subset;
   }
 
-  const Eigen::Index d = static_cast<Eigen::Index>(dim);
-  const Eigen::Index discrepancy = static_cast<Eigen::Index>(warm_start.discrepancy_ratios.size());
-  const Eigen::Index scales = static_cast<Eigen::Index>(warm_start.group_scales.size());
-  const Eigen::Index p = d + 1 + static_cast<Eigen::Index>(groups) + discrepancy + scales;
+  const Eigen::Index p = to_theta(warm_start).size();
   Objective objective;
-  objective.discrepancy_groups = warm_start.discrepancy_ratios.size();
-  objective.scale_groups = warm_start.group_scales.size();
+  objective.shape = warm_start;
   objective.observations = observations;
   objective.standardization = &standardization;
-  objective.kernel = warm_start.kernel;
-  objective.dim = dim;
-  objective.offset_variance = warm_start.offset_variance;
   objective.prior_mean.resize(p);
   objective.prior_sd.resize(p);
   objective.fixed = to_theta(warm_start);
   objective.free.assign(static_cast<std::size_t>(p), true);
   Eigen::VectorXd lower(p), upper(p);
+  Eigen::Index at = 0;
+  // The next `count` entries of theta: bounds and log-normal prior (natural units).
+  auto block = [&](std::size_t count, double lo_value, double hi_value, const LogNormalPrior& prior, bool free) {
+    for (std::size_t k = 0; k < count; ++k, ++at) {
+      lower(at) = std::log(lo_value);
+      upper(at) = std::log(hi_value);
+      objective.prior_mean(at) = prior.log_median;
+      objective.prior_sd(at) = prior.log_sd;
+      objective.free[static_cast<std::size_t>(at)] = free;
+    }
+  };
   const double ls_median = options.lengthscale_prior_median_1d * std::sqrt(static_cast<double>(dim));
-  for (Eigen::Index i = 0; i < d; ++i) {
-    lower(i) = std::log(options.lengthscale_min);
-    upper(i) = std::log(options.lengthscale_max);
-    objective.prior_mean(i) = std::log(ls_median);
-    objective.prior_sd(i) = options.lengthscale_prior_log_sd;
-  }
-  lower(d) = std::log(options.outputscale_min);
-  upper(d) = std::log(options.outputscale_max);
-  objective.prior_mean(d) = options.outputscale_prior.log_median;
-  objective.prior_sd(d) = options.outputscale_prior.log_sd;
-  for (Eigen::Index i = p - scales - discrepancy; i < p - scales; ++i) {
-    lower(i) = std::log(options.discrepancy_min);
-    upper(i) = std::log(options.discrepancy_max);
-    objective.prior_mean(i) = options.discrepancy_prior.log_median;
-    objective.prior_sd(i) = options.discrepancy_prior.log_sd;
-  }
-  for (Eigen::Index i = p - scales; i < p; ++i) {
-    lower(i) = std::log(options.scale_min);
-    upper(i) = std::log(options.scale_max);
-    objective.prior_mean(i) = options.scale_prior.log_median;
-    objective.prior_sd(i) = options.scale_prior.log_sd;
-  }
-  for (Eigen::Index i = d + 1; i < p - scales - discrepancy; ++i) {
-    lower(i) = std::log(options.noise_min);
-    upper(i) = std::log(options.noise_max);
-    objective.prior_mean(i) = options.noise_prior.log_median;
-    objective.prior_sd(i) = options.noise_prior.log_sd;
-    objective.free[static_cast<std::size_t>(i)] = options.fit_noise;
-  }
+  block(dim, options.lengthscale_min, options.lengthscale_max, {std::log(ls_median), options.lengthscale_prior_log_sd},
+        true);
+  block(1, options.outputscale_min, options.outputscale_max, options.outputscale_prior, true);
+  block(groups, options.noise_min, options.noise_max, options.noise_prior, options.fit_noise);
+  block(warm_start.discrepancy_ratios.size(), options.discrepancy_min, options.discrepancy_max,
+        options.discrepancy_prior, true);
+  block(warm_start.group_scales.size(), options.scale_min, options.scale_max, options.scale_prior, true);
+  block(warm_start.trend_variances.size(), options.trend_min, options.trend_max, options.trend_prior, true);
   std::vector<double> lo, hi;
   for (Eigen::Index i = 0; i < p; ++i)
     if (objective.free[static_cast<std::size_t>(i)]) {
@@ -345,8 +349,7 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
   if (!std::isfinite(objective.best_value) || objective.best_theta.size() == 0)
     throw std::runtime_error("fit_hyperparameters: the marginal likelihood could not be evaluated at any start");
   HyperparameterFitResult result;
-  result.hyperparameters = from_theta(objective.best_theta, warm_start.kernel, dim, warm_start.offset_variance,
-                                        warm_start.discrepancy_ratios.size(), warm_start.group_scales.size());
+  result.hyperparameters = from_theta(objective.best_theta, warm_start);
   result.log_posterior = objective.best_value;
   result.log_marginal_likelihood = log_marginal_likelihood(*observations, standardization, result.hyperparameters);
   result.evaluations = objective.evaluations;

@@ -44,6 +44,12 @@ struct HyperparameterFitOptions {
   double scale_min = 0.05;
   double scale_max = 20.0;
   LogNormalPrior scale_prior{0.0, 1.0};
+  // Trend variances of the offset groups (GpHyperparameters::trend_variances; fitted when the warm
+  // start has them): a slope of about one standardised unit across the cube, broadly; the fit
+  // shrinks it when the levels' tilts agree with f's.
+  double trend_min = 1e-4;
+  double trend_max = 1e3;
+  LogNormalPrior trend_prior{0.0, 2.0};
 
   std::size_t random_restarts = 1;   // in addition to the warm start
   std::size_t max_evaluations = 30;  // per start

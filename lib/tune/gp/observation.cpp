@@ -229,13 +229,23 @@ double group_scale(const std::vector<double>& group_scales, const Observation& o
   return o.offset_group && *o.offset_group < group_scales.size() ? group_scales[*o.offset_group] : 1.0;
 }
 
-double observation_covariance(const Kernel& k, double offset_variance, const std::vector<double>& discrepancy_ratios,
-                              const std::vector<double>& group_scales, const Observation& a, const Observation& b) {
+Eigen::VectorXd trend_feature(const Query& q) {
+  if (const auto* set = std::get_if<WeightedPointsQuery>(&q))
+    return (set->points.colwise() - Eigen::VectorXd::Constant(set->points.rows(), 0.5)) * set->weights;
+  return location(q).array() - 0.5;
+}
+
+double observation_covariance(const Kernel& k, const GroupCovariance& groups, const Observation& a,
+                              const Observation& b) {
   const double c = covariance(k, a.query, b.query);
-  const double scaled = c * group_scale(group_scales, a) * group_scale(group_scales, b);
+  const double scaled = c * group_scale(groups.group_scales, a) * group_scale(groups.group_scales, b);
   if (!(a.offset_group && a.offset_group == b.offset_group)) return scaled;
-  const double r = *a.offset_group < discrepancy_ratios.size() ? discrepancy_ratios[*a.offset_group] : 0.0;
-  return scaled + r * c + offset_variance;
+  const std::size_t g = *a.offset_group;
+  const double r = g < groups.discrepancy_ratios.size() ? groups.discrepancy_ratios[g] : 0.0;
+  double trend = 0.0;
+  if (g < groups.trend_variances.size() && groups.trend_variances[g] != 0.0)
+    trend = groups.trend_variances[g] * trend_feature(a.query).dot(trend_feature(b.query));
+  return scaled + r * c + trend + groups.offset_variance;
 }
 
 }  // namespace tune

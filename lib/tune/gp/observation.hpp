@@ -61,10 +61,25 @@ struct Observation {
 // an observation without a group or a group without a scale.
 double group_scale(const std::vector<double>& group_scales, const Observation& o);
 
-// Cov(z_a, z_b) without noise: the functionals' covariance c times rho_a rho_b, plus r_g c and
-// offset_variance when both share offset group g (r_g = discrepancy_ratios[g], 0 when absent).
-double observation_covariance(const Kernel& k, double offset_variance, const std::vector<double>& discrepancy_ratios,
-                              const std::vector<double>& group_scales, const Observation& a, const Observation& b);
+// The functional of the centred coordinates x - 1/2 (a vector, one entry per dimension): what a
+// linear trend w . (x - 1/2) contributes to the observation is w . trend_feature(query). Exact for
+// every query kind: the point's x - 1/2, a box's or a Gaussian window's centre - 1/2 (their
+// averages of a linear function), a weighted point set's sum_i w_i (x_i - 1/2).
+Eigen::VectorXd trend_feature(const Query& q);
+
+// The level structure of the covariance between observations (GpHyperparameters' fields of the
+// same names), by offset group; an empty vector or a group beyond its end means none.
+struct GroupCovariance {
+  double offset_variance = 0.0;
+  const std::vector<double>& discrepancy_ratios;
+  const std::vector<double>& group_scales;
+  const std::vector<double>& trend_variances;
+};
+
+// Cov(z_a, z_b) without noise: the functionals' covariance c times rho_a rho_b, plus r_g c,
+// t_g phi_a . phi_b (phi = trend_feature) and offset_variance when both share offset group g.
+double observation_covariance(const Kernel& k, const GroupCovariance& groups, const Observation& a,
+                              const Observation& b);
 
 // Cov(L_a f, L_b f) under the GP prior with kernel k.
 double covariance(const Kernel& k, const Query& a, const Query& b);

@@ -22,6 +22,7 @@ void write_gp_state(YAML::Node& state, const GpHyperparameters& h, const Standar
   if (h.offset_variance != 0.0) hp["offset_variance"] = yaml_double(h.offset_variance);
   if (!h.discrepancy_ratios.empty()) hp["discrepancy_ratios"] = yaml_doubles(h.discrepancy_ratios);
   if (!h.group_scales.empty()) hp["group_scales"] = yaml_doubles(h.group_scales);
+  if (!h.trend_variances.empty()) hp["trend_variances"] = yaml_doubles(h.trend_variances);
   state["hyperparameters"] = hp;
   state["standardization"]["mean"] = yaml_double(s.mean);
   state["standardization"]["scale"] = yaml_double(s.scale);
@@ -42,6 +43,8 @@ YAML::Node read_gp_state(const YAML::Node& state, GpHyperparameters& h, Standard
   if (hp["discrepancy_ratios"]) h.discrepancy_ratios = read_doubles(hp["discrepancy_ratios"], "discrepancy_ratios");
   h.group_scales.clear();
   if (hp["group_scales"]) h.group_scales = read_doubles(hp["group_scales"], "group_scales");
+  h.trend_variances.clear();
+  if (hp["trend_variances"]) h.trend_variances = read_doubles(hp["trend_variances"], "trend_variances");
   const YAML::Node st = require(state, "standardization");
   s.mean = read_double(require(st, "mean"), "standardization.mean");
   s.scale = read_double(require(st, "scale"), "standardization.scale");

@@ -202,6 +202,8 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     if (options_.level_offsets && options_.level_discrepancy)
       hyperparameters_.discrepancy_ratios.assign(top, std::exp(options_.fit.discrepancy_prior.log_median));
     if (options_.level_offsets && options_.level_scales) hyperparameters_.group_scales.assign(top, 1.0);
+    if (options_.level_offsets && options_.level_trends)
+      hyperparameters_.trend_variances.assign(top, std::exp(options_.fit.trend_prior.log_median));
   }
   standardization_ = standardization_by_level(observations, top);
   hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
@@ -532,6 +534,7 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("full_resolution_depths", o.full_resolution_depths);
   visit("level_discrepancy", o.level_discrepancy);
   visit("level_scales", o.level_scales);
+  visit("level_trends", o.level_trends);
   visit("recommendation_radius", o.recommendation_radius);
   visit("recommendation_sd_penalty", o.recommendation_sd_penalty);
 }
