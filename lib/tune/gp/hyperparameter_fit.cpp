@@ -142,13 +142,15 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
   Eigen::MatrixXd dK(gradient ? d + 1 : 0, gradient ? n * (n + 1) / 2 : 0);
   Eigen::Index pair = 0;
   // K_ij = k_ij (rho_i rho_j + [same group g] r_g) + [same group g] (t_g phi_i . phi_j +
-  // offset_variance). For the gradients with respect to log r and log rho, each pair's k_ij before
-  // those factors is kept.
+  // offset_variance). For the gradients with respect to log r, log rho and log t, each pair's k_ij
+  // before those factors and its phi_i . phi_j are kept.
   const std::size_t r_groups = hp.discrepancy_ratios.size();
   const std::size_t s_groups = hp.group_scales.size();
   const std::size_t t_groups = hp.trend_variances.size();
+  const std::size_t pairs = static_cast<std::size_t>(n * (n + 1) / 2);
   const bool keep_base = gradient && (r_groups > 0 || s_groups > 0);
-  std::vector<double> base(keep_base ? static_cast<std::size_t>(n * (n + 1) / 2) : 0);
+  std::vector<double> base(keep_base ? pairs : 0);
+  std::vector<double> trend_features(gradient && t_groups > 0 ? pairs : 0);  // phi_i . phi_j
   // The trend features of the observations in a trend group (empty for the others).
   std::vector<Eigen::VectorXd> phi(t_groups > 0 ? static_cast<std::size_t>(n) : 0);
   for (std::size_t i = 0; i < phi.size(); ++i)
@@ -171,9 +173,11 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
       K(i, j) = k * factor;
       // The offsets' prior variance is fixed, so it adds to K but not to the gradient.
       if (shared) K(i, j) += hp.offset_variance;
-      if (shared && *oi.offset_group < t_groups)
-        K(i, j) += hp.trend_variances[*oi.offset_group] *
-                   phi[static_cast<std::size_t>(i)].dot(phi[static_cast<std::size_t>(j)]);
+      if (shared && *oi.offset_group < t_groups) {
+        const double features = phi[static_cast<std::size_t>(i)].dot(phi[static_cast<std::size_t>(j)]);
+        K(i, j) += hp.trend_variances[*oi.offset_group] * features;
+        if (!trend_features.empty()) trend_features[static_cast<std::size_t>(this_pair)] = features;
+      }
     }
     K(i, i) += hp.noise_variances.at(oi.noise_group);
   }
@@ -202,34 +206,26 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
       g(d + 1 + static_cast<Eigen::Index>(oi.noise_group)) += 0.5 * W(i, i) * hp.noise_variances[oi.noise_group];
     }
     g.head(d + 1).noalias() += dK * w;
-    if (t_groups > 0) {
-      // d K_ij / d log t_g = t_g phi_i . phi_j for the pairs of group g.
-      const Eigen::Index t_at = d + 1 + static_cast<Eigen::Index>(groups + r_groups + s_groups);
-      pair = 0;
-      for (Eigen::Index i = 0; i < n; ++i) {
-        const Observation& oi = observations[static_cast<std::size_t>(i)];
-        for (Eigen::Index j = 0; j <= i; ++j, ++pair) {
-          const Observation& oj = observations[static_cast<std::size_t>(j)];
-          if (oi.offset_group && oi.offset_group == oj.offset_group && *oi.offset_group < t_groups)
-            g(t_at + static_cast<Eigen::Index>(*oi.offset_group)) +=
-                w(pair) * hp.trend_variances[*oi.offset_group] *
-                phi[static_cast<std::size_t>(i)].dot(phi[static_cast<std::size_t>(j)]);
-        }
-      }
-    }
-    if (keep_base) {
+    if (keep_base || !trend_features.empty()) {
       // d K_ij / d log r_g = r_g k_ij for the pairs of group g; d K_ij / d log rho_g =
-      // k_ij rho_i rho_j ([i in g] + [j in g]).
+      // k_ij rho_i rho_j ([i in g] + [j in g]); d K_ij / d log t_g = t_g phi_i . phi_j.
       const Eigen::Index r_at = d + 1 + static_cast<Eigen::Index>(groups);
       const Eigen::Index s_at = r_at + static_cast<Eigen::Index>(r_groups);
+      const Eigen::Index t_at = s_at + static_cast<Eigen::Index>(s_groups);
       pair = 0;
       for (Eigen::Index i = 0; i < n; ++i) {
         const Observation& oi = observations[static_cast<std::size_t>(i)];
         const double rho_i = group_scale(hp.group_scales, oi);
         for (Eigen::Index j = 0; j <= i; ++j, ++pair) {
           const Observation& oj = observations[static_cast<std::size_t>(j)];
-          const double wk = w(pair) * base[static_cast<std::size_t>(pair)];
-          if (oi.offset_group && oi.offset_group == oj.offset_group && *oi.offset_group < r_groups)
+          const auto at = static_cast<std::size_t>(pair);
+          const bool shared = oi.offset_group && oi.offset_group == oj.offset_group;
+          if (shared && *oi.offset_group < t_groups)
+            g(t_at + static_cast<Eigen::Index>(*oi.offset_group)) +=
+                w(pair) * hp.trend_variances[*oi.offset_group] * trend_features[at];
+          if (!keep_base) continue;
+          const double wk = w(pair) * base[at];
+          if (shared && *oi.offset_group < r_groups)
             g(r_at + static_cast<Eigen::Index>(*oi.offset_group)) += wk * hp.discrepancy_ratios[*oi.offset_group];
           const double both = wk * rho_i * group_scale(hp.group_scales, oj);
           if (oi.offset_group && *oi.offset_group < s_groups) g(s_at + static_cast<Eigen::Index>(*oi.offset_group)) += both;
