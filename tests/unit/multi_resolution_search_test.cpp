@@ -16,13 +16,15 @@ tune::Space square() {
   return tune::Space({tune::Parameter::floating("x", 0, 1), tune::Parameter::floating("y", 0, 1)});
 }
 
-// Maximised; optimum 0 at (0.3, 0.7). Level l of L runs "fewer epochs": lower everywhere by
-// 0.5 (top - l) plus `shift`, and noisier.
+// The full-resolution objective, maximised; optimum 0 at (0.3, 0.7).
+double top_f(double x, double y) { return -4.0 * ((x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7)) + 0.3 * std::sin(5 * x); }
+
+// Level l of L runs "fewer epochs": top_f lower everywhere by 0.5 (top - l) plus `shift`, and
+// noisier.
 struct Objective {
   double shift = 0.0;
   double operator()(const tune::Config& c, std::size_t level, std::size_t top, tune::Rng& rng) const {
-    const double x = std::get<double>(c.at("x")), y = std::get<double>(c.at("y"));
-    const double f = -4.0 * ((x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7)) + 0.3 * std::sin(5 * x);
+    const double f = top_f(std::get<double>(c.at("x")), std::get<double>(c.at("y")));
     const double gap = static_cast<double>(top - level);
     return f - 0.5 * gap - (level < top ? shift : 0.0) + 0.02 * (1.0 + gap) * tune::standard_normal(rng);
   }
@@ -44,7 +46,8 @@ std::unique_ptr<tune::Strategy> cmets(tune::MultiResolutionOptions o = {}) {
 }
 
 // Runs the study to its end (one trial at a time) and returns it.
-tune::Study run(tune::Study study, const Objective& objective) {
+template <class Function>
+tune::Study run(tune::Study study, const Function& objective) {
   tune::Rng rng(99);
   while (auto s = study.ask()) {
     EXPECT_TRUE(s->level.has_value());
@@ -112,8 +115,7 @@ TEST(MultiResolutionSearch, ConstantOffsetBetweenLevelsDoesNotChangeTheRecommend
   // that a value difference of ~0.002, a tenth of the noise), valued alike to within the noise.
   EXPECT_LT(distance(base, shifted), 0.04);
   const auto f_top = [](const tune::StudyRecommendation& r) {
-    const double x = std::get<double>(r.config.at("x")), y = std::get<double>(r.config.at("y"));
-    return -4.0 * ((x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7)) + 0.3 * std::sin(5 * x);
+    return top_f(std::get<double>(r.config.at("x")), std::get<double>(r.config.at("y")));
   };
   EXPECT_NEAR(f_top(base), f_top(shifted), 0.01);
   EXPECT_NEAR(base.mean, shifted.mean, 0.05);
@@ -174,17 +176,14 @@ TEST(MultiResolutionSearch, LevelTrendsAbsorbATiltOfTheCheapLevels) {
   const auto error_of_f = [](bool trends) {
     tune::MultiResolutionOptions o;
     o.level_trends = trends;
-    tune::Study study(square(), cmets(o), multi_resolution_options(60));
-    tune::Rng rng(99);
-    while (auto s = study.ask()) study.tell(s->id, Tilted{}(s->config, *s->level, 2, rng));
+    const tune::Study study = run(tune::Study(square(), cmets(o), multi_resolution_options(60)), Tilted{});
     const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
     // Root mean square error of the posterior mean of f on a grid.
     double sum = 0.0;
     int count = 0;
     for (double x = 0.05; x < 1.0; x += 0.1)
       for (double y = 0.05; y < 1.0; y += 0.1) {
-        const double f = -4.0 * ((x - 0.3) * (x - 0.3) + (y - 0.7) * (y - 0.7)) + 0.3 * std::sin(5 * x);
-        const double e = strategy.model()->predict(Eigen::Vector2d(x, y)).mean - f;
+        const double e = strategy.model()->predict(Eigen::Vector2d(x, y)).mean - top_f(x, y);
         sum += e * e;
         ++count;
       }
