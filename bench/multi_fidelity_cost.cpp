@@ -96,7 +96,7 @@ double typical_gap(const tune::testfn::MultiFidelityFunction& fn) {
 }
 
 // "name" or "name:key=value+key=value" with strategy options, e.g.
-// "cmets:level_choice=acquisition+window=point".
+// "cmets:level_choice=acquisition+window=point+fit.discrepancy_prior_log_median=0".
 std::unique_ptr<tune::Strategy> make_method(const std::string& method) {
   const std::size_t colon = method.find(':');
   if (colon == std::string::npos) return tune::make_strategy(method);
@@ -106,7 +106,10 @@ std::unique_ptr<tune::Strategy> make_method(const std::string& method) {
     const std::size_t plus = rest.find('+');
     const std::string kv = rest.substr(0, plus);
     const std::size_t eq = kv.find('=');
-    options[kv.substr(0, eq)] = kv.substr(eq + 1);
+    const std::string key = kv.substr(0, eq);
+    const std::size_t dot = key.find('.');  // "fit.noise_floor=1e-9": a field of a nested block
+    if (dot == std::string::npos) options[key] = kv.substr(eq + 1);
+    else options[key.substr(0, dot)][key.substr(dot + 1)] = kv.substr(eq + 1);
     rest = plus == std::string::npos ? "" : rest.substr(plus + 1);
   }
   return tune::make_strategy(method.substr(0, colon), options);
