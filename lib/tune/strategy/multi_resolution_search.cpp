@@ -407,12 +407,27 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
     queries.push_back(Observation{PointQuery{u}, 0.0, levels_ - 1});
   }
   const Scored scored = score_queries(gp, queries, f_star, options_);
-  std::size_t best = 0;  // the centre unless a better point is free
-  for (std::size_t i = 1; i < points.size(); ++i)
-    if (scored.score(static_cast<Eigen::Index>(i)) > scored.score(static_cast<Eigen::Index>(best)) &&
-        !coincides_with_pending(points[i], context.trials))
+  // A point the kernel can hardly tell from a full-resolution run already made or pending is not
+  // a new run: in a noise-free problem it repeats the work, and in a noisy one a point a little
+  // further away informs as much. (Neighbouring cells meet on a face, and a cell's best point is
+  // often on it: without this, two of them ran the same configuration.)
+  std::optional<std::size_t> best;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if ((!best || scored.score(static_cast<Eigen::Index>(i)) > scored.score(static_cast<Eigen::Index>(*best))) &&
+        !repeats_a_full_run(points[i], context))
       best = i;
-  return points[best];
+  return points[best.value_or(0)];  // every candidate repeats one: the centre, as the node's score assumed
+}
+
+bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const {
+  const std::size_t top = levels_ - 1;
+  const Eigen::VectorXd& lengthscales = hyperparameters_.lengthscales;
+  for (const Trial& t : context.trials) {
+    if (t.status == TrialStatus::failed || t.level.value_or(top) < top || t.unit.size() != u.size()) continue;
+    const double d2 = ((t.unit - u).array() / lengthscales.array()).square().sum();
+    if (d2 < kRepeatRadius * kRepeatRadius) return true;
+  }
+  return false;
 }
 
 ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& context) {
@@ -459,9 +474,9 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
   const Scored scored = score_queries(gp, queries, f_star, options_);
   Eigen::Index chosen = -1;
   for (Eigen::Index j = 0; j < all.cols(); ++j)
-    if ((chosen < 0 || scored.score(j) > scored.score(chosen)) && !coincides_with_pending(all.col(j), context.trials))
+    if ((chosen < 0 || scored.score(j) > scored.score(chosen)) && !repeats_a_full_run(all.col(j), context))
       chosen = j;
-  if (chosen < 0) return {std::nullopt, "every candidate point is already pending"};
+  if (chosen < 0) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
   Proposal p{.unit = all.col(chosen), .source = "acquisition", .in_model = true, .model_size = n_model,
              .acquisition = scored.score(chosen)};
   p.level = top;
@@ -478,16 +493,24 @@ std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyCon
   if (!model_ || model_->size() == 0) return std::nullopt;
   const GaussianProcess& gp = *model_;
   // The argmax of a lower confidence bound, mean - kappa sd (kappa = recommendation_sd_penalty),
-  // and only where there is data: the trials' points, then L-BFGS within a trust box around the
-  // eight best of them (clipped to the cube, so an optimum on a face next to the data is reached).
+  // and only where there is data: the full-resolution trials' points (every trial's before the
+  // first full run), then L-BFGS within a trust box around the eight best of them (clipped to the
+  // cube, so an optimum on a face next to the data is reached).
   // With a few full-resolution runs the mean of f is loosely tied down: the plain argmax of the
   // mean over many candidates picks whichever is most over-estimated (the libsvm example's model
   // recommended 112.6% +- 18 accuracy), and a Sobol point far from every trial can carry a trend
-  // extrapolated to a corner. A recommendation is a promise to the user.
-  std::vector<std::size_t> with_data;
+  // extrapolated to a corner. Near a cheap run only, f is the cheap level seen through the model
+  // of how levels relate: after a refit that model once put a Branin recommendation next to a
+  // cheap run, 0.8 above the best full run's value. A recommendation is a promise to the user.
+  const std::size_t top = levels_of(context) - 1;
+  std::vector<std::size_t> with_data, at_top;
   for (std::size_t i = 0; i < context.trials.size(); ++i)
-    if (context.trials[i].status == TrialStatus::complete) with_data.push_back(i);
+    if (context.trials[i].status == TrialStatus::complete) {
+      with_data.push_back(i);
+      if (context.trials[i].level.value_or(top) == top) at_top.push_back(i);
+    }
   if (with_data.empty()) return std::nullopt;
+  if (!at_top.empty()) with_data = std::move(at_top);
   Eigen::MatrixXd X(context.space.dim(), static_cast<Eigen::Index>(with_data.size()));
   for (std::size_t i = 0; i < with_data.size(); ++i) X.col(static_cast<Eigen::Index>(i)) = context.trials[with_data[i]].unit;
   Eigen::VectorXd mean, variance;

@@ -41,7 +41,11 @@
 // of the best observed points; an initial Sobol design of min(2d + 1, 20) points first.
 //
 // Recommendation: argmax of mean - recommendation_sd_penalty sd of f (the full-resolution
-// objective) over the trials' points, refined by L-BFGS within `recommendation_radius` of the best.
+// objective) over the full-resolution trials' points (all trials' before the first), refined by
+// L-BFGS within `recommendation_radius` of the best.
+//
+// A full-resolution trial never runs within kRepeatRadius lengthscales of another one, complete or
+// pending (unless every candidate of its cell does).
 //
 // Pending trials enter the model as fantasies (value = posterior mean at their query), so parallel
 // workers get different suggestions; failed trials are left out of the model.
@@ -168,6 +172,10 @@ class MultiResolutionSearch final : public Strategy {
   Eigen::VectorXd best_point_in_cell(const StrategyContext& context, const PartitionNode& cell,
                                      const Eigen::VectorXd& f_star) const;
   std::size_t levels_of(const StrategyContext& context) const;
+  // Whether u lies within kRepeatRadius lengthscales of a full-resolution trial (complete or
+  // pending): the kernel's correlation between the two is above 0.9987.
+  bool repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const;
+  static constexpr double kRepeatRadius = 0.05;
 
   MultiResolutionOptions options_;
   std::optional<CmetsActiveSet> active_;
