@@ -433,6 +433,13 @@ TEST(TuneCli, DeclaredCostCampaignSpendsWithinItsBudgetAcrossLevels) {
     EXPECT_EQ(rows.at(l)[1] + rows.at(l)[2] + rows.at(l)[3], 0) << st.out;
   }
   EXPECT_NE(st.out.find("(full resolution)"), std::string::npos) << st.out;
+  // The trainer's cheaper levels are the full run plus a constant and a little noise: the model's
+  // fitted relation, which status shows per level, says they track it.
+  for (const char* level : {"level 0 (epochs 1): correlation ", "level 1 (epochs 3): correlation "}) {
+    const std::size_t at = st.out.find(level);
+    ASSERT_NE(at, std::string::npos) << level << "\n" << st.out;
+    EXPECT_GT(std::stod(st.out.substr(at + std::string(level).size())), 0.9) << st.out;
+  }
 
   const Result b = tune(d, {"best", "md"});
   ASSERT_EQ(b.code, 0) << b.err;

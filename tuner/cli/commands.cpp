@@ -14,6 +14,7 @@
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/adapters/command/inline_space.hpp"
 #include "tune/io/atomic_file.hpp"
+#include "tune/gp/level_relation.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
 #include "tune/strategy/bnb_strategy.hpp"
@@ -292,6 +293,31 @@ void print_resolution_status(const CampaignState& s) {
   }
 }
 
+// How the model relates each cheaper level to the full run, from its fitted hyperparameters: the
+// user's evidence on whether the cheap runs are worth their cost.
+void print_level_relations(const CampaignState& s, const GaussianProcess& model) {
+  const Resolution& res = *s.config.resolution;
+  std::vector<std::size_t> complete(res.levels(), 0);
+  for (const Trial& t : s.study.trials())
+    if (t.status == TrialStatus::complete) ++complete[std::min(t.level.value_or(res.top()), res.top())];
+  if (complete[res.top()] == 0) {
+    std::printf("  how the cheaper levels track the full run: not known before a full-resolution trial completes\n");
+    return;
+  }
+  std::printf("  how well a cheaper run predicts the full run (fitted correlation; 1: the same up to scale and "
+              "shift, 0: unrelated):\n");
+  for (std::size_t l = 0; l < res.top(); ++l) {
+    if (complete[l] == 0) {
+      std::printf("    level %zu (%s %s): no completed runs\n", l, res.parameter.c_str(), level_value(res, l).c_str());
+      continue;
+    }
+    const LevelRelation r = level_relation(model.hyperparameters(), model.standardization(), l, s.config.space.dim());
+    std::printf("    level %zu (%s %s): correlation %.2f, noise sd %s%s\n", l, res.parameter.c_str(),
+                level_value(res, l).c_str(), r.correlation, format_short(r.noise_sd).c_str(),
+                r.correlation < 0.5 ? ": its runs say little about full runs" : "");
+  }
+}
+
 }  // namespace
 
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags) {
@@ -361,8 +387,10 @@ int status(const std::filesystem::path& dir) {
   if (const auto* bandit = dynamic_cast<const GpBandit*>(&s.study.strategy()))
     std::printf("model: %zu observations in the GP dictionary, %zu refits, %zu skipped steps\n",
                 bandit->dictionary().size(), bandit->refresh_count(), bandit->skipped_steps().size());
-  if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&s.study.strategy()); mr && mr->model())
+  if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&s.study.strategy()); mr && mr->model()) {
     std::printf("model: %zu observations in the GP\n", mr->model()->size());
+    if (s.config.resolution && s.config.resolution->levels() > 1 && mr->options().tree) print_level_relations(s, *mr->model());
+  }
   if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&s.study.strategy()))
     std::printf("model: %zu gpoo rounds (cells observed), %zu kernel refits\n", gpoo->rounds().size(),
                 gpoo->model().refresh_count);
