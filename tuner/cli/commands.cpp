@@ -13,8 +13,8 @@
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/adapters/command/inline_space.hpp"
-#include "tune/io/atomic_file.hpp"
 #include "tune/gp/level_relation.hpp"
+#include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
 #include "tune/strategy/bnb_strategy.hpp"

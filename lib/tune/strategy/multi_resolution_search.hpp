@@ -173,7 +173,8 @@ class MultiResolutionSearch final : public Strategy {
                                      const Eigen::VectorXd& f_star) const;
   std::size_t levels_of(const StrategyContext& context) const;
   // Whether u lies within kRepeatRadius lengthscales of a full-resolution trial (complete or
-  // pending): the kernel's correlation between the two is above 0.9987.
+  // pending): the kernel's correlation between the two is above 0.997 (0.9987 for the squared
+  // exponential).
   bool repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const;
   static constexpr double kRepeatRadius = 0.05;
 
