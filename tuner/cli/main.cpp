@@ -69,7 +69,9 @@ int main(int argc, char** argv) {
   init_cmd->add_option("file", init_file, "where to write it")->capture_default_str();
 
   bool json = false;
-  CLI::App* status_cmd = app.add_subcommand("status", "trials, best so far, model size, failures (tuner running or not)");
+  CLI::App* status_cmd = app.add_subcommand(
+      "status", "trials, best so far, model, failures; with a resolution, spend per level and how well "
+                "cheaper runs predict full ones");
   status_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   CLI::App* best_cmd = app.add_subcommand("best", "the best configuration so far");
   best_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
