@@ -368,3 +368,26 @@ TEST(MultiResolutionSearch, FittedLevelRelationTellsAFaithfulCheapLevelFromAnUnr
 }
 
 }  // namespace
+
+namespace {
+
+// The level-trend settings survive the options' YAML (a campaign's strategy block and a saved
+// study), the fit's trend prior and bounds included.
+TEST(MultiResolutionSearch, TrendOptionsRoundTripThroughYaml) {
+  tune::MultiResolutionOptions o;
+  o.level_trends = true;
+  o.fit.trend_prior = {-2.0, 0.5};
+  o.fit.trend_min = 1e-3;
+  o.fit.trend_max = 50.0;
+  const tune::MultiResolutionOptions back = tune::multi_resolution_options_from_yaml(tune::to_yaml(o), true);
+  EXPECT_TRUE(back.level_trends);
+  EXPECT_EQ(back.fit.trend_prior.log_median, -2.0);
+  EXPECT_EQ(back.fit.trend_prior.log_sd, 0.5);
+  EXPECT_EQ(back.fit.trend_min, 1e-3);
+  EXPECT_EQ(back.fit.trend_max, 50.0);
+  const tune::MultiResolutionOptions from_text =
+      tune::multi_resolution_options_from_yaml(YAML::Load("{level_trends: true, fit: {trend_prior_log_median: -3}}"), true);
+  EXPECT_EQ(from_text.fit.trend_prior.log_median, -3.0);
+}
+
+}  // namespace

@@ -43,6 +43,10 @@ void fit_fields(Options& o, Visit&& visit) {
   visit("scale_max", f.scale_max);
   visit("scale_prior_log_median", f.scale_prior.log_median);
   visit("scale_prior_log_sd", f.scale_prior.log_sd);
+  visit("trend_min", f.trend_min);
+  visit("trend_max", f.trend_max);
+  visit("trend_prior_log_median", f.trend_prior.log_median);
+  visit("trend_prior_log_sd", f.trend_prior.log_sd);
   visit("random_restarts", f.random_restarts);
   visit("max_evaluations", f.max_evaluations);
   visit("max_points", f.max_points);
