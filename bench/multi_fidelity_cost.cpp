@@ -107,7 +107,7 @@ std::unique_ptr<tune::Strategy> make_method(const std::string& method) {
     const std::string kv = rest.substr(0, plus);
     const std::size_t eq = kv.find('=');
     const std::string key = kv.substr(0, eq);
-    const std::size_t dot = key.find('.');  // "fit.noise_floor=1e-9": a field of a nested block
+    const std::size_t dot = key.find('.');  // "fit.noise_min=1e-9": a field of a nested block
     if (dot == std::string::npos) options[key] = kv.substr(eq + 1);
     else options[key.substr(0, dot)][key.substr(dot + 1)] = kv.substr(eq + 1);
     rest = plus == std::string::npos ? "" : rest.substr(plus + 1);

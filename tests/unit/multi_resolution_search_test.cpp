@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "functions/multi_fidelity.hpp"
 #include "tune/gp/level_relation.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
 #include "tune/tune.hpp"
@@ -305,18 +306,17 @@ namespace {
 // level seen through the fitted relation between levels (here, after the first full run, the
 // recommendation would otherwise sit at x = 0, next to the cheap runs' minimum).
 TEST(MultiResolutionSearch, FullRunsNeverRepeatAndTheRecommendationStaysNearThem) {
-  const auto f = [](double x) { return (6 * x - 2) * (6 * x - 2) * std::sin(12 * x - 4); };
+  const tune::testfn::MultiFidelityFunction forrester = tune::testfn::forrester_mf();
   tune::StudyOptions o;
   o.direction = tune::Direction::minimize;
   o.seed = 0;
-  o.resolution = tune::Resolution{"level", {1, 10}, {0.1, 1}};
+  o.resolution = tune::Resolution{"level", {1, 10}, forrester.cost};
   o.cost_budget = 15;
   tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), cmets(), o);
   std::vector<double> full;
   std::size_t recommendations_checked = 0;
   while (auto s = study.ask()) {
-    const double x = std::get<double>(s->config.at("x"));
-    study.tell(s->id, *s->level == 1 ? f(x) : 0.5 * f(x) + 10 * (x - 0.5) + 5);
+    study.tell(s->id, forrester.value(Eigen::VectorXd::Constant(1, std::get<double>(s->config.at("x"))), *s->level));
     if (*s->level == 1) full.push_back(study.trial(s->id).unit(0));
     if (full.empty()) continue;
     const auto rec = study.recommendation();

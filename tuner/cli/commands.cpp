@@ -256,8 +256,8 @@ std::optional<CampaignLock> lock_for_ask_tell(const std::filesystem::path& dir) 
 
 // `tune status` of a multi-resolution campaign: the spend against the cost budget, and per level its
 // value, its cost (declared, or measured so far: the mean run time of its completed trials, an
-// estimate until it has one), its trials and what they cost.
-void print_resolution_status(const CampaignState& s) {
+// estimate until it has one), its trials and what they cost. Returns the completed trials per level.
+std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   const Resolution& res = *s.config.resolution;
   const std::vector<double> costs = s.study.level_costs();
   const char* unit = res.measured() ? "s" : "";
@@ -291,15 +291,13 @@ void print_resolution_status(const CampaignState& s) {
     std::printf("  %5zu  %*s  %14s  %8zu  %6zu  %7zu  %6zu  %10s\n", l, w, level_value(res, l).c_str(), cost.c_str(),
                 complete[l], failed[l], running[l], queued[l], (format_short(spent[l]) + unit).c_str());
   }
+  return complete;
 }
 
 // How the model relates each cheaper level to the full run, from its fitted hyperparameters: the
 // user's evidence on whether the cheap runs are worth their cost.
-void print_level_relations(const CampaignState& s, const GaussianProcess& model) {
+void print_level_relations(const CampaignState& s, const GaussianProcess& model, const std::vector<std::size_t>& complete) {
   const Resolution& res = *s.config.resolution;
-  std::vector<std::size_t> complete(res.levels(), 0);
-  for (const Trial& t : s.study.trials())
-    if (t.status == TrialStatus::complete) ++complete[std::min(t.level.value_or(res.top()), res.top())];
   if (complete[res.top()] == 0) {
     std::printf("  how the cheaper levels track the full run: not known before a full-resolution trial completes\n");
     return;
@@ -383,13 +381,15 @@ int status(const std::filesystem::path& dir) {
   std::printf("trials: %zu complete, %zu running, %zu queued, %zu failed, %s; active time %s\n",
               s.count(RunStatus::complete), s.count(RunStatus::running), s.count(RunStatus::queued),
               s.count(RunStatus::failed), trial_budget.c_str(), format_duration(s.active_seconds).c_str());
-  if (s.config.resolution) print_resolution_status(s);
+  std::vector<std::size_t> complete_per_level;
+  if (s.config.resolution) complete_per_level = print_resolution_status(s);
   if (const auto* bandit = dynamic_cast<const GpBandit*>(&s.study.strategy()))
     std::printf("model: %zu observations in the GP dictionary, %zu refits, %zu skipped steps\n",
                 bandit->dictionary().size(), bandit->refresh_count(), bandit->skipped_steps().size());
   if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&s.study.strategy()); mr && mr->model()) {
     std::printf("model: %zu observations in the GP\n", mr->model()->size());
-    if (s.config.resolution && s.config.resolution->levels() > 1 && mr->options().tree) print_level_relations(s, *mr->model());
+    if (s.config.resolution && s.config.resolution->levels() > 1 && mr->options().tree)
+      print_level_relations(s, *mr->model(), complete_per_level);
   }
   if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&s.study.strategy()))
     std::printf("model: %zu gpoo rounds (cells observed), %zu kernel refits\n", gpoo->rounds().size(),

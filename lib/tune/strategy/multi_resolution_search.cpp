@@ -421,11 +421,10 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
 
 bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const {
   const std::size_t top = levels_ - 1;
-  const Eigen::VectorXd& lengthscales = hyperparameters_.lengthscales;
+  const Kernel& kernel = model_->kernel();
   for (const Trial& t : context.trials) {
     if (t.status == TrialStatus::failed || t.level.value_or(top) < top || t.unit.size() != u.size()) continue;
-    const double d2 = ((t.unit - u).array() / lengthscales.array()).square().sum();
-    if (d2 < kRepeatRadius * kRepeatRadius) return true;
+    if (kernel.scaled_sq_distance(t.unit, u) < kRepeatRadius * kRepeatRadius) return true;
   }
   return false;
 }

@@ -172,9 +172,9 @@ class MultiResolutionSearch final : public Strategy {
   Eigen::VectorXd best_point_in_cell(const StrategyContext& context, const PartitionNode& cell,
                                      const Eigen::VectorXd& f_star) const;
   std::size_t levels_of(const StrategyContext& context) const;
-  // Whether u lies within kRepeatRadius lengthscales of a full-resolution trial (complete or
-  // pending): the kernel's correlation between the two is above 0.997 (0.9987 for the squared
-  // exponential).
+  // Whether u lies within kRepeatRadius lengthscales of the model's kernel of a full-resolution
+  // trial (complete or pending): the kernel's correlation between the two is above 0.997 (0.9987
+  // for the squared exponential). Needs the model.
   bool repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const;
   static constexpr double kRepeatRadius = 0.05;
 
