@@ -2,22 +2,20 @@
 
 #include <cmath>
 
-namespace tune {
+#include "tune/gp/observation.hpp"
 
-namespace {
-double entry(const std::vector<double>& v, std::size_t i, double otherwise) { return i < v.size() ? v[i] : otherwise; }
-}  // namespace
+namespace tune {
 
 LevelRelation level_relation(const GpHyperparameters& hp, const Standardization& st, std::size_t level, std::size_t dim) {
   LevelRelation r;
   const double s = hp.outputscale;
-  r.scale = entry(hp.group_scales, level, 1.0);
-  r.discrepancy_ratio = entry(hp.discrepancy_ratios, level, 0.0);
+  r.scale = group_entry(hp.group_scales, level, 1.0);
+  r.discrepancy_ratio = group_entry(hp.discrepancy_ratios, level, 0.0);
   // E |x - 1/2|^2 = d / 12 for x uniform on the cube, so the tilt w . (x - 1/2), w ~ N(0, t I),
   // has variance t d / 12 averaged over it.
-  const double trend_variance = entry(hp.trend_variances, level, 0.0) * static_cast<double>(dim) / 12.0;
+  const double trend_variance = group_entry(hp.trend_variances, level, 0.0) * static_cast<double>(dim) / 12.0;
   r.trend_sd = std::sqrt(trend_variance / s);
-  const double noise_variance = entry(hp.noise_variances, level, 0.0);  // standardised units
+  const double noise_variance = group_entry(hp.noise_variances, level, 0.0);  // standardised units
   r.noise_sd = std::sqrt(noise_variance) * st.scale;
   r.correlation = r.scale / std::sqrt(r.scale * r.scale + r.discrepancy_ratio + (trend_variance + noise_variance) / s);
   return r;

@@ -226,7 +226,7 @@ Eigen::VectorXd location(const Query& q) {
 }
 
 double group_scale(const std::vector<double>& group_scales, const Observation& o) {
-  return o.offset_group && *o.offset_group < group_scales.size() ? group_scales[*o.offset_group] : 1.0;
+  return o.offset_group ? group_entry(group_scales, *o.offset_group, 1.0) : 1.0;
 }
 
 Eigen::VectorXd trend_feature(const Query& q) {
@@ -241,10 +241,9 @@ double observation_covariance(const Kernel& k, const GroupCovariance& groups, co
   const double scaled = c * group_scale(groups.group_scales, a) * group_scale(groups.group_scales, b);
   if (!(a.offset_group && a.offset_group == b.offset_group)) return scaled;
   const std::size_t g = *a.offset_group;
-  const double r = g < groups.discrepancy_ratios.size() ? groups.discrepancy_ratios[g] : 0.0;
-  double trend = 0.0;
-  if (g < groups.trend_variances.size() && groups.trend_variances[g] != 0.0)
-    trend = groups.trend_variances[g] * trend_feature(a.query).dot(trend_feature(b.query));
+  const double r = group_entry(groups.discrepancy_ratios, g, 0.0);
+  const double t = group_entry(groups.trend_variances, g, 0.0);
+  const double trend = t != 0.0 ? t * trend_feature(a.query).dot(trend_feature(b.query)) : 0.0;
   return scaled + r * c + trend + groups.offset_variance;
 }
 

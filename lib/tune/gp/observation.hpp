@@ -12,6 +12,7 @@
 #include <Eigen/Core>
 #include <optional>
 #include <variant>
+#include <vector>
 
 #include "tune/gp/kernel.hpp"
 
@@ -56,6 +57,12 @@ struct Observation {
   // values are shifted everywhere (fewer epochs, lower accuracy). Empty: no offset, f itself.
   std::optional<std::size_t> offset_group;
 };
+
+// Group g's entry of a per-group vector of hyperparameters, `otherwise` for a group beyond its end
+// (an empty vector: the feature is off for every group).
+inline double group_entry(const std::vector<double>& per_group, std::size_t g, double otherwise) {
+  return g < per_group.size() ? per_group[g] : otherwise;
+}
 
 // The factor by which an observation sees f: rho_g of its offset group g (group_scales[g]), 1 for
 // an observation without a group or a group without a scale.
