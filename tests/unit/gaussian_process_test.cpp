@@ -431,8 +431,11 @@ namespace {
 // (f at the points, b_0, b_1, discrepancies, trend slopes w_0, w_1) is Gaussian with a
 // block-diagonal prior, each observation reads one point value plus (maybe) its group's offset,
 // discrepancy and trend w_g . (x - 1/2), and the posterior is the batch Gaussian conditioning
-// formula.
-TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
+// formula. With lengthscale factors (the parameter), group g's discrepancy has kernel r_g k_g, k_g
+// being k with lengthscales m_g times as long; without, k_g = k.
+class GaussianProcessOffsetsExplicit : public ::testing::TestWithParam<bool> {};
+
+TEST_P(GaussianProcessOffsetsExplicit, PosteriorEqualsExplicitOffsetModel) {
   std::mt19937_64 rng(11);
   const Eigen::Index d = 2;
   GpHyperparameters hp;
@@ -444,6 +447,7 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   hp.discrepancy_ratios = {0.4, 1.5};
   hp.group_scales = {0.7, 1.3};  // group g reads rho_g f
   hp.trend_variances = {0.8, 2.0};
+  if (GetParam()) hp.discrepancy_lengthscale_factors = {2.5, 0.6};
   const Standardization standardization{0.0, 1.0};
   GaussianProcess gp(2, hp, standardization);
   const int n = 12;
@@ -460,6 +464,9 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   // reads H_i u: f at its point (times its group's scale), its group's offset and its group's discrepancy d (a GP with kernel
   // r_g k, independent across groups) at its point.
   const tune::Kernel k = hp.make_kernel();
+  std::vector<tune::Kernel> kg;  // each group's discrepancy kernel, built here from its definition
+  for (std::size_t g = 0; g < 2; ++g)
+    kg.emplace_back(hp.kernel, hp.lengthscales * (GetParam() ? hp.discrepancy_lengthscale_factors[g] : 1.0), hp.outputscale);
   std::vector<Eigen::VectorXd> pts;
   for (const Observation& o : observations) pts.push_back(std::get<PointQuery>(o.query).x);
   pts.push_back(x_test);
@@ -483,7 +490,8 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
       const auto [pb, gb] = dis_point_group[b];
       if (ga < 0 || ga != gb) continue;
       P(dis + static_cast<Eigen::Index>(a), dis + static_cast<Eigen::Index>(b)) =
-          hp.discrepancy_ratios[static_cast<std::size_t>(ga)] * k(pts[static_cast<std::size_t>(pa)], pts[static_cast<std::size_t>(pb)]);
+          hp.discrepancy_ratios[static_cast<std::size_t>(ga)] *
+          kg[static_cast<std::size_t>(ga)](pts[static_cast<std::size_t>(pa)], pts[static_cast<std::size_t>(pb)]);
     }
   for (Eigen::Index g = 0; g < 2; ++g)
     for (Eigen::Index c = 0; c < d; ++c) P(slope + g * d + c, slope + g * d + c) = hp.trend_variances[static_cast<std::size_t>(g)];
@@ -537,6 +545,11 @@ TEST(GaussianProcessOffsets, PosteriorEqualsExplicitOffsetModel) {
   EXPECT_NEAR(plain.mean, at_test.mean, 1e-14);
   EXPECT_NEAR(plain.variance, at_test.variance, 1e-14);
 }
+
+INSTANTIATE_TEST_SUITE_P(GaussianProcessOffsets, GaussianProcessOffsetsExplicit, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "discrepancy_lengthscale_factors" : "shared_lengthscales";
+                         });
 
 // As the offset prior widens, a constant added to every value of an offset group stops moving the
 // posterior of f (the offset absorbs it); with a narrow prior it does move it. The error shrinks

@@ -55,8 +55,9 @@ Data make_data(KernelType kernel, std::uint64_t seed, std::size_t n) {
 
 // -1/2 y' K^{-1} y - 1/2 log|K| - n/2 log 2 pi with K = kernel + diag(noise of each point's group),
 // y standardised, solved with LDLT. Observations of offset groups with a scale covary by
-// rho_i rho_j k, and pairs in a shared offset group g add r_g k + t_g (x_i - 1/2) . (x_j - 1/2) + v
-// (r_g the discrepancy ratio, t_g the trend variance, 0 without one; v the offset variance).
+// rho_i rho_j k, and pairs in a shared offset group g add r_g k_g + t_g (x_i - 1/2) . (x_j - 1/2) + v
+// (r_g the discrepancy ratio, k_g the kernel with lengthscales times the group's factor m_g (1
+// without one), t_g the trend variance, 0 without one; v the offset variance).
 double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
   const Eigen::Index n = static_cast<Eigen::Index>(d.observations.size());
   const tune::Kernel k = hp.make_kernel();
@@ -76,9 +77,14 @@ double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
       if (oi.offset_group && oi.offset_group == oj.offset_group) {
         const double r = *oi.offset_group < hp.discrepancy_ratios.size() ? hp.discrepancy_ratios[*oi.offset_group] : 0.0;
         const double t = *oi.offset_group < hp.trend_variances.size() ? hp.trend_variances[*oi.offset_group] : 0.0;
+        const double m = *oi.offset_group < hp.discrepancy_lengthscale_factors.size()
+                             ? hp.discrepancy_lengthscale_factors[*oi.offset_group]
+                             : 1.0;
+        const tune::Kernel kg(hp.kernel, hp.lengthscales * m, hp.outputscale);
+        const double kg_ij = kg(std::get<PointQuery>(oi.query).x, std::get<PointQuery>(oj.query).x);
         const Eigen::VectorXd ci = std::get<PointQuery>(oi.query).x.array() - 0.5;
         const Eigen::VectorXd cj = std::get<PointQuery>(oj.query).x.array() - 0.5;
-        K(i, j) += r * kij + t * ci.dot(cj) + hp.offset_variance;
+        K(i, j) += r * kg_ij + t * ci.dot(cj) + hp.offset_variance;
       }
     }
     K(i, i) += hp.noise_variances[oi.noise_group];
@@ -89,7 +95,8 @@ double closed_form_lml(const Data& d, const GpHyperparameters& hp) {
 }
 
 // hp with its i-th log parameter moved by h, in the order of the gradient: lengthscales,
-// outputscale, noise variances, discrepancy ratios, group scales, trend variances.
+// outputscale, noise variances, discrepancy ratios, group scales, trend variances, discrepancy
+// lengthscale factors.
 GpHyperparameters perturb(const GpHyperparameters& hp, Eigen::Index i, double h) {
   GpHyperparameters q = hp;
   const Eigen::Index d = hp.lengthscales.size();
@@ -102,7 +109,8 @@ GpHyperparameters perturb(const GpHyperparameters& hp, Eigen::Index i, double h)
     return q;
   }
   auto k = static_cast<std::size_t>(i - d - 1);
-  for (std::vector<double>* block : {&q.noise_variances, &q.discrepancy_ratios, &q.group_scales, &q.trend_variances}) {
+  for (std::vector<double>* block : {&q.noise_variances, &q.discrepancy_ratios, &q.group_scales, &q.trend_variances,
+                                       &q.discrepancy_lengthscale_factors}) {
     if (k < block->size()) {
       (*block)[k] *= std::exp(h);
       return q;
@@ -400,6 +408,55 @@ TEST_P(LmlKernels, TrendVariancesEqualClosedFormWithGradientAndFitFindsTheTilted
               return without;
             }()) + 5.0);
   std::printf("fitted trend variances %g %g\n", fit.hyperparameters.trend_variances[0], fit.hyperparameters.trend_variances[1]);
+}
+
+}  // namespace
+
+namespace {
+
+// Discrepancies with their own lengthscales (f's times a factor per group), on top of scales and
+// trends: every block of the gradient against finite differences of the closed form. A fit gives
+// a group that deviates from f by a smooth tilt a long discrepancy lengthscale, and one that
+// deviates by ripples shorter than f's a short one.
+TEST_P(LmlKernels, DiscrepancyLengthscaleFactorsEqualClosedFormWithGradientAndFitTellsSmoothFromRough) {
+  Data d = with_two_offset_groups(make_data(GetParam(), 48, 30));
+  d.hp.group_scales = {0.6, 1.4};
+  d.hp.trend_variances = {0.5, 3.0};
+  d.hp.discrepancy_lengthscale_factors = {2.5, 0.7};
+  Eigen::VectorXd grad;
+  const double value = tune::log_marginal_likelihood(d.observations, d.standardization, d.hp, &grad);
+  EXPECT_NEAR(value, closed_form_lml(d, d.hp), 1e-10 * std::abs(value));
+  ASSERT_EQ(grad.size(), 2 + 1 + 2 + 2 + 2 + 2 + 2);  // ..., 2 trends, 2 lengthscale factors
+  expect_gradient_matches_finite_differences(d, grad);
+  // Factors of 1 are f's kernel: the value without the factors (to rounding: k rho rho + r k is
+  // summed in another order than k (rho rho + r)).
+  GpHyperparameters ones = d.hp, none = d.hp;
+  ones.discrepancy_lengthscale_factors = {1.0, 1.0};
+  none.discrepancy_lengthscale_factors.clear();
+  const double without = tune::log_marginal_likelihood(d.observations, d.standardization, none);
+  EXPECT_NEAR(tune::log_marginal_likelihood(d.observations, d.standardization, ones), without, 1e-12 * std::abs(without));
+  EXPECT_GT(std::abs(value - without), 1e-3);
+
+  // Group 0 reads f + 3 sin(1.2 x_1 + 0.8 x_2) (a deviation far smoother than f), group 1 reads
+  // f + 0.8 sin(14 x_1) sin(11 x_2) (rougher than f); each has its own offset.
+  Data mixed = make_data(GetParam(), 49, 120);
+  for (std::size_t i = 0; i < mixed.observations.size(); ++i) {
+    Observation& o = mixed.observations[i];
+    if (i % 3 == 0) continue;
+    o.offset_group = i % 3 - 1;
+    const Eigen::VectorXd& x = std::get<PointQuery>(o.query).x;
+    if (i % 3 == 1) o.value += 3.0 * std::sin(1.2 * x(0) + 0.8 * x(1)) - 1.0;
+    else o.value += 0.8 * std::sin(14.0 * x(0)) * std::sin(11.0 * x(1)) + 1.0;
+  }
+  mixed.hp.offset_variance = 10.0;
+  mixed.hp.discrepancy_ratios = {0.1, 0.1};
+  mixed.hp.discrepancy_lengthscale_factors = {1.0, 1.0};
+  const auto fit = thorough_fit(mixed, 7);
+  const std::vector<double>& m = fit.hyperparameters.discrepancy_lengthscale_factors;
+  ASSERT_EQ(m.size(), 2u);
+  std::printf("fitted discrepancy lengthscale factors %g %g\n", m[0], m[1]);
+  EXPECT_GT(m[0], 2.0);
+  EXPECT_LT(m[1], 1.0);
 }
 
 }  // namespace

@@ -128,12 +128,16 @@ TEST(MultiResolutionSearch, ConstantOffsetBetweenLevelsDoesNotChangeTheRecommend
   EXPECT_GT(distance(base, fooled) + std::abs(base.mean - fooled.mean), 0.1);
 }
 
-// With level_trends the saved state also carries each level's fitted trend variance.
+// With level_trends and level_discrepancy_lengthscales the saved state also carries each level's
+// fitted trend variance and discrepancy lengthscale factor; with refit_surprise_sd 0 the refits
+// made as full-resolution results are told resume the same way.
 class MultiResolutionSave : public ::testing::TestWithParam<bool> {};
 
 TEST_P(MultiResolutionSave, SaveAndLoadResumesToTheSameSuggestions) {
   tune::MultiResolutionOptions options;
   options.level_trends = GetParam();
+  options.level_discrepancy_lengthscales = GetParam();
+  if (GetParam()) options.refit_surprise_sd = 0.0;
   tune::Study a(square(), cmets(options), multi_resolution_options(200));
   tune::Rng rng(5);
   Objective f;
@@ -160,11 +164,12 @@ TEST_P(MultiResolutionSave, SaveAndLoadResumesToTheSameSuggestions) {
     const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(b.strategy());
     ASSERT_TRUE(strategy.model());
     EXPECT_EQ(strategy.model()->hyperparameters().trend_variances.size(), 2u);
+    EXPECT_EQ(strategy.model()->hyperparameters().discrepancy_lengthscale_factors.size(), 2u);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(LevelTrends, MultiResolutionSave, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& param) { return param.param ? "trends" : "no_trends"; });
+                         [](const ::testing::TestParamInfo<bool>& param) { return param.param ? "extended_model" : "default_model"; });
 
 // Cheap levels tilted against f (the optimum of level 0 sits at the cube's edge): with level trends
 // the model attributes the tilt to the levels, and its f is closer to the truth than without.
@@ -388,6 +393,104 @@ TEST(MultiResolutionSearch, TrendOptionsRoundTripThroughYaml) {
   const tune::MultiResolutionOptions from_text =
       tune::multi_resolution_options_from_yaml(YAML::Load("{level_trends: true, fit: {trend_prior_log_median: -3}}"), true);
   EXPECT_EQ(from_text.fit.trend_prior.log_median, -3.0);
+}
+
+}  // namespace
+
+namespace {
+
+// Every full-resolution result refits the model as it is told (refit_surprise_sd: 0), whatever the
+// count-based schedule; a cheap result refits only on the schedule. The discrepancies get their
+// own lengthscale factors from the refit that sees the second full-resolution result on.
+TEST(MultiResolutionSearch, FullResolutionResultsRefitAtOnceAndFactorsComeWithTheSecond) {
+  tune::MultiResolutionOptions o;
+  o.refit_surprise_sd = 0.0;
+  o.level_discrepancy_lengthscales = true;
+  o.refit.every = 1000;  // the schedule alone would refit only during the first few results
+  tune::Study study(square(), cmets(o), multi_resolution_options(60));
+  const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+  tune::Rng rng(8);
+  std::size_t full = 0, refits_on_cheap = 0, checked = 0;
+  while (auto s = study.ask()) {
+    const std::size_t before = strategy.refresh_count();
+    const bool had_model = strategy.model() != nullptr;
+    study.tell(s->id, Objective{}(s->config, *s->level, 2, rng));
+    if (*s->level < 2) {
+      refits_on_cheap += strategy.refresh_count() > before;
+      continue;
+    }
+    ++full;
+    if (!had_model) continue;
+    ++checked;
+    EXPECT_EQ(strategy.refresh_count(), before + 1) << "full-resolution result " << full;
+    EXPECT_EQ(strategy.model()->hyperparameters().discrepancy_lengthscale_factors.size(), full >= 2 ? 2u : 0u);
+  }
+  EXPECT_GE(checked, 3u);
+  EXPECT_LE(refits_on_cheap, 5u);  // the early refits of the first few results only
+
+  // .inf (the default): full-resolution results refit only on the schedule.
+  o.refit_surprise_sd = tune::MultiResolutionOptions{}.refit_surprise_sd;
+  EXPECT_TRUE(std::isinf(o.refit_surprise_sd));
+  tune::Study never(square(), cmets(o), multi_resolution_options(60));
+  const auto& quiet = dynamic_cast<const tune::MultiResolutionSearch&>(never.strategy());
+  std::size_t late_refits = 0;
+  while (auto s = never.ask()) {
+    const std::size_t before = quiet.refresh_count();
+    never.tell(s->id, Objective{}(s->config, *s->level, 2, rng));
+    if (before >= 5) late_refits += quiet.refresh_count() > before;
+  }
+  EXPECT_EQ(late_refits, 0u);
+}
+
+// A full-resolution result far from the prediction refits; one the model expected does not
+// (refit_surprise_sd: 3). Every other full-resolution result from the fourth on comes back 3 above
+// f (a run on a different machine, say), which the model cannot expect. The options round-trip
+// through YAML with the new keys.
+TEST(MultiResolutionSearch, RefitSurpriseThresholdAndDiscrepancyLengthscaleOptionsRoundTrip) {
+  {
+    tune::MultiResolutionOptions o;
+    o.refit.every = 1000;
+    o.refit_surprise_sd = 3.0;
+    tune::Study study(square(), cmets(o), multi_resolution_options(90));
+    const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+    tune::Rng rng(9);
+    std::size_t surprises = 0, quiet = 0, full = 0;
+    while (auto s = study.ask()) {
+      double y = Objective{}(s->config, *s->level, 2, rng);
+      if (*s->level == 2 && ++full >= 4 && full % 2 == 0) y += 3.0;
+      const std::size_t before = strategy.refresh_count();
+      const bool judged = *s->level == 2 && strategy.model() && before >= 5;
+      double z = 0.0;
+      if (judged) {  // the z-score of the result under the model as it stands
+        const tune::Prediction p = strategy.model()->predict(study.trial(s->id).unit);
+        z = (y - p.mean) / std::sqrt(p.variance + strategy.model()->noise_variance(2));
+      }
+      study.tell(s->id, y);
+      if (!judged) continue;
+      EXPECT_EQ(strategy.refresh_count() > before, std::abs(z) > 3.0) << "z " << z;
+      (std::abs(z) > 3.0 ? surprises : quiet) += 1;
+    }
+    std::printf("full-resolution results: %zu surprising, %zu expected\n", surprises, quiet);
+    EXPECT_GT(quiet, 0u);
+    EXPECT_GT(surprises, 0u);
+  }
+  tune::MultiResolutionOptions o;
+  o.refit_surprise_sd = 2.5;
+  o.level_discrepancy_lengthscales = true;
+  o.fit.discrepancy_lengthscale_factor_prior = {0.5, 0.7};
+  o.fit.discrepancy_lengthscale_factor_min = 0.5;
+  const tune::MultiResolutionOptions back = tune::multi_resolution_options_from_yaml(tune::to_yaml(o), true);
+  EXPECT_EQ(back.refit_surprise_sd, 2.5);
+  EXPECT_TRUE(back.level_discrepancy_lengthscales);
+  EXPECT_EQ(back.fit.discrepancy_lengthscale_factor_prior.log_median, 0.5);
+  EXPECT_EQ(back.fit.discrepancy_lengthscale_factor_prior.log_sd, 0.7);
+  EXPECT_EQ(back.fit.discrepancy_lengthscale_factor_min, 0.5);
+  const tune::MultiResolutionOptions never =
+      tune::multi_resolution_options_from_yaml(YAML::Load("{refit_surprise_sd: .inf}"), true);
+  EXPECT_TRUE(std::isinf(never.refit_surprise_sd));
+  EXPECT_THROW(tune::MultiResolutionSearch(
+                   tune::multi_resolution_options_from_yaml(YAML::Load("{refit_surprise_sd: -1}"), true)),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -8,6 +8,12 @@
 
 namespace tune {
 
+std::vector<Kernel> GpHyperparameters::make_discrepancy_kernels() const {
+  std::vector<Kernel> kernels;
+  for (double m : discrepancy_lengthscale_factors) kernels.emplace_back(kernel, lengthscales * m, outputscale);
+  return kernels;
+}
+
 GaussianProcess::GaussianProcess(std::size_t dim, GpHyperparameters hyperparameters,
                                  Standardization standardization)
     : dim_(dim) {
@@ -34,6 +40,9 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
     if (!(r >= 0) || !std::isfinite(r)) throw std::invalid_argument("GP: discrepancy ratios must be finite and >= 0");
   for (double rho : hyperparameters.group_scales)
     if (!(rho > 0) || !std::isfinite(rho)) throw std::invalid_argument("GP: group scales must be finite and > 0");
+  for (double m : hyperparameters.discrepancy_lengthscale_factors)
+    if (!(m > 0) || !std::isfinite(m))
+      throw std::invalid_argument("GP: discrepancy lengthscale factors must be finite and > 0");
   for (double t : hyperparameters.trend_variances)
     if (!(t >= 0) || !std::isfinite(t)) throw std::invalid_argument("GP: trend variances must be finite and >= 0");
   if (!(standardization.scale > 0) || !std::isfinite(standardization.scale) ||
@@ -47,6 +56,7 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
   hp_ = std::move(hyperparameters);
   standardization_ = standardization;
   kernel_ = hp_.make_kernel();
+  discrepancy_kernels_ = hp_.make_discrepancy_kernels();
   n_ = 0;
   for (const Observation& o : observations_) append_row(o);
   update_weights();

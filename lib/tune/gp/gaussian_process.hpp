@@ -30,6 +30,12 @@ struct GpHyperparameters {
   // that tracks f only loosely (r_g large) is trusted less. Fitted with the kernel when present;
   // empty = no discrepancy (r = 0 for every group).
   std::vector<double> discrepancy_ratios;
+  // Per offset group g: the factor m_g by which the discrepancy process's lengthscales exceed f's
+  // (Kennedy and O'Hagan's delta has a kernel of its own). m_g > 1: a level deviates from f
+  // smoothly, e.g. by a tilt across the cube (Forrester's 10 (x - 1/2)), which a discrepancy shaped
+  // like f could only explain as a large rough deviation, trusting the level less everywhere and
+  // misplacing f between the runs. Fitted with the kernel when present; empty = 1 for every group.
+  std::vector<double> discrepancy_lengthscale_factors;
   // Per offset group g: the factor rho_g by which the group sees f (the AR(1) scale of Kennedy and
   // O'Hagan): an observation of group g is rho_g L f + b_g + delta_g. A cheap level on a different
   // scale than f (half the amplitude, say) is then a close copy of f rather than f plus a large
@@ -42,6 +48,9 @@ struct GpHyperparameters {
   std::vector<double> trend_variances;
 
   Kernel make_kernel() const { return Kernel(kernel, lengthscales, outputscale); }
+  // The discrepancy kernel of each group with a lengthscale factor (f's kernel, lengthscales times
+  // m_g); groups beyond discrepancy_lengthscale_factors use f's kernel.
+  std::vector<Kernel> make_discrepancy_kernels() const;
 };
 
 // y_std = (y - mean) / scale.
@@ -128,13 +137,14 @@ class GaussianProcess {
   double cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const;
   double standardised(double y) const { return (y - standardization_.mean) / standardization_.scale; }
   GroupCovariance groups() const {
-    return {hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, hp_.trend_variances};
+    return {hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, hp_.trend_variances, discrepancy_kernels_};
   }
 
   std::size_t dim_ = 0;
   GpHyperparameters hp_;
   Standardization standardization_;
   Kernel kernel_;
+  std::vector<Kernel> discrepancy_kernels_;
   std::vector<Observation> observations_;
   std::size_t n_ = 0;
   Eigen::MatrixXd L_;       // capacity x capacity; rows [0, n_) are valid

@@ -26,11 +26,13 @@ Eigen::VectorXd to_theta(const GpHyperparameters& hp) {
   for (double r : hp.discrepancy_ratios) logs.push_back(std::log(std::max(r, 1e-300)));
   for (double rho : hp.group_scales) logs.push_back(std::log(rho));
   for (double t : hp.trend_variances) logs.push_back(std::log(std::max(t, 1e-300)));
+  for (double m : hp.discrepancy_lengthscale_factors) logs.push_back(std::log(m));
   return Eigen::Map<const Eigen::VectorXd>(logs.data(), static_cast<Eigen::Index>(logs.size()));
 }
 
 // theta = (log l, log outputscale, log noise per noise group, log r per discrepancy group, log rho
-// per scaled group, log t per trend group); `shape` gives the kernel, the fixed offset variance
+// per scaled group, log t per trend group, log m per group with a discrepancy lengthscale factor);
+// `shape` gives the kernel, the fixed offset variance
 // and how many entries each block has.
 GpHyperparameters from_theta(const Eigen::VectorXd& theta, const GpHyperparameters& shape) {
   GpHyperparameters hp;
@@ -48,6 +50,7 @@ GpHyperparameters from_theta(const Eigen::VectorXd& theta, const GpHyperparamete
   block(hp.discrepancy_ratios, shape.discrepancy_ratios.size());
   block(hp.group_scales, shape.group_scales.size());
   block(hp.trend_variances, shape.trend_variances.size());
+  block(hp.discrepancy_lengthscale_factors, shape.discrepancy_lengthscale_factors.size());
   return hp;
 }
 
@@ -147,9 +150,16 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
   const std::size_t r_groups = hp.discrepancy_ratios.size();
   const std::size_t s_groups = hp.group_scales.size();
   const std::size_t t_groups = hp.trend_variances.size();
+  const std::size_t m_groups = hp.discrepancy_lengthscale_factors.size();
+  const std::vector<Kernel> discrepancy_kernels = hp.make_discrepancy_kernels();
   const std::size_t pairs = static_cast<std::size_t>(n * (n + 1) / 2);
   const bool keep_base = gradient && (r_groups > 0 || s_groups > 0);
-  std::vector<double> base(keep_base ? pairs : 0);
+  // base: k_ij under f's kernel; base_discrepancy: under the pair's discrepancy kernel (k_ij when
+  // its group has none); lengthscale_slope: the sum over dimensions of that kernel's log-lengthscale
+  // derivatives, d/d log m_g of it.
+  std::vector<double> base(keep_base ? pairs : 0), base_discrepancy(keep_base ? pairs : 0);
+  std::vector<double> lengthscale_slope(gradient && m_groups > 0 ? pairs : 0);
+  Eigen::VectorXd discrepancy_gradient(d + 1);
   std::vector<double> trend_features(gradient && t_groups > 0 ? pairs : 0);  // phi_i . phi_j
   // The trend features of the observations in a trend group (empty for the others).
   std::vector<Eigen::VectorXd> phi(t_groups > 0 ? static_cast<std::size_t>(n) : 0);
@@ -165,18 +175,38 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
       const Eigen::Index this_pair = pair;
       const double k = gradient ? covariance_with_log_gradient(kernel, oi.query, oj.query, dK.col(pair++))
                                 : covariance(kernel, oi.query, oj.query);
-      if (keep_base) base[static_cast<std::size_t>(this_pair)] = k;
+      const auto at = static_cast<std::size_t>(this_pair);
       double factor = rho_i * group_scale(hp.group_scales, oj);
       const bool shared = oi.offset_group && oi.offset_group == oj.offset_group;
-      if (shared && *oi.offset_group < r_groups) factor += hp.discrepancy_ratios[*oi.offset_group];
-      if (gradient) dK.col(this_pair) *= factor;
-      K(i, j) = k * factor;
+      const bool discrepant = shared && *oi.offset_group < r_groups;
+      double k_discrepancy = k;
+      if (discrepant && *oi.offset_group < m_groups) {
+        // The discrepancy's own kernel: K_ij = k_ij rho_i rho_j + r_g k^g_ij.
+        const Kernel& kg = discrepancy_kernels[*oi.offset_group];
+        const double r = hp.discrepancy_ratios[*oi.offset_group];
+        if (gradient) {
+          k_discrepancy = covariance_with_log_gradient(kg, oi.query, oj.query, discrepancy_gradient);
+          dK.col(this_pair) = dK.col(this_pair) * factor + r * discrepancy_gradient;
+          lengthscale_slope[at] = r * discrepancy_gradient.head(d).sum();
+        } else {
+          k_discrepancy = covariance(kg, oi.query, oj.query);
+        }
+        K(i, j) = k * factor + r * k_discrepancy;
+      } else {
+        if (discrepant) factor += hp.discrepancy_ratios[*oi.offset_group];
+        if (gradient) dK.col(this_pair) *= factor;
+        K(i, j) = k * factor;
+      }
+      if (keep_base) {
+        base[at] = k;
+        base_discrepancy[at] = k_discrepancy;
+      }
       // The offsets' prior variance is fixed, so it adds to K but not to the gradient.
       if (shared) K(i, j) += hp.offset_variance;
       if (shared && *oi.offset_group < t_groups) {
         const double features = phi[static_cast<std::size_t>(i)].dot(phi[static_cast<std::size_t>(j)]);
         K(i, j) += hp.trend_variances[*oi.offset_group] * features;
-        if (!trend_features.empty()) trend_features[static_cast<std::size_t>(this_pair)] = features;
+        if (!trend_features.empty()) trend_features[at] = features;
       }
     }
     K(i, i) += hp.noise_variances.at(oi.noise_group);
@@ -195,7 +225,7 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
     W = alpha * alpha.transpose() - W;
     const std::size_t groups = hp.noise_variances.size();
     Eigen::VectorXd& g = *gradient;
-    g.setZero(d + 1 + static_cast<Eigen::Index>(groups + r_groups + s_groups + t_groups));
+    g.setZero(d + 1 + static_cast<Eigen::Index>(groups + r_groups + s_groups + t_groups + m_groups));
     // Weights of the pairs: off-diagonal pairs count twice, times the 1/2.
     Eigen::VectorXd w(pair);
     pair = 0;
@@ -206,12 +236,13 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
       g(d + 1 + static_cast<Eigen::Index>(oi.noise_group)) += 0.5 * W(i, i) * hp.noise_variances[oi.noise_group];
     }
     g.head(d + 1).noalias() += dK * w;
-    if (keep_base || !trend_features.empty()) {
+    if (keep_base || !trend_features.empty() || !lengthscale_slope.empty()) {
       // d K_ij / d log r_g = r_g k_ij for the pairs of group g; d K_ij / d log rho_g =
       // k_ij rho_i rho_j ([i in g] + [j in g]); d K_ij / d log t_g = t_g phi_i . phi_j.
       const Eigen::Index r_at = d + 1 + static_cast<Eigen::Index>(groups);
       const Eigen::Index s_at = r_at + static_cast<Eigen::Index>(r_groups);
       const Eigen::Index t_at = s_at + static_cast<Eigen::Index>(s_groups);
+      const Eigen::Index m_at = t_at + static_cast<Eigen::Index>(t_groups);
       pair = 0;
       for (Eigen::Index i = 0; i < n; ++i) {
         const Observation& oi = observations[static_cast<std::size_t>(i)];
@@ -223,10 +254,13 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
           if (shared && *oi.offset_group < t_groups)
             g(t_at + static_cast<Eigen::Index>(*oi.offset_group)) +=
                 w(pair) * hp.trend_variances[*oi.offset_group] * trend_features[at];
+          if (shared && *oi.offset_group < m_groups && *oi.offset_group < r_groups)
+            g(m_at + static_cast<Eigen::Index>(*oi.offset_group)) += w(pair) * lengthscale_slope[at];
           if (!keep_base) continue;
           const double wk = w(pair) * base[at];
           if (shared && *oi.offset_group < r_groups)
-            g(r_at + static_cast<Eigen::Index>(*oi.offset_group)) += wk * hp.discrepancy_ratios[*oi.offset_group];
+            g(r_at + static_cast<Eigen::Index>(*oi.offset_group)) +=
+                w(pair) * base_discrepancy[at] * hp.discrepancy_ratios[*oi.offset_group];
           const double both = wk * rho_i * group_scale(hp.group_scales, oj);
           if (oi.offset_group && *oi.offset_group < s_groups) g(s_at + static_cast<Eigen::Index>(*oi.offset_group)) += both;
           if (oj.offset_group && *oj.offset_group < s_groups) g(s_at + static_cast<Eigen::Index>(*oj.offset_group)) += both;
@@ -304,6 +338,8 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
         options.discrepancy_prior, true);
   block(warm_start.group_scales.size(), options.scale_min, options.scale_max, options.scale_prior, true);
   block(warm_start.trend_variances.size(), options.trend_min, options.trend_max, options.trend_prior, true);
+  block(warm_start.discrepancy_lengthscale_factors.size(), options.discrepancy_lengthscale_factor_min,
+        options.discrepancy_lengthscale_factor_max, options.discrepancy_lengthscale_factor_prior, true);
   std::vector<double> lo, hi;
   for (Eigen::Index i = 0; i < p; ++i)
     if (objective.free[static_cast<std::size_t>(i)]) {

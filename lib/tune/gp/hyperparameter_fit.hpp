@@ -50,6 +50,12 @@ struct HyperparameterFitOptions {
   double trend_min = 1e-4;
   double trend_max = 1e3;
   LogNormalPrior trend_prior{0.0, 2.0};
+  // Lengthscale factors of the discrepancies (GpHyperparameters::discrepancy_lengthscale_factors;
+  // fitted when the warm start has them): centred on f's lengthscales, free to grow when a level
+  // deviates from f smoothly.
+  double discrepancy_lengthscale_factor_min = 0.25;
+  double discrepancy_lengthscale_factor_max = 20.0;
+  LogNormalPrior discrepancy_lengthscale_factor_prior{0.0, 1.0};
 
   std::size_t random_restarts = 1;   // in addition to the warm start
   std::size_t max_evaluations = 30;  // per start

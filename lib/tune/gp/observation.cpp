@@ -244,7 +244,10 @@ double observation_covariance(const Kernel& k, const GroupCovariance& groups, co
   const double r = group_entry(groups.discrepancy_ratios, g, 0.0);
   const double t = group_entry(groups.trend_variances, g, 0.0);
   const double trend = t != 0.0 ? t * trend_feature(a.query).dot(trend_feature(b.query)) : 0.0;
-  return scaled + r * c + trend + groups.offset_variance;
+  const double c_discrepancy = r != 0.0 && g < groups.discrepancy_kernels.size()
+                                   ? covariance(groups.discrepancy_kernels[g], a.query, b.query)
+                                   : c;
+  return scaled + r * c_discrepancy + trend + groups.offset_variance;
 }
 
 }  // namespace tune

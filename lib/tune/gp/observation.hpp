@@ -81,9 +81,13 @@ struct GroupCovariance {
   const std::vector<double>& discrepancy_ratios;
   const std::vector<double>& group_scales;
   const std::vector<double>& trend_variances;
+  // Per group, the discrepancy's own kernel (GpHyperparameters::make_discrepancy_kernels); a group
+  // beyond its end uses f's.
+  const std::vector<Kernel>& discrepancy_kernels;
 };
 
-// Cov(z_a, z_b) without noise: the functionals' covariance c times rho_a rho_b, plus r_g c,
+// Cov(z_a, z_b) without noise: the functionals' covariance c times rho_a rho_b, plus r_g c_g (c
+// under group g's discrepancy kernel),
 // t_g phi_a . phi_b (phi = trend_feature) and offset_variance when both share offset group g.
 double observation_covariance(const Kernel& k, const GroupCovariance& groups, const Observation& a,
                               const Observation& b);

@@ -23,6 +23,8 @@ void write_gp_state(YAML::Node& state, const GpHyperparameters& h, const Standar
   if (!h.discrepancy_ratios.empty()) hp["discrepancy_ratios"] = yaml_doubles(h.discrepancy_ratios);
   if (!h.group_scales.empty()) hp["group_scales"] = yaml_doubles(h.group_scales);
   if (!h.trend_variances.empty()) hp["trend_variances"] = yaml_doubles(h.trend_variances);
+  if (!h.discrepancy_lengthscale_factors.empty())
+    hp["discrepancy_lengthscale_factors"] = yaml_doubles(h.discrepancy_lengthscale_factors);
   state["hyperparameters"] = hp;
   state["standardization"]["mean"] = yaml_double(s.mean);
   state["standardization"]["scale"] = yaml_double(s.scale);
@@ -45,6 +47,9 @@ YAML::Node read_gp_state(const YAML::Node& state, GpHyperparameters& h, Standard
   if (hp["group_scales"]) h.group_scales = read_doubles(hp["group_scales"], "group_scales");
   h.trend_variances.clear();
   if (hp["trend_variances"]) h.trend_variances = read_doubles(hp["trend_variances"], "trend_variances");
+  h.discrepancy_lengthscale_factors.clear();
+  if (hp["discrepancy_lengthscale_factors"])
+    h.discrepancy_lengthscale_factors = read_doubles(hp["discrepancy_lengthscale_factors"], "discrepancy_lengthscale_factors");
   const YAML::Node st = require(state, "standardization");
   s.mean = read_double(require(st, "mean"), "standardization.mean");
   s.scale = read_double(require(st, "scale"), "standardization.scale");

@@ -63,6 +63,9 @@ MultiResolutionSearch::MultiResolutionSearch(MultiResolutionOptions options) : o
     throw std::invalid_argument("strategy option 'recommendation_sd_penalty' must be >= 0 (0: the plain posterior mean)");
   if (!(options_.recommendation_radius > 0) || !std::isfinite(options_.recommendation_radius))
     throw std::invalid_argument("strategy option 'recommendation_radius' must be > 0 (a distance in the unit cube, e.g. 0.15)");
+  if (!(options_.refit_surprise_sd >= 0))
+    throw std::invalid_argument("strategy option 'refit_surprise_sd' must be >= 0 (predictive sds; 0: refit after every "
+                                "full-resolution result, .inf: on the schedule only)");
   if (options_.variant == CmetsVariant::literal && options_.allow_requery)
     throw std::invalid_argument("strategy option 'allow_requery' applies to the cleaned variant only");
 }
@@ -204,6 +207,13 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     if (options_.level_offsets && options_.level_scales) hyperparameters_.group_scales.assign(top, 1.0);
     if (options_.level_offsets && options_.level_trends)
       hyperparameters_.trend_variances.assign(top, std::exp(options_.fit.trend_prior.log_median));
+  }
+  if (options_.level_offsets && options_.level_discrepancy && options_.level_discrepancy_lengthscales) {
+    const auto full = static_cast<std::size_t>(std::count_if(
+        observations.begin(), observations.end(), [&](const Observation& o) { return o.noise_group == top; }));
+    std::vector<double>& factors = hyperparameters_.discrepancy_lengthscale_factors;
+    if (full < kDiscrepancyLengthscalesAfter) factors.clear();
+    else if (factors.size() != top) factors.assign(top, std::exp(options_.fit.discrepancy_lengthscale_factor_prior.log_median));
   }
   standardization_ = standardization_by_level(observations, top);
   hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
@@ -485,7 +495,19 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
 void MultiResolutionSearch::on_complete(const StrategyContext& context, const Trial& trial) {
   if (!trial.value) return;
   in_model_.push_back(trial.id);
-  if (model_) model_->add(observation_of(trial, context, reward_of(*trial.value, context.direction)));
+  if (!model_) return;
+  Observation o = observation_of(trial, context, reward_of(*trial.value, context.direction));
+  if (!o.offset_group && o.noise_group + 1 == levels_of(context)) {
+    // Refit now rather than at the next ask, so that the recommendation made after this result
+    // already comes from the refitted model.
+    const Prediction p = model_->predict(o);
+    const double sd = std::sqrt(p.variance + model_->noise_variance(o.noise_group));
+    if (!(std::abs(o.value - p.mean) <= options_.refit_surprise_sd * sd)) {
+      rebuild_model(context);
+      return;
+    }
+  }
+  model_->add(std::move(o));
 }
 
 std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyContext& context) const {
@@ -557,6 +579,8 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("level_discrepancy", o.level_discrepancy);
   visit("level_scales", o.level_scales);
   visit("level_trends", o.level_trends);
+  visit("level_discrepancy_lengthscales", o.level_discrepancy_lengthscales);
+  visit("refit_surprise_sd", o.refit_surprise_sd);
   visit("recommendation_radius", o.recommendation_radius);
   visit("recommendation_sd_penalty", o.recommendation_sd_penalty);
 }

@@ -47,6 +47,10 @@ void fit_fields(Options& o, Visit&& visit) {
   visit("trend_max", f.trend_max);
   visit("trend_prior_log_median", f.trend_prior.log_median);
   visit("trend_prior_log_sd", f.trend_prior.log_sd);
+  visit("discrepancy_lengthscale_factor_min", f.discrepancy_lengthscale_factor_min);
+  visit("discrepancy_lengthscale_factor_max", f.discrepancy_lengthscale_factor_max);
+  visit("discrepancy_lengthscale_factor_prior_log_median", f.discrepancy_lengthscale_factor_prior.log_median);
+  visit("discrepancy_lengthscale_factor_prior_log_sd", f.discrepancy_lengthscale_factor_prior.log_sd);
   visit("random_restarts", f.random_restarts);
   visit("max_evaluations", f.max_evaluations);
   visit("max_points", f.max_points);
