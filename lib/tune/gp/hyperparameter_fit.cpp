@@ -141,12 +141,14 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
   Eigen::MatrixXd K(n, n);
   Eigen::VectorXd y(n);
   // With a gradient, the kernel's log-parameter derivatives of every pair (i >= j) are kept from
-  // this pass, so each pair costs one kernel evaluation.
+  // this pass, so each pair costs one kernel evaluation (two in a group whose discrepancy has its
+  // own lengthscales).
   Eigen::MatrixXd dK(gradient ? d + 1 : 0, gradient ? n * (n + 1) / 2 : 0);
   Eigen::Index pair = 0;
-  // K_ij = k_ij (rho_i rho_j + [same group g] r_g) + [same group g] (t_g phi_i . phi_j +
-  // offset_variance). For the gradients with respect to log r, log rho and log t, each pair's k_ij
-  // before those factors and its phi_i . phi_j are kept.
+  // K_ij = k_ij rho_i rho_j + [same group g] (r_g k^g_ij + t_g phi_i . phi_j + offset_variance),
+  // k^g being group g's discrepancy kernel (k itself without a lengthscale factor). For the
+  // gradients with respect to log r, log rho, log t and log m, each pair's k_ij and k^g_ij before
+  // those factors, and its phi_i . phi_j, are kept.
   const std::size_t r_groups = hp.discrepancy_ratios.size();
   const std::size_t s_groups = hp.group_scales.size();
   const std::size_t t_groups = hp.trend_variances.size();

@@ -497,7 +497,7 @@ void MultiResolutionSearch::on_complete(const StrategyContext& context, const Tr
   in_model_.push_back(trial.id);
   if (!model_) return;
   Observation o = observation_of(trial, context, reward_of(*trial.value, context.direction));
-  if (!o.offset_group && o.noise_group + 1 == levels_of(context)) {
+  if (std::isfinite(options_.refit_surprise_sd) && !o.offset_group && o.noise_group + 1 == levels_of(context)) {
     // Refit now rather than at the next ask, so that the recommendation made after this result
     // already comes from the refitted model.
     const Prediction p = model_->predict(o);

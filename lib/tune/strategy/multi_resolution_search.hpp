@@ -118,7 +118,7 @@ struct MultiResolutionOptions {
   // 10 (x - 1/2)) then no longer makes the model believe f flat where the cheap level is. Off by
   // default: with refit_surprise_sd 0 and the factors held >= 1 it meets the benchmark's target on
   // Forrester, Currin, Park and Hartmann-3, but Branin, whose cheap levels deviate roughly, goes
-  // from 10.2 to ~24 (README, "The model").
+  // from 10.2 to 25.8 (README, "The model").
   bool level_discrepancy_lengthscales = false;
 
   // The recommendation stays within this distance (per coordinate, unit cube) of a trial's point.
