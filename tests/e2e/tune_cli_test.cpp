@@ -672,6 +672,8 @@ TEST(TuneCli, InvalidTreeStrategyOptionsNameTheLineTheFieldAndTheFix) {
       {head + "strategy: {name: gpoo, aggregation: sometimes}\n", "strategy", "expected 'representatives', 'cell'"},
       {head + "strategy: {name: gpoo, representative: 2}\n", "strategy.representative", "known keys: aggregation"},
       {head + "strategy: {name: bnb, alpha: 2}\n", "strategy.alpha", "(0, 1)"},
+      {head + "strategy: {name: cmets, options: {level_trends: true}}\n", "strategy.options",
+       "write them in the strategy map itself"},
       {head + "strategy: {name: bnb, max_level: many}\n", "strategy", "max_level"},
       {head + "strategy: gpo\n", "strategy", "gpoo"},
       {head + "objective: {name: loss, deterministic: maybe}\n", "objective.deterministic", "expected true"},

@@ -313,10 +313,15 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
         if (const std::size_t at = what.find(unknown); at != std::string::npos && s.IsMap()) {
           const std::size_t from = at + unknown.size();
           const std::string key = what.substr(from, what.find('\'', from) - from);
+          // Other tools nest a strategy's settings under `options:`; here they sit beside `name`.
+          const std::string nested = key == "options" ? "; write them in the strategy map itself, e.g. strategy: {name: " +
+                                                            c.strategy + ", refit: {every: 5}}"
+                                                      : "";
           for (const auto& kv : s)
             if (kv.first.Scalar() == key)
               fail(kv.first, "strategy." + key,
-                   "unknown option of strategy '" + c.strategy + "'" + what.substr(what.find(';') == std::string::npos ? what.size() : what.find(';')));
+                   "unknown option of strategy '" + c.strategy + "'" + nested +
+                       what.substr(what.find(';') == std::string::npos ? what.size() : what.find(';')));
         }
         fail(s, "strategy", what);
       }
