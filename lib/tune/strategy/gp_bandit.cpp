@@ -210,14 +210,7 @@ YAML::Node GpBandit::save() const {
   state["refresh_count"] = refresh_count_;
   state["size_at_refresh"] = size_at_refresh_;
   if (refresh_count_ > 0) write_gp_state(state, hyperparameters_, standardization_);
-  if (transform_.active) {
-    YAML::Node t;
-    t["reference"] = yaml_double(transform_.reference);
-    t["scale"] = yaml_double(transform_.scale);
-    t["shift"] = yaml_double(transform_.shift);
-    t["lambda"] = yaml_double(transform_.lambda);
-    state["output_transform"] = t;
-  }
+  write_output_transform(state, transform_);
   YAML::Node skipped(YAML::NodeType::Sequence);
   for (const SkippedStep& s : skipped_) {
     YAML::Node step;
@@ -253,17 +246,7 @@ void GpBandit::restore(const YAML::Node& node, const StrategyContext& context) {
     skipped_.push_back({read_uint(require(skipped[i], "ask"), "skipped_steps.ask"),
                         read_vector(require(skipped[i], "unit"), "skipped_steps.unit"),
                         read_double(require(skipped[i], "test_statistic"), "skipped_steps.test_statistic")});
-  transform_ = OutputTransform{};
-  if (const YAML::Node t = state["output_transform"]) {
-    transform_ = {.active = true,
-                  .reference = read_double(require(t, "reference"), "output_transform.reference"),
-                  .scale = read_double(require(t, "scale"), "output_transform.scale"),
-                  .shift = read_double(require(t, "shift"), "output_transform.shift"),
-                  .lambda = read_double(require(t, "lambda"), "output_transform.lambda")};
-    if (!(transform_.scale > 0.0) || !(transform_.shift > 0.0) || !std::isfinite(transform_.reference) ||
-        !std::isfinite(transform_.lambda))
-      throw StateError("output_transform at " + position_of(t) + ": scale and shift must be > 0, reference and lambda finite");
-  }
+  transform_ = read_output_transform(state);
   model_.reset();
   if (refresh_count_ == 0) return;
   const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);

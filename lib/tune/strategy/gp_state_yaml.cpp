@@ -1,5 +1,6 @@
 #include "tune/strategy/gp_state_yaml.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -54,6 +55,30 @@ YAML::Node read_gp_state(const YAML::Node& state, GpHyperparameters& h, Standard
   s.mean = read_double(require(st, "mean"), "standardization.mean");
   s.scale = read_double(require(st, "scale"), "standardization.scale");
   return hp;
+}
+
+void write_output_transform(YAML::Node& state, const OutputTransform& transform) {
+  if (!transform.active) return;
+  YAML::Node t;
+  t["reference"] = yaml_double(transform.reference);
+  t["scale"] = yaml_double(transform.scale);
+  t["shift"] = yaml_double(transform.shift);
+  t["lambda"] = yaml_double(transform.lambda);
+  state["output_transform"] = t;
+}
+
+OutputTransform read_output_transform(const YAML::Node& state) {
+  const YAML::Node t = state["output_transform"];
+  if (!t) return {};
+  OutputTransform transform{.active = true,
+                            .reference = read_double(require(t, "reference"), "output_transform.reference"),
+                            .scale = read_double(require(t, "scale"), "output_transform.scale"),
+                            .shift = read_double(require(t, "shift"), "output_transform.shift"),
+                            .lambda = read_double(require(t, "lambda"), "output_transform.lambda")};
+  if (!(transform.scale > 0.0) || !(transform.shift > 0.0) || !std::isfinite(transform.reference) ||
+      !std::isfinite(transform.lambda))
+    throw StateError("output_transform at " + position_of(t) + ": scale and shift must be > 0, reference and lambda finite");
+  return transform;
 }
 
 }  // namespace tune
