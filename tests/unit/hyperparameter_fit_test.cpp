@@ -7,6 +7,7 @@
 #include <Eigen/Cholesky>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numbers>
 #include <random>
 #include <vector>
@@ -136,6 +137,20 @@ Data with_two_offset_groups(Data d) {
     if (i % 4 == 1 || i % 4 == 2) d.observations[i].offset_group = i % 4 - 1;
   d.hp.offset_variance = 2.0;
   d.hp.discrepancy_ratios = {0.3, 1.7};
+  return d;
+}
+
+// Every third observation reads f itself; the others form offset groups 0 (i % 3 == 1) and 1
+// (i % 3 == 2), and add their group's deviation, a function of the point, to f's value.
+Data with_deviating_groups(Data d, const std::function<double(const Eigen::VectorXd&)>& group0,
+                           const std::function<double(const Eigen::VectorXd&)>& group1) {
+  for (std::size_t i = 0; i < d.observations.size(); ++i) {
+    Observation& o = d.observations[i];
+    if (i % 3 == 0) continue;
+    o.offset_group = i % 3 - 1;
+    const Eigen::VectorXd& x = std::get<PointQuery>(o.query).x;
+    o.value += i % 3 == 1 ? group0(x) : group1(x);
+  }
   return d;
 }
 
@@ -385,15 +400,9 @@ TEST_P(LmlKernels, TrendVariancesEqualClosedFormWithGradientAndFitFindsTheTilted
 
   // Group 0 reads f + 4 (x_1 - 1/2) - 3 (x_2 - 1/2) (raw units; f's sd is about 1.7), group 1 reads
   // f itself; both have their own offset.
-  Data tilted = make_data(GetParam(), 47, 90);
-  for (std::size_t i = 0; i < tilted.observations.size(); ++i) {
-    Observation& o = tilted.observations[i];
-    if (i % 3 == 0) continue;
-    o.offset_group = i % 3 - 1;
-    const Eigen::VectorXd& x = std::get<PointQuery>(o.query).x;
-    if (i % 3 == 1) o.value += 4.0 * (x(0) - 0.5) - 3.0 * (x(1) - 0.5) + 1.0;
-    else o.value -= 2.0;
-  }
+  Data tilted = with_deviating_groups(
+      make_data(GetParam(), 47, 90), [](const Eigen::VectorXd& x) { return 4.0 * (x(0) - 0.5) - 3.0 * (x(1) - 0.5) + 1.0; },
+      [](const Eigen::VectorXd&) { return -2.0; });
   tilted.hp.offset_variance = 10.0;
   tilted.hp.trend_variances = {1.0, 1.0};
   const auto fit = thorough_fit(tilted, 5);
@@ -439,15 +448,9 @@ TEST_P(LmlKernels, DiscrepancyLengthscaleFactorsEqualClosedFormWithGradientAndFi
 
   // Group 0 reads f + 3 sin(1.2 x_1 + 0.8 x_2) (a deviation far smoother than f), group 1 reads
   // f + 0.8 sin(14 x_1) sin(11 x_2) (rougher than f); each has its own offset.
-  Data mixed = make_data(GetParam(), 49, 120);
-  for (std::size_t i = 0; i < mixed.observations.size(); ++i) {
-    Observation& o = mixed.observations[i];
-    if (i % 3 == 0) continue;
-    o.offset_group = i % 3 - 1;
-    const Eigen::VectorXd& x = std::get<PointQuery>(o.query).x;
-    if (i % 3 == 1) o.value += 3.0 * std::sin(1.2 * x(0) + 0.8 * x(1)) - 1.0;
-    else o.value += 0.8 * std::sin(14.0 * x(0)) * std::sin(11.0 * x(1)) + 1.0;
-  }
+  Data mixed = with_deviating_groups(
+      make_data(GetParam(), 49, 120), [](const Eigen::VectorXd& x) { return 3.0 * std::sin(1.2 * x(0) + 0.8 * x(1)) - 1.0; },
+      [](const Eigen::VectorXd& x) { return 0.8 * std::sin(14.0 * x(0)) * std::sin(11.0 * x(1)) + 1.0; });
   mixed.hp.offset_variance = 10.0;
   mixed.hp.discrepancy_ratios = {0.1, 0.1};
   mixed.hp.discrepancy_lengthscale_factors = {1.0, 1.0};

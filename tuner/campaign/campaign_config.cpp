@@ -314,9 +314,10 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
           const std::size_t from = at + unknown.size();
           const std::string key = what.substr(from, what.find('\'', from) - from);
           // Other tools nest a strategy's settings under `options:`; here they sit beside `name`.
-          const std::string nested = key == "options" ? "; write them in the strategy map itself, e.g. strategy: {name: " +
-                                                            c.strategy + ", refit: {every: 5}}"
-                                                      : "";
+          const std::string nested =
+              key == "options" ? "; write them in the strategy map itself, beside its name: strategy: {name: " +
+                                     c.strategy + ", OPTION: VALUE}"
+                               : "";
           for (const auto& kv : s)
             if (kv.first.Scalar() == key)
               fail(kv.first, "strategy." + key,

@@ -195,6 +195,8 @@ double log_marginal_likelihood(const std::vector<Observation>& observations,
         }
         K(i, j) = k * factor + r * k_discrepancy;
       } else {
+        // f's own kernel: k_ij (rho_i rho_j + r_g), summed as before the factors existed, so that a
+        // model without them fits to the same bits.
         if (discrepant) factor += hp.discrepancy_ratios[*oi.offset_group];
         if (gradient) dK.col(this_pair) *= factor;
         K(i, j) = k * factor;
