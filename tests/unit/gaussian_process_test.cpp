@@ -551,6 +551,49 @@ INSTANTIATE_TEST_SUITE_P(GaussianProcessOffsets, GaussianProcessOffsetsExplicit,
                            return param.param ? "discrepancy_lengthscale_factors" : "shared_lengthscales";
                          });
 
+// predict_pairs solves for many pairs at once, in chunks of 256: across chunk boundaries every
+// pair's result is predict_pair's for that pair alone (itself checked against the explicit model
+// above), and its diagonal is predict(Observation)'s, a separate single-target solve.
+TEST(GaussianProcessOffsets, BatchedPairsEqualSinglePairs) {
+  std::mt19937_64 rng(29);
+  GpHyperparameters hp;
+  hp.kernel = KernelType::matern52;
+  hp.lengthscales = Eigen::Vector2d(0.3, 0.4);
+  hp.noise_variances = {0.01, 0.05, 0.1};
+  hp.offset_variance = 1.5;
+  hp.discrepancy_ratios = {0.3, 0.8};
+  hp.group_scales = {0.8, 1.2};
+  GaussianProcess gp(2, hp, Standardization{0.4, 1.7});
+  for (int i = 0; i < 40; ++i) {
+    Observation o{PointQuery{random_point(rng, 2)}, uniform(rng, -1.0, 1.0), static_cast<std::size_t>(i % 3)};
+    if (i % 3 > 0) o.offset_group = static_cast<std::size_t>(i % 3 - 1);
+    gp.add(o);
+  }
+  std::vector<Observation> a, b;
+  for (int j = 0; j < 600; ++j) {  // three chunks, the last one partial
+    const Eigen::VectorXd x = random_point(rng, 2);
+    a.push_back(Observation{PointQuery{x}, 0.0, 0});
+    b.push_back(Observation{PointQuery{j % 4 == 0 ? random_point(rng, 2) : x}, 0.0, 1});
+    if (j % 3 > 0) b.back().offset_group = static_cast<std::size_t>(j % 3 - 1);
+  }
+  const std::vector<tune::PairPrediction> batched = gp.predict_pairs(a, b);
+  ASSERT_EQ(batched.size(), a.size());
+  for (std::size_t j = 0; j < a.size(); ++j) {
+    Eigen::Vector2d mean;
+    Eigen::Matrix2d cov;
+    gp.predict_pair(a[j], b[j], mean, cov);
+    EXPECT_LT((batched[j].mean - mean).cwiseAbs().maxCoeff(), 1e-12) << j;
+    EXPECT_LT((batched[j].covariance - cov).cwiseAbs().maxCoeff(), 1e-12) << j;
+    const tune::Prediction pa = gp.predict(a[j]), pb = gp.predict(b[j]);
+    EXPECT_NEAR(batched[j].mean(0), pa.mean, 1e-10) << j;
+    EXPECT_NEAR(batched[j].mean(1), pb.mean, 1e-10) << j;
+    EXPECT_NEAR(batched[j].covariance(0, 0), pa.variance, 1e-10) << j;
+    EXPECT_NEAR(batched[j].covariance(1, 1), pb.variance, 1e-10) << j;
+  }
+  EXPECT_TRUE(gp.predict_pairs({}, {}).empty());
+  EXPECT_THROW(gp.predict_pairs(a, {}), std::invalid_argument);
+}
+
 // As the offset prior widens, a constant added to every value of an offset group stops moving the
 // posterior of f (the offset absorbs it); with a narrow prior it does move it. The error shrinks
 // like 1 / offset_variance.

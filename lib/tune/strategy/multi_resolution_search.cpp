@@ -273,14 +273,22 @@ Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& 
   Eigen::VectorXd noise_sd(m);
   std::vector<bool> uninformative(static_cast<std::size_t>(m), false);
   double floor = -std::numeric_limits<double>::infinity();
+  // The pairs (g, y) of the queries that observe through a level, predicted in one batch.
+  std::vector<Observation> f_of_leveled, leveled;
+  for (const Observation& q : queries)
+    if (q.offset_group) {
+      leveled.push_back(q);
+      f_of_leveled.push_back(q);
+      f_of_leveled.back().offset_group.reset();
+    }
+  const std::vector<PairPrediction> joint = gp.predict_pairs(f_of_leveled, leveled);
+  std::size_t next_pair = 0;
   for (Eigen::Index i = 0; i < m; ++i) {
     const Observation& q = queries[static_cast<std::size_t>(i)];
-    Observation f_only = q;
-    f_only.offset_group.reset();
     Prediction p;
     double scale = 1.0, extra = 0.0;  // y = scale g + e, Var(e) = extra (+ the level's noise)
     if (!q.offset_group) {
-      p = gp.predict(f_only);
+      p = gp.predict(q);
     } else {
       // The observation y = g + b + delta adds its level's offset and discrepancy to the average g
       // of f, and their posterior is correlated with g's (a cheap run informs about g + b + delta
@@ -288,10 +296,9 @@ Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& 
       // a = Cov(g, y) / Var(g) and e independent of g: y / a = g + e / a is the form Appendix A
       // scores, with noise variance Var(e) / a^2. A y that hardly moves with g (a ~ 0) informs
       // hardly at all.
-      Eigen::Vector2d mean;
-      Eigen::Matrix2d cov;
-      gp.predict_pair(f_only, q, mean, cov);
-      p = {mean(0), cov(0, 0)};
+      const PairPrediction& pair = joint[next_pair++];
+      const Eigen::Matrix2d& cov = pair.covariance;
+      p = {pair.mean(0), cov(0, 0)};
       scale = cov(0, 0) > 0.0 ? cov(0, 1) / cov(0, 0) : 0.0;
       extra = std::max(0.0, cov(1, 1) - scale * cov(0, 1));
     }
