@@ -1,5 +1,6 @@
 #pragma once
 // Command-line pieces shared by the benchmark programs.
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -29,6 +30,16 @@ inline std::optional<std::size_t> positive_count(const std::string& text) {
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
   if (text.empty() || end == nullptr || *end != '\0' || v == 0 || text[0] == '-') return std::nullopt;
   return static_cast<std::size_t>(v);
+}
+
+// The value of option argv[i], advancing i past it; without one, "<program>: <option> needs a value"
+// on stderr and exit status 2.
+inline std::string option_value(int argc, char** argv, int& i, const char* program) {
+  if (i + 1 >= argc) {
+    std::fprintf(stderr, "%s: %s needs a value\n", program, argv[i]);
+    std::exit(2);
+  }
+  return argv[++i];
 }
 
 }  // namespace tune::bench

@@ -36,6 +36,7 @@
 
 #include "bench_args.hpp"
 #include "functions/multi_fidelity.hpp"
+#include "multi_fidelity_study.hpp"
 #include "tune/space/sampling.hpp"
 #include "tune/tune.hpp"
 #include "bench_stats.hpp"
@@ -74,18 +75,7 @@ std::string joined(const Eigen::VectorXd& u) {
 std::vector<std::string> split(const std::string& text) { return tune::bench::split_commas(text); }
 
 using tune::bench::median;
-
-tune::Space unit_space(std::size_t dim) {
-  std::vector<tune::Parameter> p;
-  for (std::size_t i = 0; i < dim; ++i) p.push_back(tune::Parameter::floating("x" + std::to_string(i), 0, 1));
-  return tune::Space(p);
-}
-
-Eigen::VectorXd unit_of(const tune::Config& c, std::size_t dim) {
-  Eigen::VectorXd u(static_cast<Eigen::Index>(dim));
-  for (std::size_t i = 0; i < dim; ++i) u(static_cast<Eigen::Index>(i)) = std::get<double>(c.at("x" + std::to_string(i)));
-  return u;
-}
+using tune::bench::unit_of;
 
 double typical_gap(const tune::testfn::MultiFidelityFunction& fn) {
   tune::Rng rng(12345);
@@ -95,38 +85,9 @@ double typical_gap(const tune::testfn::MultiFidelityFunction& fn) {
   return median(v);
 }
 
-// "name" or "name:key=value+key=value" with strategy options, e.g.
-// "cmets:level_choice=acquisition+window=point+fit.discrepancy_prior_log_median=0".
-std::unique_ptr<tune::Strategy> make_method(const std::string& method) {
-  const std::size_t colon = method.find(':');
-  if (colon == std::string::npos) return tune::make_strategy(method);
-  YAML::Node options;
-  std::string rest = method.substr(colon + 1);
-  while (!rest.empty()) {
-    const std::size_t plus = rest.find('+');
-    const std::string kv = rest.substr(0, plus);
-    const std::size_t eq = kv.find('=');
-    const std::string key = kv.substr(0, eq);
-    const std::size_t dot = key.find('.');  // "fit.noise_min=1e-9": a field of a nested block
-    if (dot == std::string::npos) options[key] = kv.substr(eq + 1);
-    else options[key.substr(0, dot)][key.substr(dot + 1)] = kv.substr(eq + 1);
-    rest = plus == std::string::npos ? "" : rest.substr(plus + 1);
-  }
-  return tune::make_strategy(method.substr(0, colon), options);
-}
-
 std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::string& method, std::uint64_t seed,
                       double budget) {
-  tune::StudyOptions so;
-  so.direction = tune::Direction::minimize;
-  so.seed = seed;
-  tune::Resolution r;
-  r.parameter = "fidelity";
-  for (std::size_t l = 0; l < fn.levels(); ++l) r.values.push_back(static_cast<double>(l + 1));
-  r.costs = fn.cost;
-  so.resolution = r;
-  so.cost_budget = budget;
-  tune::Study study(unit_space(fn.dim()), make_method(method), so);
+  tune::Study study = tune::bench::multi_fidelity_study(fn, method, seed, budget);
   std::vector<Step> steps;
   double best_top = std::numeric_limits<double>::infinity();
   while (auto s = study.ask()) {
@@ -159,13 +120,7 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "multi_fidelity_cost: %s needs a value\n", a.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
+    auto value = [&] { return tune::bench::option_value(argc, argv, i, "multi_fidelity_cost"); };
     if (a == "--seeds") o.seeds = std::stoul(value());
     else if (a == "--budget") o.budget = std::stod(value());
     else if (a == "--target") o.target = std::stod(value());

@@ -551,24 +551,35 @@ INSTANTIATE_TEST_SUITE_P(GaussianProcessOffsets, GaussianProcessOffsetsExplicit,
                            return param.param ? "discrepancy_lengthscale_factors" : "shared_lengthscales";
                          });
 
+// A model with two offset groups (scales, discrepancies) and a mix of point and box observations.
+GpHyperparameters offset_hyperparameters() {
+  GpHyperparameters hp;
+  hp.kernel = KernelType::squared_exponential;
+  hp.lengthscales = Eigen::Vector2d(0.35, 0.3);
+  hp.noise_variances = {0.01, 0.05, 0.1};
+  hp.offset_variance = 1.2;
+  hp.discrepancy_ratios = {0.3, 0.8};
+  hp.group_scales = {0.8, 1.2};
+  return hp;
+}
+
+Observation random_observation(std::mt19937_64& rng, int i) {
+  const Eigen::VectorXd x = random_point(rng, 2);
+  Observation o{PointQuery{x}, uniform(rng, -1.0, 1.0), static_cast<std::size_t>(i % 3)};
+  if (i % 5 == 4) o.query = tune::BoxQuery{x * 0.5, x * 0.5 + Eigen::Vector2d::Constant(0.2)};
+  if (i % 3 > 0) o.offset_group = static_cast<std::size_t>(i % 3 - 1);
+  return o;
+}
+
 // predict_pairs solves for many pairs at once, in chunks of 256: across chunk boundaries every
 // pair's result is predict_pair's for that pair alone (itself checked against the explicit model
 // above), and its diagonal is predict(Observation)'s, a separate single-target solve.
 TEST(GaussianProcessOffsets, BatchedPairsEqualSinglePairs) {
   std::mt19937_64 rng(29);
-  GpHyperparameters hp;
+  GpHyperparameters hp = offset_hyperparameters();
   hp.kernel = KernelType::matern52;
-  hp.lengthscales = Eigen::Vector2d(0.3, 0.4);
-  hp.noise_variances = {0.01, 0.05, 0.1};
-  hp.offset_variance = 1.5;
-  hp.discrepancy_ratios = {0.3, 0.8};
-  hp.group_scales = {0.8, 1.2};
   GaussianProcess gp(2, hp, Standardization{0.4, 1.7});
-  for (int i = 0; i < 40; ++i) {
-    Observation o{PointQuery{random_point(rng, 2)}, uniform(rng, -1.0, 1.0), static_cast<std::size_t>(i % 3)};
-    if (i % 3 > 0) o.offset_group = static_cast<std::size_t>(i % 3 - 1);
-    gp.add(o);
-  }
+  for (int i = 0; i < 40; ++i) gp.add(random_observation(rng, i));
   std::vector<Observation> a, b;
   for (int j = 0; j < 600; ++j) {  // three chunks, the last one partial
     const Eigen::VectorXd x = random_point(rng, 2);
@@ -593,6 +604,107 @@ TEST(GaussianProcessOffsets, BatchedPairsEqualSinglePairs) {
   EXPECT_TRUE(gp.predict_pairs({}, {}).empty());
   EXPECT_THROW(gp.predict_pairs(a, {}), std::invalid_argument);
 }
+
+namespace tracked_targets_test {
+
+// The targets a cmets ask scores: f at a point and observations of each level there.
+std::vector<Observation> targets_at(std::mt19937_64& rng, int count) {
+  std::vector<Observation> out;
+  for (int j = 0; j < count; ++j) {
+    Observation t = random_observation(rng, j);
+    t.value = 0.0;
+    out.push_back(t);
+  }
+  return out;
+}
+
+void expect_pairs_as_solved(const GaussianProcess& gp, const std::vector<Observation>& targets,
+                            const std::vector<std::size_t>& slots) {
+  for (std::size_t j = 0; j + 1 < targets.size(); ++j) {
+    Eigen::Vector2d mean;
+    Eigen::Matrix2d cov;
+    gp.predict_pair(targets[j], targets[j + 1], mean, cov);
+    const tune::PairPrediction p = gp.predict_tracked_pair(slots[j], slots[j + 1]);
+    EXPECT_LT((p.mean - mean).cwiseAbs().maxCoeff(), 1e-10) << j;
+    EXPECT_LT((p.covariance - cov).cwiseAbs().maxCoeff(), 1e-10) << j;
+  }
+}
+
+// The tracked columns follow adds, fantasies truncated away and a reset with new hyperparameters,
+// and predict as the solve does.
+TEST(GaussianProcessTrackedTargets, PairsEqualTheSolveThroughAddsTruncationAndReset) {
+  std::mt19937_64 rng(41);
+  GaussianProcess gp(2, offset_hyperparameters(), Standardization{0.3, 1.4});
+  const std::vector<Observation> targets = targets_at(rng, 12);
+  std::vector<std::size_t> slots;
+  for (std::size_t j = 0; j < 6; ++j) slots.push_back(gp.track_target(targets[j]));  // before any data
+  for (int i = 0; i < 25; ++i) gp.add(random_observation(rng, i));
+  for (std::size_t j = 6; j < targets.size(); ++j) slots.push_back(gp.track_target(targets[j]));  // after
+  expect_pairs_as_solved(gp, targets, slots);
+  {
+    const tune::TruncateOnExit fantasies(gp);
+    for (int i = 0; i < 4; ++i) gp.add(random_observation(rng, i));
+    expect_pairs_as_solved(gp, targets, slots);
+  }
+  for (int i = 0; i < 5; ++i) gp.add(random_observation(rng, i));
+  expect_pairs_as_solved(gp, targets, slots);
+  GpHyperparameters refitted = offset_hyperparameters();
+  refitted.lengthscales = Eigen::Vector2d(0.2, 0.5);
+  refitted.group_scales = {0.5, 1.6};
+  gp.reset(refitted, Standardization{-0.1, 0.9});
+  expect_pairs_as_solved(gp, targets, slots);
+  // A freed slot is reused and holds the new target's column, not the old one's.
+  gp.untrack_target(slots[3]);
+  EXPECT_EQ(gp.tracked_target_count(), targets.size() - 1);
+  Observation replacement = targets_at(rng, 1).front();
+  EXPECT_EQ(gp.track_target(replacement), slots[3]);
+  std::vector<Observation> now = targets;
+  now[3] = replacement;
+  expect_pairs_as_solved(gp, now, slots);
+  EXPECT_THROW(gp.untrack_target(99), std::out_of_range);
+  EXPECT_THROW(gp.predict_tracked_pair(99, 0), std::out_of_range);
+  EXPECT_THROW(gp.track_target(Observation{PointQuery{Eigen::VectorXd::Zero(3)}, 0.0, 0}), std::invalid_argument);
+}
+
+// A resumed model adds every observation first and tracks afterwards, in other slots; the original
+// tracked early, saw fantasies come and go, and reused slots. Both predict exactly the same.
+TEST(GaussianProcessTrackedTargets, ColumnsDoNotDependOnWhenOrWhereTheyWereTracked) {
+  std::mt19937_64 rng(43);
+  std::vector<Observation> data;
+  for (int i = 0; i < 37; ++i) data.push_back(random_observation(rng, i));
+  const std::vector<Observation> targets = targets_at(rng, 9);
+
+  GaussianProcess original(2, offset_hyperparameters(), Standardization{0.2, 1.1});
+  std::vector<std::size_t> at_original(targets.size());
+  const std::size_t scratch = original.track_target(targets[0]);
+  for (std::size_t j = 0; j < 5; ++j) at_original[j] = original.track_target(targets[j]);
+  for (int i = 0; i < 20; ++i) {
+    original.add(data[static_cast<std::size_t>(i)]);
+    if (i == 7) {
+      const tune::TruncateOnExit fantasies(original);
+      original.add(random_observation(rng, 1));
+      original.add(random_observation(rng, 2));
+    }
+  }
+  original.untrack_target(scratch);
+  for (std::size_t j = 5; j < targets.size(); ++j) at_original[j] = original.track_target(targets[j]);
+  for (std::size_t i = 20; i < data.size(); ++i) original.add(data[i]);
+
+  GaussianProcess resumed(2, offset_hyperparameters(), Standardization{0.2, 1.1});
+  resumed.add(data);
+  std::vector<std::size_t> at_resumed(targets.size());
+  for (std::size_t j = targets.size(); j-- > 0;) at_resumed[j] = resumed.track_target(targets[j]);
+
+  for (std::size_t a = 0; a < targets.size(); ++a)
+    for (std::size_t b = 0; b < targets.size(); ++b) {
+      const tune::PairPrediction p = original.predict_tracked_pair(at_original[a], at_original[b]);
+      const tune::PairPrediction q = resumed.predict_tracked_pair(at_resumed[a], at_resumed[b]);
+      EXPECT_EQ(p.mean, q.mean) << a << ", " << b;
+      EXPECT_EQ(p.covariance, q.covariance) << a << ", " << b;
+    }
+}
+
+}  // namespace tracked_targets_test
 
 // As the offset prior widens, a constant added to every value of an offset group stops moving the
 // posterior of f (the offset absorbs it); with a narrow prior it does move it. The error shrinks

@@ -494,3 +494,68 @@ TEST(MultiResolutionSearch, RefitSurpriseThresholdAndDiscrepancyLengthscaleOptio
 }
 
 }  // namespace
+
+namespace {
+// cmets scores its active nodes through targets the model tracks (GaussianProcessTrackedTargets
+// checks their posteriors against the solve). After every ask, with trials pending and a refit
+// rebuilding the model now and then, the model tracks exactly the active nodes' candidate queries
+// and f where they observe it: nothing of a node that left the active set, nothing twice.
+class CmetsTrackedTargets
+    : public ::testing::TestWithParam<std::tuple<tune::LevelChoice, tune::ObservationWindow>> {};
+
+TEST_P(CmetsTrackedTargets, ModelTracksExactlyTheActiveNodesQueries) {
+  tune::MultiResolutionOptions options;
+  options.level_choice = std::get<0>(GetParam());
+  options.window = std::get<1>(GetParam());
+  tune::Study study(square(), cmets(options), multi_resolution_options(1000));
+  const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+  tune::Rng rng(8);
+  Objective f;
+  std::vector<std::uint64_t> pending;
+  std::size_t checked = 0;
+  // The candidate queries of the active set as the next ask will find it.
+  const auto expected_targets = [&]() {
+    const tune::CmetsActiveSet& active = *strategy.active_set();
+    std::size_t expected = 0;
+    for (tune::NodeId n : active.active()) {
+      const std::size_t depth_level = strategy.level_of_depth(active.tree().node(n).depth, 3);
+      std::set<std::size_t> levels;
+      for (std::size_t l = 0; l < 3; ++l)
+        if (options.level_choice == tune::LevelChoice::depth ? l == depth_level
+                                                             : options.level_choice == tune::LevelChoice::acquisition || l <= depth_level)
+          levels.insert(l);
+      const auto cheap = static_cast<std::size_t>(std::count_if(levels.begin(), levels.end(), [](std::size_t l) { return l < 2; }));
+      // A cheap query and f through it; f at the centre serves every point query and the full run.
+      const std::size_t f_targets = options.window == tune::ObservationWindow::point ? 1 : (cheap > 0) + levels.count(2);
+      expected += cheap + f_targets;
+    }
+    return expected;
+  };
+  for (int step = 0; step < 60; ++step) {
+    const bool before_tree = strategy.active_set() == nullptr;
+    const std::size_t expected = before_tree ? 0 : expected_targets();
+    auto s = study.ask();
+    ASSERT_TRUE(s);
+    pending.push_back(s->id);
+    if (!before_tree && strategy.model() && study.trial(s->id).source == "cmets") {
+      EXPECT_EQ(strategy.model()->tracked_target_count(), expected) << "step " << step;
+      ++checked;
+    }
+    if (pending.size() == 3 || step % 4 != 0) {  // up to three trials in flight
+      const std::uint64_t id = pending.front();
+      pending.erase(pending.begin());
+      study.tell(id, f(study.trial(id).config, *study.trial(id).level, 2, rng));
+    }
+  }
+  EXPECT_GT(checked, 40u);
+  EXPECT_GT(strategy.refresh_count(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    LevelChoicesAndWindows, CmetsTrackedTargets,
+    ::testing::Combine(::testing::Values(tune::LevelChoice::capped, tune::LevelChoice::depth, tune::LevelChoice::acquisition),
+                       ::testing::Values(tune::ObservationWindow::point, tune::ObservationWindow::cell)),
+    [](const auto& param) {
+      return std::string(tune::to_string(std::get<0>(param.param))) + "_" + tune::to_string(std::get<1>(param.param));
+    });
+}  // namespace

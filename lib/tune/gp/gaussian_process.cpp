@@ -61,6 +61,7 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
   for (const Observation& o : observations_) append_row(o);
   update_weights();
   if (tracking()) track(std::move(tracked_points_));
+  for (std::size_t i = 0; i < n_; ++i) append_target_row(i);
 }
 
 void GaussianProcess::add(Observation observation) {
@@ -86,6 +87,7 @@ void GaussianProcess::add(std::vector<Observation> observations) {
       append_tracked_row(n_ - 1);
       accumulate_tracked_row(n_ - 1);  // O(|X|): the summaries only gain this row's terms
     }
+    append_target_row(n_ - 1);
   }
   update_weights();
 }

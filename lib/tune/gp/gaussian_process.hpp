@@ -132,6 +132,18 @@ class GaussianProcess {
   // Mean and variance of f at the tracked points (units of the observed values).
   void tracked_prediction(Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
 
+  // Tracked targets: observations (a query, maybe an offset group) whose column v = L^{-1} K(D, t)
+  // grows by one O(n) row per added observation, so that a strategy that scores the same targets
+  // ask after ask (cmets's active nodes at their levels) pays O(n) per target and ask instead of an
+  // O(n^2) solve. Each row is the same dot product however the column came about (tracked before or
+  // after the observations were added, in any slot), so a model rebuilt on resume predicts them
+  // bit for bit as the original did. Slots of untracked targets are reused; reset() rebuilds.
+  std::size_t track_target(Observation target);
+  void untrack_target(std::size_t slot);
+  std::size_t tracked_target_count() const { return targets_.size() - free_target_slots_.size(); }
+  // predict_pair's joint posterior of two tracked targets (a == b allowed), in O(n).
+  PairPrediction predict_tracked_pair(std::size_t a, std::size_t b) const;
+
   // The Cholesky factor (lower triangle of the top-left size() x size() block) and a = L^{-1} y_std,
   // exposed for tests and diagnostics.
   Eigen::MatrixXd cholesky_factor() const { return L_.topLeftCorner(n_, n_); }
@@ -143,6 +155,9 @@ class GaussianProcess {
   void refresh_tracked_summaries();
   void accumulate_tracked_row(std::size_t row);
   void update_weights();
+  // Row `row` of every tracked target's column (of `slots` only, when given).
+  void append_target_row(std::size_t row, const std::vector<std::size_t>* slots = nullptr);
+  const Eigen::VectorXd& target_column(std::size_t slot) const;
   // Cov(observation i, f(x)): its functional's covariance with x times its group's scale.
   double cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const;
   double standardised(double y) const { return (y - standardization_.mean) / standardization_.scale; }
@@ -165,6 +180,14 @@ class GaussianProcess {
   Eigen::VectorXd tracked_prior_std_;  // k(x, x) at each tracked point
   Eigen::VectorXd tracked_mean_std_;   // sum_i a_i V_i, standardised units
   Eigen::VectorXd tracked_sumsq_std_;  // sum_i V_i^2; variance = prior - this
+  struct TrackedTarget {
+    Observation target;
+    Eigen::VectorXd v;  // [0, n_) valid; its own allocation, so every dot product starts aligned
+    bool live = false;
+  };
+  std::vector<TrackedTarget> targets_;
+  std::vector<std::size_t> free_target_slots_;
+  Eigen::VectorXd row_buffer_;  // row i of L, made contiguous for the targets' dot products
 };
 
 // Truncates the model back to the size it had when the guard was made, however the scope ends: the

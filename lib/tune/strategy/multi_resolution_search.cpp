@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "tune/bandit/acquisition_optimizer.hpp"
@@ -232,6 +233,7 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     Rng rng = make_rng(context.seed, RngStream::hyperparameter_fit, refresh_count_);
     hyperparameters_ = fit_hyperparameters(observations, standardization_, hyperparameters_, fit, rng).hyperparameters;
   }
+  node_targets_.clear();
   model_.emplace(context.space.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
   model_->track(candidate_points(context, refresh_count_));
@@ -246,13 +248,15 @@ Eigen::MatrixXd MultiResolutionSearch::candidate_points(const StrategyContext& c
   return X;
 }
 
-Eigen::VectorXd MultiResolutionSearch::max_value_samples(const GaussianProcess& gp, const Eigen::MatrixXd& X,
-                                                         std::uint64_t seed, std::uint64_t ask_index) const {
+Eigen::VectorXd MultiResolutionSearch::max_value_samples(const GaussianProcess& gp, std::uint64_t seed,
+                                                         std::uint64_t ask_index) const {
   Rng rng = make_rng(seed, RngStream::acquisition, ask_index);
   if (options_.sampler == MaxValueSampler::thompson)
-    return thompson_max_samples(gp, X, options_.max_value_samples, rng);
+    return thompson_max_samples(gp, gp.tracked_points(), options_.max_value_samples, rng);
+  // The model keeps the tracked points' posterior current as observations come (O(n) per point
+  // and observation); a solve here would cost O(n^2) per point and ask.
   Eigen::VectorXd mean, variance;
-  gp.predict(X, mean, variance);
+  gp.tracked_prediction(mean, variance);
   return gumbel_max_samples(mean, variance.cwiseSqrt(), options_.max_value_samples, rng);
 }
 
@@ -262,7 +266,33 @@ struct Scored {
   Eigen::VectorXd nu, sigma_g, score;
 };
 
-Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& queries, Eigen::VectorXd f_star,
+// The posterior of each query by solves: for a query through a level (an offset group), the joint
+// of g, the average of f it observes, and its observation y; for one of f, g alone (in (0, 0)).
+std::vector<PairPrediction> solved_posteriors(const GaussianProcess& gp, const std::vector<Observation>& queries) {
+  std::vector<Observation> f_of_leveled, leveled;
+  for (const Observation& q : queries)
+    if (q.offset_group) {
+      leveled.push_back(q);
+      f_of_leveled.push_back(q);
+      f_of_leveled.back().offset_group.reset();
+    }
+  const std::vector<PairPrediction> joint = gp.predict_pairs(f_of_leveled, leveled);
+  std::vector<PairPrediction> out(queries.size());
+  std::size_t next_pair = 0;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    if (queries[i].offset_group) {
+      out[i] = joint[next_pair++];
+    } else {
+      const Prediction p = gp.predict(queries[i]);
+      out[i].mean(0) = p.mean;
+      out[i].covariance(0, 0) = p.variance;
+    }
+  }
+  return out;
+}
+
+Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& queries,
+                     const std::vector<PairPrediction>& posteriors, Eigen::VectorXd f_star,
                      const MultiResolutionOptions& options) {
   // The max-value truncation g <= f* holds for the average g of f a query observes, not for what
   // its level adds (offset and discrepancy): those act as extra noise, scored as below. nu and
@@ -273,32 +303,19 @@ Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& 
   Eigen::VectorXd noise_sd(m);
   std::vector<bool> uninformative(static_cast<std::size_t>(m), false);
   double floor = -std::numeric_limits<double>::infinity();
-  // The pairs (g, y) of the queries that observe through a level, predicted in one batch.
-  std::vector<Observation> f_of_leveled, leveled;
-  for (const Observation& q : queries)
-    if (q.offset_group) {
-      leveled.push_back(q);
-      f_of_leveled.push_back(q);
-      f_of_leveled.back().offset_group.reset();
-    }
-  const std::vector<PairPrediction> joint = gp.predict_pairs(f_of_leveled, leveled);
-  std::size_t next_pair = 0;
   for (Eigen::Index i = 0; i < m; ++i) {
     const Observation& q = queries[static_cast<std::size_t>(i)];
-    Prediction p;
+    const PairPrediction& joint = posteriors[static_cast<std::size_t>(i)];
+    const Prediction p{joint.mean(0), joint.covariance(0, 0)};
     double scale = 1.0, extra = 0.0;  // y = scale g + e, Var(e) = extra (+ the level's noise)
-    if (!q.offset_group) {
-      p = gp.predict(q);
-    } else {
+    if (q.offset_group) {
       // The observation y = g + b + delta adds its level's offset and discrepancy to the average g
       // of f, and their posterior is correlated with g's (a cheap run informs about g + b + delta
       // before a full-resolution one separates them). Regressing y on g, y = a g + e with
       // a = Cov(g, y) / Var(g) and e independent of g: y / a = g + e / a is the form Appendix A
       // scores, with noise variance Var(e) / a^2. A y that hardly moves with g (a ~ 0) informs
       // hardly at all.
-      const PairPrediction& pair = joint[next_pair++];
-      const Eigen::Matrix2d& cov = pair.covariance;
-      p = {pair.mean(0), cov(0, 0)};
+      const Eigen::Matrix2d& cov = joint.covariance;
       scale = cov(0, 0) > 0.0 ? cov(0, 1) / cov(0, 0) : 0.0;
       extra = std::max(0.0, cov(1, 1) - scale * cov(0, 1));
     }
@@ -339,6 +356,64 @@ void MultiResolutionSearch::add_pending_fantasies(const StrategyContext& context
     }
 }
 
+std::vector<std::size_t> MultiResolutionSearch::candidate_levels(NodeId node) const {
+  const std::size_t depth_level = level_of_depth(active_->tree().node(node).depth, levels_);
+  std::vector<std::size_t> out;
+  for (std::size_t l = 0; l < levels_; ++l)
+    if (options_.level_choice == LevelChoice::depth ? l == depth_level
+                                                    : options_.level_choice == LevelChoice::acquisition || l <= depth_level)
+      out.push_back(l);
+  return out;
+}
+
+namespace {
+bool same_query(const Query& a, const Query& b) {
+  if (const auto* pa = std::get_if<PointQuery>(&a))
+    if (const auto* pb = std::get_if<PointQuery>(&b)) return pa->x == pb->x;
+  if (const auto* ba = std::get_if<BoxQuery>(&a))
+    if (const auto* bb = std::get_if<BoxQuery>(&b)) return ba->lower == bb->lower && ba->upper == bb->upper;
+  return false;
+}
+}  // namespace
+
+void MultiResolutionSearch::sync_node_targets(const std::vector<NodeId>& active) {
+  GaussianProcess& gp = *model_;
+  const std::set<NodeId> now(active.begin(), active.end());
+  for (auto it = node_targets_.begin(); it != node_targets_.end();) {
+    if (now.count(it->first)) {
+      ++it;
+      continue;
+    }
+    std::set<std::size_t> slots;
+    for (const std::vector<std::size_t>* v : {&it->second.query, &it->second.f})
+      for (std::size_t slot : *v)
+        if (slot != no_slot) slots.insert(slot);
+    for (std::size_t slot : slots) gp.untrack_target(slot);
+    it = node_targets_.erase(it);
+  }
+  const std::size_t top = levels_ - 1;
+  for (NodeId n : active) {
+    if (node_targets_.count(n)) continue;
+    NodeTargets t{std::vector<std::size_t>(levels_, no_slot), std::vector<std::size_t>(levels_, no_slot)};
+    std::vector<std::pair<Observation, std::size_t>> f_targets;  // f where some level observes it
+    for (std::size_t l : candidate_levels(n)) {
+      Observation q = query_at(n, l, top);
+      Observation f = q;
+      f.offset_group.reset();
+      const auto known = std::find_if(f_targets.begin(), f_targets.end(),
+                                      [&](const auto& e) { return same_query(e.first.query, f.query); });
+      if (known != f_targets.end()) {
+        t.f[l] = known->second;
+      } else {
+        t.f[l] = gp.track_target(f);
+        f_targets.emplace_back(f, t.f[l]);
+      }
+      t.query[l] = q.offset_group ? gp.track_target(q) : t.f[l];
+    }
+    node_targets_.emplace(n, std::move(t));
+  }
+}
+
 ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& context) {
   ensure_active_set(context);
   refresh_if_due(context);
@@ -356,17 +431,20 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   // level that fits the budget (acquisition), or at those up to its depth's level (capped).
   std::vector<Observation> queries;
   std::vector<std::pair<NodeId, std::size_t>> pairs;
-  for (NodeId n : active) {
-    const std::size_t depth_level = level_of_depth(active_->tree().node(n).depth, levels);
-    for (std::size_t l = 0; l < levels; ++l) {
-      if (options_.level_choice == LevelChoice::depth ? l != depth_level : costs[l] > context.remaining_budget) continue;
-      if (options_.level_choice == LevelChoice::capped && l > depth_level) continue;
+  for (NodeId n : active)
+    for (std::size_t l : candidate_levels(n)) {
+      if (options_.level_choice != LevelChoice::depth && costs[l] > context.remaining_budget) continue;
       queries.push_back(query_at(n, l, top));
       pairs.emplace_back(n, l);
     }
+  sync_node_targets(active);
+  std::vector<PairPrediction> posteriors;
+  for (const auto& [n, l] : pairs) {
+    const NodeTargets& t = node_targets_.at(n);
+    posteriors.push_back(gp.predict_tracked_pair(t.f[l], t.query[l]));
   }
-  const Eigen::VectorXd f_star = max_value_samples(gp, gp.tracked_points(), context.seed, context.ask_index);
-  const Scored scored = score_queries(gp, queries, f_star, options_);
+  const Eigen::VectorXd f_star = max_value_samples(gp, context.seed, context.ask_index);
+  const Scored scored = score_queries(gp, queries, posteriors, f_star, options_);
   // Per node, the best score per unit cost over its levels; CmetsActiveSet::select then compares
   // nodes (with the node's chosen level's cost, so that its budget check stays exact).
   std::map<NodeId, std::pair<double, std::size_t>> best_of;  // node -> (score / cost, level)
@@ -423,7 +501,7 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
     u = context.space.snap(u);
     queries.push_back(Observation{PointQuery{u}, 0.0, levels_ - 1});
   }
-  const Scored scored = score_queries(gp, queries, f_star, options_);
+  const Scored scored = score_queries(gp, queries, solved_posteriors(gp, queries), f_star, options_);
   // A point the kernel can hardly tell from a full-resolution run already made or pending is not
   // a new run: in a noise-free problem it repeats the work, and in a noisy one a point a little
   // further away informs as much. (Neighbouring cells meet on a face, and a cell's best point is
@@ -484,10 +562,10 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
     for (Eigen::Index k = 0; k < u.size(); ++k) u(k) = std::clamp(u(k) + 0.05 * standard_normal(rng), 0.0, 1.0);
     all.col(X.cols() + j) = context.space.snap(u);
   }
-  const Eigen::VectorXd f_star = max_value_samples(gp, X, context.seed, context.ask_index);
+  const Eigen::VectorXd f_star = max_value_samples(gp, context.seed, context.ask_index);
   std::vector<Observation> queries;
   for (Eigen::Index j = 0; j < all.cols(); ++j) queries.push_back(Observation{PointQuery{all.col(j)}, 0.0, top});
-  const Scored scored = score_queries(gp, queries, f_star, options_);
+  const Scored scored = score_queries(gp, queries, solved_posteriors(gp, queries), f_star, options_);
   Eigen::Index chosen = -1;
   for (Eigen::Index j = 0; j < all.cols(); ++j)
     if ((chosen < 0 || scored.score(j) > scored.score(chosen)) && !repeats_a_full_run(all.col(j), context))
@@ -682,6 +760,7 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
     throw StateError("field 'trial_nodes' at " + position_of(nodes) + ": " + e.what());
   }
   model_.reset();
+  node_targets_.clear();
   if (refresh_count_ == 0) return;
   const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);
   // The model as the last refresh left it, then the trials completed since, in the same order.

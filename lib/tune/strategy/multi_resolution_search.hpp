@@ -50,6 +50,7 @@
 // Pending trials enter the model as fantasies (value = posterior mean at their query), so parallel
 // workers get different suggestions; failed trials are left out of the model.
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -187,8 +188,13 @@ class MultiResolutionSearch final : public Strategy {
   void add_pending_fantasies(const StrategyContext& context);
   // The Sobol candidate set of refresh number `refresh` (tracked by the model until the next one).
   Eigen::MatrixXd candidate_points(const StrategyContext& context, std::size_t refresh) const;
-  Eigen::VectorXd max_value_samples(const GaussianProcess& gp, const Eigen::MatrixXd& X, std::uint64_t seed,
-                                    std::uint64_t ask_index) const;
+  // Samples of f*, the maximum of f over the model's tracked candidate points.
+  Eigen::VectorXd max_value_samples(const GaussianProcess& gp, std::uint64_t seed, std::uint64_t ask_index) const;
+  // The levels a node's query may take under level_choice (before the budget excludes any).
+  std::vector<std::size_t> candidate_levels(NodeId node) const;
+  // Tracks each active node's candidate queries in the model (and f where each observes it) and
+  // untracks the nodes that left the active set.
+  void sync_node_targets(const std::vector<NodeId>& active);
   ProposalResult propose_tree(const StrategyContext& context);
   ProposalResult propose_flat(const StrategyContext& context);
   Eigen::VectorXd best_point_in_cell(const StrategyContext& context, const PartitionNode& cell,
@@ -206,6 +212,14 @@ class MultiResolutionSearch final : public Strategy {
   std::vector<NodeId> trial_nodes_;      // by trial id (cmets)
   std::vector<std::uint64_t> in_model_;  // completed trials in the model, in insertion order
   std::optional<GaussianProcess> model_;
+  // The model's tracked-target slots of each active node: per level, its query's and that of f
+  // where the query observes it (one f slot serves every level that observes f at the same place).
+  // Belongs to model_: cleared whenever model_ is rebuilt.
+  struct NodeTargets {
+    std::vector<std::size_t> query, f;  // by level; no_slot where not a candidate
+  };
+  static constexpr std::size_t no_slot = static_cast<std::size_t>(-1);
+  std::map<NodeId, NodeTargets> node_targets_;
   GpHyperparameters hyperparameters_;
   Standardization standardization_;
   std::size_t refresh_count_ = 0;

@@ -1,0 +1,127 @@
+// How a multi-resolution strategy's overhead grows with the campaign: the time of every ask(),
+// tell() and recommendation() of one long run per function, against the number of trials so far.
+//
+// A cost-aware campaign makes many cheap trials (cmets on Hartmann-3 runs ~15 cheap trials per
+// full-resolution one), so its model holds thousands of observations long before the budget of
+// full runs is spent. Each function runs with one seed and a cost budget large enough that the
+// trial cap ends the run. Times are wall clock on this machine, one thread.
+//
+// Prints per function and method, for trial-count windows [n, 2n): asks timed, median and maximum
+// ms per ask, median ms per tell and per recommendation, and the share of full-resolution trials.
+// Writes every step (function, method, trial, level, ask_ms, tell_ms, recommendation_ms) to a CSV.
+//
+// Usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S]
+//                                 [--csv PATH]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench_args.hpp"
+#include "bench_stats.hpp"
+#include "functions/multi_fidelity.hpp"
+#include "multi_fidelity_study.hpp"
+
+namespace {
+
+struct Options {
+  std::size_t trials = 2000;
+  std::vector<std::string> functions = {"hartmann3_mf", "park_mf"};
+  std::vector<std::string> methods = {"cmets"};
+  std::uint64_t seed = 0;
+  std::string csv = "multi_resolution_latency.csv";
+};
+
+struct Step {
+  std::size_t level = 0;
+  double ask_ms = 0.0, tell_ms = 0.0, recommendation_ms = 0.0;
+};
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::string& method, const Options& o) {
+  // A budget no run of o.trials trials can spend: the trial cap ends it.
+  tune::Study study = tune::bench::multi_fidelity_study(fn, method, o.seed, static_cast<double>(o.trials) + 1.0);
+  std::vector<Step> steps;
+  while (steps.size() < o.trials) {
+    Step st;
+    auto t0 = std::chrono::steady_clock::now();
+    const auto s = study.ask();
+    st.ask_ms = ms_since(t0);
+    if (!s) break;
+    const double y = fn.value(tune::bench::unit_of(s->config, fn.dim()), *s->level);
+    t0 = std::chrono::steady_clock::now();
+    study.tell(s->id, y);
+    st.tell_ms = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
+    (void)study.recommendation();
+    st.recommendation_ms = ms_since(t0);
+    st.level = *s->level;
+    steps.push_back(st);
+    if (steps.size() % 250 == 0)
+      std::fprintf(stderr, "%s %s: %zu trials, last ask %.1f ms\n", fn.name.c_str(), method.c_str(), steps.size(), st.ask_ms);
+  }
+  return steps;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&] { return tune::bench::option_value(argc, argv, i, "multi_resolution_latency"); };
+    if (a == "--trials") {
+      const auto n = tune::bench::positive_count(value());
+      if (!n) {
+        std::fprintf(stderr, "multi_resolution_latency: --trials needs a positive whole number\n");
+        return 2;
+      }
+      o.trials = *n;
+    } else if (a == "--functions") o.functions = tune::bench::split_commas(value());
+    else if (a == "--methods") o.methods = tune::bench::split_commas(value());
+    else if (a == "--seed") o.seed = std::stoull(value());
+    else if (a == "--csv") o.csv = value();
+    else {
+      std::fprintf(stderr,
+                   "usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S] "
+                   "[--csv PATH]\n");
+      return 2;
+    }
+  }
+  std::ofstream csv(o.csv);
+  csv << "function,method,trial,level,ask_ms,tell_ms,recommendation_ms\n";
+  std::printf("ms per call against the number of trials so far (one run per function, seed %llu, up to %zu trials)\n\n",
+              static_cast<unsigned long long>(o.seed), o.trials);
+  std::printf("%-13s %-8s %11s %6s %10s %10s %10s %10s %12s\n", "function", "method", "trials", "asks", "ask med",
+              "ask max", "tell med", "rec med", "top-level %");
+  for (const auto& fn : tune::testfn::multi_fidelity_functions()) {
+    if (std::find(o.functions.begin(), o.functions.end(), fn.name) == o.functions.end()) continue;
+    for (const std::string& method : o.methods) {
+      const std::vector<Step> steps = run(fn, method, o);
+      for (std::size_t k = 0; k < steps.size(); ++k)
+        csv << fn.name << ',' << method << ',' << k << ',' << steps[k].level << ',' << steps[k].ask_ms << ','
+            << steps[k].tell_ms << ',' << steps[k].recommendation_ms << '\n';
+      for (std::size_t lo = 0, hi = 50; lo < steps.size(); lo = hi, hi *= 2) {
+        std::vector<double> ask, tell, rec;
+        std::size_t top = 0;
+        for (std::size_t k = lo; k < std::min(hi, steps.size()); ++k) {
+          ask.push_back(steps[k].ask_ms);
+          tell.push_back(steps[k].tell_ms);
+          rec.push_back(steps[k].recommendation_ms);
+          top += steps[k].level == fn.top();
+        }
+        char window[48];
+        std::snprintf(window, sizeof window, "%zu-%zu", lo, std::min(hi, steps.size()) - 1);
+        std::printf("%-13s %-8s %11s %6zu %10.2f %10.2f %10.2f %10.2f %12.1f\n", fn.name.c_str(), method.c_str(), window,
+                    ask.size(), tune::bench::median(ask), *std::max_element(ask.begin(), ask.end()),
+                    tune::bench::median(tell), tune::bench::median(rec), 100.0 * static_cast<double>(top) / static_cast<double>(ask.size()));
+      }
+    }
+  }
+  return 0;
+}

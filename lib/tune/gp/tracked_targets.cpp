@@ -1,0 +1,78 @@
+// GaussianProcess's tracked targets (see gaussian_process.hpp): columns of V = L^{-1} K(D, t) kept
+// current one row per added observation.
+#include <Eigen/Dense>
+#include <stdexcept>
+#include <string>
+
+#include "tune/gp/gaussian_process.hpp"
+
+namespace tune {
+
+std::size_t GaussianProcess::track_target(Observation target) {
+  if (static_cast<std::size_t>(location(target.query).size()) != dim_)
+    throw std::invalid_argument("GP: tracked target of the wrong dimension");
+  std::size_t slot = targets_.size();
+  if (!free_target_slots_.empty()) {
+    slot = free_target_slots_.back();
+    free_target_slots_.pop_back();
+  } else {
+    targets_.emplace_back();
+  }
+  TrackedTarget& t = targets_[slot];
+  t.target = std::move(target);
+  t.live = true;
+  const std::vector<std::size_t> only{slot};
+  for (std::size_t i = 0; i < n_; ++i) append_target_row(i, &only);
+  return slot;
+}
+
+void GaussianProcess::untrack_target(std::size_t slot) {
+  if (slot >= targets_.size() || !targets_[slot].live) throw std::out_of_range("GP: no tracked target in that slot");
+  targets_[slot].live = false;
+  free_target_slots_.push_back(slot);
+}
+
+const Eigen::VectorXd& GaussianProcess::target_column(std::size_t slot) const {
+  if (slot >= targets_.size() || !targets_[slot].live) throw std::out_of_range("GP: no tracked target in that slot");
+  return targets_[slot].v;
+}
+
+void GaussianProcess::append_target_row(std::size_t row, const std::vector<std::size_t>* slots) {
+  if (targets_.empty()) return;
+  const Eigen::Index i = static_cast<Eigen::Index>(row);
+  if (row_buffer_.size() < L_.rows()) row_buffer_.resize(L_.rows());
+  row_buffer_.head(i) = L_.row(i).head(i).transpose();
+  const Observation& o = observations_[row];
+  const auto fill = [&](TrackedTarget& t) {
+    if (t.v.size() <= i) t.v.conservativeResize(std::max<Eigen::Index>({2 * t.v.size(), i + 1, 16}));
+    const double k = observation_covariance(kernel_, groups(), o, t.target);
+    t.v(i) = (k - (i > 0 ? row_buffer_.head(i).dot(t.v.head(i)) : 0.0)) / L_(i, i);
+  };
+  if (slots) {
+    for (std::size_t s : *slots) fill(targets_[s]);
+  } else {
+    for (TrackedTarget& t : targets_)
+      if (t.live) fill(t);
+  }
+}
+
+PairPrediction GaussianProcess::predict_tracked_pair(std::size_t a, std::size_t b) const {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  const Eigen::VectorXd& va = target_column(a);
+  const Eigen::VectorXd& vb = target_column(b);
+  const Observation& x = targets_[a].target;
+  const Observation& y = targets_[b].target;
+  const double s = standardization_.scale;
+  PairPrediction p;
+  p.mean(0) = standardization_.mean + s * (n > 0 ? va.head(n).dot(a_.head(n)) : 0.0);
+  p.mean(1) = standardization_.mean + s * (n > 0 ? vb.head(n).dot(a_.head(n)) : 0.0);
+  const double aa = n > 0 ? va.head(n).squaredNorm() : 0.0;
+  const double bb = n > 0 ? vb.head(n).squaredNorm() : 0.0;
+  const double ab = n > 0 ? va.head(n).dot(vb.head(n)) : 0.0;
+  p.covariance(0, 0) = s * s * std::max(0.0, observation_covariance(kernel_, groups(), x, x) - aa);
+  p.covariance(1, 1) = s * s * std::max(0.0, observation_covariance(kernel_, groups(), y, y) - bb);
+  p.covariance(0, 1) = p.covariance(1, 0) = s * s * (observation_covariance(kernel_, groups(), x, y) - ab);
+  return p;
+}
+
+}  // namespace tune
