@@ -666,13 +666,14 @@ TEST(GaussianProcessTrackedTargets, PairsEqualTheSolveThroughAddsTruncationAndRe
   EXPECT_THROW(gp.track_target(Observation{PointQuery{Eigen::VectorXd::Zero(3)}, 0.0, 0}), std::invalid_argument);
 }
 
-// A resumed model adds every observation first and tracks afterwards, in other slots; the original
-// tracked early, saw fantasies come and go, and reused slots. Both predict exactly the same.
+// A resumed model adds every observation first and tracks afterwards, in one batch and other slots;
+// the original tracked one target at a time, early and late, saw fantasies come and go, and reused
+// slots. Both predict exactly the same.
 TEST(GaussianProcessTrackedTargets, ColumnsDoNotDependOnWhenOrWhereTheyWereTracked) {
   std::mt19937_64 rng(43);
   std::vector<Observation> data;
   for (int i = 0; i < 37; ++i) data.push_back(random_observation(rng, i));
-  const std::vector<Observation> targets = targets_at(rng, 9);
+  const std::vector<Observation> targets = targets_at(rng, 40);  // more than one block of 32
 
   GaussianProcess original(2, offset_hyperparameters(), Standardization{0.2, 1.1});
   std::vector<std::size_t> at_original(targets.size());
@@ -693,7 +694,8 @@ TEST(GaussianProcessTrackedTargets, ColumnsDoNotDependOnWhenOrWhereTheyWereTrack
   GaussianProcess resumed(2, offset_hyperparameters(), Standardization{0.2, 1.1});
   resumed.add(data);
   std::vector<std::size_t> at_resumed(targets.size());
-  for (std::size_t j = targets.size(); j-- > 0;) at_resumed[j] = resumed.track_target(targets[j]);
+  const std::vector<std::size_t> batch = resumed.track_targets(std::vector<Observation>(targets.rbegin(), targets.rend()));
+  for (std::size_t j = 0; j < targets.size(); ++j) at_resumed[j] = batch[targets.size() - 1 - j];
 
   for (std::size_t a = 0; a < targets.size(); ++a)
     for (std::size_t b = 0; b < targets.size(); ++b) {

@@ -61,7 +61,10 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
   for (const Observation& o : observations_) append_row(o);
   update_weights();
   if (tracking()) track(std::move(tracked_points_));
-  for (std::size_t i = 0; i < n_; ++i) append_target_row(i);
+  std::vector<std::size_t> live;
+  for (std::size_t slot = 0; slot < targets_.size(); ++slot)
+    if (targets_[slot].live) live.push_back(slot);
+  fill_target_columns(live);
 }
 
 void GaussianProcess::add(Observation observation) {

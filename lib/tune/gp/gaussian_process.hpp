@@ -139,6 +139,9 @@ class GaussianProcess {
   // after the observations were added, in any slot), so a model rebuilt on resume predicts them
   // bit for bit as the original did. Slots of untracked targets are reused; reset() rebuilds.
   std::size_t track_target(Observation target);
+  // Many at once (the slots in order): the rows of L are read once for all of them, in blocks of
+  // targets that stay in cache.
+  std::vector<std::size_t> track_targets(std::vector<Observation> targets);
   void untrack_target(std::size_t slot);
   std::size_t tracked_target_count() const { return targets_.size() - free_target_slots_.size(); }
   // predict_pair's joint posterior of two tracked targets (a == b allowed), in O(n).
@@ -157,6 +160,8 @@ class GaussianProcess {
   void update_weights();
   // Row `row` of every tracked target's column (of `slots` only, when given).
   void append_target_row(std::size_t row, const std::vector<std::size_t>* slots = nullptr);
+  // Rows [0, n) of these targets' columns, in cache-sized blocks (track_targets, reset).
+  void fill_target_columns(const std::vector<std::size_t>& slots);
   const Eigen::VectorXd& target_column(std::size_t slot) const;
   // Cov(observation i, f(x)): its functional's covariance with x times its group's scale.
   double cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const;

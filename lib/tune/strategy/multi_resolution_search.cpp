@@ -391,25 +391,45 @@ void MultiResolutionSearch::sync_node_targets(const std::vector<NodeId>& active)
     for (std::size_t slot : slots) gp.untrack_target(slot);
     it = node_targets_.erase(it);
   }
+  // The new nodes' targets, tracked in one batch: per level, f where its query observes it (one
+  // target per place) and the query itself when it observes through a level.
   const std::size_t top = levels_ - 1;
+  std::vector<Observation> batch;
+  std::vector<std::pair<NodeId, std::vector<std::pair<std::size_t, std::size_t>>>> plan;  // batch indices per level
   for (NodeId n : active) {
     if (node_targets_.count(n)) continue;
-    NodeTargets t{std::vector<std::size_t>(levels_, no_slot), std::vector<std::size_t>(levels_, no_slot)};
-    std::vector<std::pair<Observation, std::size_t>> f_targets;  // f where some level observes it
+    std::vector<std::pair<std::size_t, std::size_t>> per_level(levels_, {no_slot, no_slot});  // (f, query)
+    std::vector<std::pair<Query, std::size_t>> places;
     for (std::size_t l : candidate_levels(n)) {
-      Observation q = query_at(n, l, top);
+      const Observation q = query_at(n, l, top);
       Observation f = q;
       f.offset_group.reset();
-      const auto known = std::find_if(f_targets.begin(), f_targets.end(),
-                                      [&](const auto& e) { return same_query(e.first.query, f.query); });
-      if (known != f_targets.end()) {
-        t.f[l] = known->second;
+      const auto known =
+          std::find_if(places.begin(), places.end(), [&](const auto& p) { return same_query(p.first, f.query); });
+      std::size_t f_index = batch.size();
+      if (known != places.end()) {
+        f_index = known->second;
       } else {
-        t.f[l] = gp.track_target(f);
-        f_targets.emplace_back(f, t.f[l]);
+        places.emplace_back(f.query, f_index);
+        batch.push_back(f);
       }
-      t.query[l] = q.offset_group ? gp.track_target(q) : t.f[l];
+      std::size_t query_index = f_index;
+      if (q.offset_group) {
+        query_index = batch.size();
+        batch.push_back(q);
+      }
+      per_level[l] = {f_index, query_index};
     }
+    plan.emplace_back(n, std::move(per_level));
+  }
+  const std::vector<std::size_t> slots = gp.track_targets(std::move(batch));
+  for (const auto& [n, per_level] : plan) {
+    NodeTargets t{std::vector<std::size_t>(levels_, no_slot), std::vector<std::size_t>(levels_, no_slot)};
+    for (std::size_t l = 0; l < levels_; ++l)
+      if (per_level[l].first != no_slot) {
+        t.f[l] = slots[per_level[l].first];
+        t.query[l] = slots[per_level[l].second];
+      }
     node_targets_.emplace(n, std::move(t));
   }
 }
