@@ -187,7 +187,7 @@ class GaussianProcess {
   Eigen::VectorXd tracked_sumsq_std_;  // sum_i V_i^2; variance = prior - this
   struct TrackedTarget {
     Observation target;
-    Eigen::VectorXd v;  // [0, n_) valid; its own allocation, so every dot product starts aligned
+    Eigen::VectorXd v;  // [0, n_) valid
     bool live = false;
   };
   std::vector<TrackedTarget> targets_;

@@ -38,21 +38,26 @@ std::vector<std::size_t> GaussianProcess::track_targets(std::vector<Observation>
 
 void GaussianProcess::fill_target_columns(const std::vector<std::size_t>& slots) {
   // Row i of every column is append_target_row's formula, (k_i - L_i,<i . v_<i) / L_ii: the same
-  // dot product of the same numbers, so a column is the same whenever it was filled. L^T makes L's
-  // rows contiguous; blocks of 32 columns keep their prefixes in cache across the rows.
+  // dot product of the same numbers, so a column is the same whenever it was filled. Blocks of 32
+  // columns keep their prefixes in cache across the rows. L's rows are strided: one block (an ask's
+  // new nodes) copies each row once; more (a refit re-tracking every node) transpose L once.
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   if (n == 0 || slots.empty()) return;
-  const Eigen::MatrixXd Lt = L_.topLeftCorner(n, n).transpose();
   constexpr std::size_t block = 32;
+  Eigen::MatrixXd Lt;
+  if (slots.size() > block) Lt = L_.topLeftCorner(n, n).transpose();
+  if (row_buffer_.size() < n) row_buffer_.resize(L_.rows());
   for (std::size_t first = 0; first < slots.size(); first += block) {
     const std::size_t last = std::min(slots.size(), first + block);
     for (Eigen::Index i = 0; i < n; ++i) {
+      if (Lt.size() == 0) row_buffer_.head(i) = L_.row(i).head(i).transpose();
+      const Eigen::Map<const Eigen::VectorXd> row(Lt.size() == 0 ? row_buffer_.data() : Lt.col(i).data(), i);
       const Observation& o = observations_[static_cast<std::size_t>(i)];
       for (std::size_t j = first; j < last; ++j) {
         TrackedTarget& t = targets_[slots[j]];
         if (t.v.size() < n) t.v.conservativeResize(std::max<Eigen::Index>(n, 16));
         const double k = observation_covariance(kernel_, groups(), o, t.target);
-        t.v(i) = (k - (i > 0 ? Lt.col(i).head(i).dot(t.v.head(i)) : 0.0)) / L_(i, i);
+        t.v(i) = (k - (i > 0 ? row.dot(t.v.head(i)) : 0.0)) / L_(i, i);
       }
     }
   }
