@@ -559,3 +559,61 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(tune::to_string(std::get<0>(param.param))) + "_" + tune::to_string(std::get<1>(param.param));
     });
 }  // namespace
+
+namespace {
+// A tree of depth 3 over the square (the paper's quadtree) has 1 + 4 + 16 + 64 = 85 nodes. With
+// budget left once every node has been queried, cmets goes on with full-resolution runs chosen by
+// CMES over the square, never overshoots the budget, and resumes from a save in that phase to the
+// same suggestions; continue_after_tree: false stops at the 85th trial with a reason that names
+// the option.
+TEST(MultiResolutionSearch, ExhaustedTreeSpendsTheRestOnFullRunsOrStopsWhenAskedTo) {
+  const double budget = 1000;
+  tune::MultiResolutionOptions shallow;
+  shallow.max_depth = 3;
+  tune::Study study(square(), cmets(shallow), multi_resolution_options(budget));
+  const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+  const std::size_t nodes = 85;
+  tune::Rng rng(21);
+  Objective f;
+  std::optional<tune::Study> saved;
+  std::vector<Eigen::VectorXd> after_save;
+  while (auto s = study.ask()) {
+    study.tell(s->id, f(s->config, *s->level, 2, rng));
+    if (study.trials().size() == nodes + 3) saved.emplace(tune::Study::from_yaml_string(study.to_yaml_string(), "test"));
+    if (saved && study.trials().size() > nodes + 3 && after_save.size() < 4) after_save.push_back(study.trial(s->id).unit);
+  }
+  ASSERT_GT(study.trials().size(), nodes + 8);
+  EXPECT_EQ(strategy.active_set()->tree().size(), nodes);
+  std::set<tune::NodeId> queried;
+  for (const tune::Trial& t : study.trials()) {
+    if (t.id < nodes) {
+      EXPECT_TRUE(queried.insert(strategy.node_of_trial(t.id)).second) << "node queried twice";
+      EXPECT_EQ(t.source, "cmets");
+    } else {
+      EXPECT_EQ(t.source, "cmes_after_tree") << t.id;
+      EXPECT_EQ(*t.level, 2u);
+      EXPECT_EQ(strategy.node_of_trial(t.id), tune::no_node);
+    }
+  }
+  EXPECT_LE(study.spent_cost(), budget);
+  EXPECT_GT(study.spent_cost(), budget - 9.0);  // only a full run no longer fits
+  EXPECT_NE(study.stop_reason().find("budget"), std::string::npos) << study.stop_reason();
+
+  // The saved study, three trials into the phase after the tree, continues as the original did.
+  ASSERT_TRUE(saved);
+  tune::Rng replay(21);
+  for (std::size_t i = 0; i < 4; ++i) {
+    auto s = saved->ask();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(saved->trial(s->id).unit, after_save[i]) << i;
+    saved->tell(s->id, f(s->config, *s->level, 2, replay));
+  }
+
+  tune::MultiResolutionOptions stop = shallow;
+  stop.continue_after_tree = false;
+  tune::Study stopping(square(), cmets(stop), multi_resolution_options(budget));
+  while (auto s = stopping.ask()) stopping.tell(s->id, f(s->config, *s->level, 2, rng));
+  EXPECT_EQ(stopping.trials().size(), nodes);
+  EXPECT_NE(stopping.stop_reason().find("continue_after_tree"), std::string::npos) << stopping.stop_reason();
+}
+}  // namespace

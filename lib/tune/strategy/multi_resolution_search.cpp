@@ -437,6 +437,12 @@ void MultiResolutionSearch::sync_node_targets(const std::vector<NodeId>& active)
 ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& context) {
   ensure_active_set(context);
   refresh_if_due(context);
+  const std::vector<NodeId> active = active_->active();
+  if (active.empty()) {
+    if (options_.continue_after_tree) return propose_by_cmes(context, "cmes_after_tree");
+    return {std::nullopt, "the tree is exhausted: every node down to the maximum depth was queried "
+                          "(continue_after_tree: true spends the rest on full-resolution runs)"};
+  }
   GaussianProcess& gp = *model_;
   const std::size_t levels = levels_;
   const std::size_t top = levels - 1;
@@ -444,8 +450,6 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   const TruncateOnExit drop_fantasies(gp);
   add_pending_fantasies(context);
 
-  const std::vector<NodeId> active = active_->active();
-  if (active.empty()) return {std::nullopt, "the tree is exhausted: every node down to the maximum depth was queried"};
   const std::vector<double> costs = context.level_costs.empty() ? std::vector<double>(levels, 1.0) : context.level_costs;
   // The candidate queries: each active node at its depth's level (level_choice: depth), at every
   // level that fits the budget (acquisition), or at those up to its depth's level (capped).
@@ -560,6 +564,14 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
     }
     return {std::nullopt, "every point of the space is pending"};
   }
+  return propose_by_cmes(context, "acquisition");
+}
+
+ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& context, const char* source) {
+  const std::size_t top = levels_ - 1;
+  if (!context.level_costs.empty() && context.level_costs[top] > context.remaining_budget)
+    return {std::nullopt, "cost budget exhausted: a full-resolution run does not fit the remaining budget"};
+  if (in_model_.empty()) return {std::nullopt, "no trial has completed yet to model the objective"};
   refresh_if_due(context);
   GaussianProcess& gp = *model_;
   const std::size_t n_model = gp.size();
@@ -591,7 +603,7 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
     if ((chosen < 0 || scored.score(j) > scored.score(chosen)) && !repeats_a_full_run(all.col(j), context))
       chosen = j;
   if (chosen < 0) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
-  Proposal p{.unit = all.col(chosen), .source = "acquisition", .in_model = true, .model_size = n_model,
+  Proposal p{.unit = all.col(chosen), .source = source, .in_model = true, .model_size = n_model,
              .acquisition = scored.score(chosen)};
   p.level = top;
   return {p, {}};
@@ -674,6 +686,7 @@ template <class Options, class Visit>
 void plain_fields(Options& o, Visit&& visit) {
   visit("max_depth", o.max_depth);
   visit("allow_requery", o.allow_requery);
+  visit("continue_after_tree", o.continue_after_tree);
   visit("max_value_samples", o.max_value_samples);
   visit("noisy_cmes", o.noisy_cmes);
   visit("quadrature_nodes", o.quadrature_nodes);

@@ -85,6 +85,11 @@ struct MultiResolutionOptions {
   // 91-96% of its budget at full resolution on the multi-fidelity benchmark.
   std::size_t full_resolution_depths = 2;
   bool allow_requery = false;
+  // Once every node down to max_depth has been queried and budget is left: true spends it on
+  // full-resolution runs chosen by CMES over the whole space (as cmes does); false stops there
+  // (the paper's tree ends the search). A 2-D tree of the default depth has 127 nodes, which a
+  // budget of 30 full runs on Forrester exhausts at 25.
+  bool continue_after_tree = true;
   // point: a cheap trial is f_l at its configuration, which is what a real trainer's cheap run is.
   // cell: the paper's indirect query (the average of f over the node's cell).
   ObservationWindow window = ObservationWindow::point;
@@ -197,6 +202,9 @@ class MultiResolutionSearch final : public Strategy {
   void sync_node_targets(const std::vector<NodeId>& active);
   ProposalResult propose_tree(const StrategyContext& context);
   ProposalResult propose_flat(const StrategyContext& context);
+  // A full-resolution run chosen by CMES over the whole space (cmes after its design; cmets once
+  // the tree is exhausted), labelled `source`.
+  ProposalResult propose_by_cmes(const StrategyContext& context, const char* source);
   Eigen::VectorXd best_point_in_cell(const StrategyContext& context, const PartitionNode& cell,
                                      const Eigen::VectorXd& f_star) const;
   std::size_t levels_of(const StrategyContext& context) const;
