@@ -277,11 +277,24 @@ std::vector<PairPrediction> solved_posteriors(const GaussianProcess& gp, const s
       f_of_leveled.back().offset_group.reset();
     }
   const std::vector<PairPrediction> joint = gp.predict_pairs(f_of_leveled, leveled);
+  // Queries of f at points (cmes's candidates, a full run's points in its cell): one blocked solve.
+  std::vector<std::size_t> at_points;
+  for (std::size_t i = 0; i < queries.size(); ++i)
+    if (!queries[i].offset_group && std::holds_alternative<PointQuery>(queries[i].query)) at_points.push_back(i);
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(gp.dim()), static_cast<Eigen::Index>(at_points.size()));
+  for (std::size_t j = 0; j < at_points.size(); ++j)
+    X.col(static_cast<Eigen::Index>(j)) = std::get<PointQuery>(queries[at_points[j]].query).x;
+  Eigen::VectorXd point_mean, point_variance;
+  gp.predict(X, point_mean, point_variance);
   std::vector<PairPrediction> out(queries.size());
-  std::size_t next_pair = 0;
+  std::size_t next_pair = 0, next_point = 0;
   for (std::size_t i = 0; i < queries.size(); ++i) {
     if (queries[i].offset_group) {
       out[i] = joint[next_pair++];
+    } else if (next_point < at_points.size() && at_points[next_point] == i) {
+      out[i].mean(0) = point_mean(static_cast<Eigen::Index>(next_point));
+      out[i].covariance(0, 0) = point_variance(static_cast<Eigen::Index>(next_point));
+      ++next_point;
     } else {
       const Prediction p = gp.predict(queries[i]);
       out[i].mean(0) = p.mean;
