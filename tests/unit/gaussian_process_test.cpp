@@ -571,40 +571,6 @@ Observation random_observation(std::mt19937_64& rng, int i) {
   return o;
 }
 
-// predict_pairs solves for many pairs at once, in chunks of 256: across chunk boundaries every
-// pair's result is predict_pair's for that pair alone (itself checked against the explicit model
-// above), and its diagonal is predict(Observation)'s, a separate single-target solve.
-TEST(GaussianProcessOffsets, BatchedPairsEqualSinglePairs) {
-  std::mt19937_64 rng(29);
-  GpHyperparameters hp = offset_hyperparameters();
-  hp.kernel = KernelType::matern52;
-  GaussianProcess gp(2, hp, Standardization{0.4, 1.7});
-  for (int i = 0; i < 40; ++i) gp.add(random_observation(rng, i));
-  std::vector<Observation> a, b;
-  for (int j = 0; j < 600; ++j) {  // three chunks, the last one partial
-    const Eigen::VectorXd x = random_point(rng, 2);
-    a.push_back(Observation{PointQuery{x}, 0.0, 0});
-    b.push_back(Observation{PointQuery{j % 4 == 0 ? random_point(rng, 2) : x}, 0.0, 1});
-    if (j % 3 > 0) b.back().offset_group = static_cast<std::size_t>(j % 3 - 1);
-  }
-  const std::vector<tune::PairPrediction> batched = gp.predict_pairs(a, b);
-  ASSERT_EQ(batched.size(), a.size());
-  for (std::size_t j = 0; j < a.size(); ++j) {
-    Eigen::Vector2d mean;
-    Eigen::Matrix2d cov;
-    gp.predict_pair(a[j], b[j], mean, cov);
-    EXPECT_LT((batched[j].mean - mean).cwiseAbs().maxCoeff(), 1e-12) << j;
-    EXPECT_LT((batched[j].covariance - cov).cwiseAbs().maxCoeff(), 1e-12) << j;
-    const tune::Prediction pa = gp.predict(a[j]), pb = gp.predict(b[j]);
-    EXPECT_NEAR(batched[j].mean(0), pa.mean, 1e-10) << j;
-    EXPECT_NEAR(batched[j].mean(1), pb.mean, 1e-10) << j;
-    EXPECT_NEAR(batched[j].covariance(0, 0), pa.variance, 1e-10) << j;
-    EXPECT_NEAR(batched[j].covariance(1, 1), pb.variance, 1e-10) << j;
-  }
-  EXPECT_TRUE(gp.predict_pairs({}, {}).empty());
-  EXPECT_THROW(gp.predict_pairs(a, {}), std::invalid_argument);
-}
-
 namespace tracked_targets_test {
 
 // The targets a cmets ask scores: f at a point and observations of each level there.

@@ -219,50 +219,25 @@ Prediction GaussianProcess::predict(const Observation& target) const {
 
 void GaussianProcess::predict_pair(const Observation& a, const Observation& b, Eigen::Vector2d& mean,
                                    Eigen::Matrix2d& covariance) const {
-  const PairPrediction p = predict_pairs({a}, {b}).front();
-  mean = p.mean;
-  covariance = p.covariance;
-}
-
-std::vector<PairPrediction> GaussianProcess::predict_pairs(const std::vector<Observation>& a,
-                                                           const std::vector<Observation>& b) const {
-  if (a.size() != b.size()) throw std::invalid_argument("GP: predict_pairs needs as many first as second targets");
-  for (const std::vector<Observation>* targets : {&a, &b})
-    for (const Observation& t : *targets)
-      if (static_cast<std::size_t>(location(t.query).size()) != dim_)
-        throw std::invalid_argument("GP: prediction target of the wrong dimension");
+  if (static_cast<std::size_t>(location(a.query).size()) != dim_ || static_cast<std::size_t>(location(b.query).size()) != dim_)
+    throw std::invalid_argument("GP: prediction target of the wrong dimension");
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
-  const double s = standardization_.scale;
-  std::vector<PairPrediction> out(a.size());
-  // Columns 2j and 2j + 1 hold pair j; chunks bound the n x 2 chunk matrix (n = 2000: 8 MB).
-  constexpr std::size_t chunk = 256;
-  for (std::size_t first = 0; first < a.size(); first += chunk) {
-    const std::size_t count = std::min(chunk, a.size() - first);
-    Eigen::MatrixXd c(n, static_cast<Eigen::Index>(2 * count));
-    for (std::size_t j = 0; j < count; ++j)
-      for (Eigen::Index i = 0; i < n; ++i) {
-        const Observation& o = observations_[static_cast<std::size_t>(i)];
-        c(i, static_cast<Eigen::Index>(2 * j)) = observation_covariance(kernel_, groups(), o, a[first + j]);
-        c(i, static_cast<Eigen::Index>(2 * j + 1)) = observation_covariance(kernel_, groups(), o, b[first + j]);
-      }
-    const Eigen::VectorXd means = c.transpose() * weights_;
-    if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
-    for (std::size_t j = 0; j < count; ++j) {
-      const Observation& x = a[first + j];
-      const Observation& y = b[first + j];
-      const auto v = c.middleCols(static_cast<Eigen::Index>(2 * j), 2);
-      Eigen::Matrix2d prior;
-      prior(0, 0) = observation_covariance(kernel_, groups(), x, x);
-      prior(1, 1) = observation_covariance(kernel_, groups(), y, y);
-      prior(0, 1) = prior(1, 0) = observation_covariance(kernel_, groups(), x, y);
-      PairPrediction& p = out[first + j];
-      p.mean = Eigen::Vector2d::Constant(standardization_.mean) + s * means.segment(static_cast<Eigen::Index>(2 * j), 2);
-      p.covariance = s * s * (prior - v.transpose() * v);
-      p.covariance(0, 0) = std::max(0.0, p.covariance(0, 0));
-      p.covariance(1, 1) = std::max(0.0, p.covariance(1, 1));
-    }
+  Eigen::MatrixXd c(n, 2);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const Observation& o = observations_[static_cast<std::size_t>(i)];
+    c(i, 0) = observation_covariance(kernel_, groups(), o, a);
+    c(i, 1) = observation_covariance(kernel_, groups(), o, b);
   }
-  return out;
+  const double s = standardization_.scale;
+  mean = Eigen::Vector2d::Constant(standardization_.mean) + s * (c.transpose() * weights_);
+  if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
+  Eigen::Matrix2d prior;
+  prior(0, 0) = observation_covariance(kernel_, groups(), a, a);
+  prior(1, 1) = observation_covariance(kernel_, groups(), b, b);
+  prior(0, 1) = prior(1, 0) = observation_covariance(kernel_, groups(), a, b);
+  covariance = s * s * (prior - c.transpose() * c);
+  covariance(0, 0) = std::max(0.0, covariance(0, 0));
+  covariance(1, 1) = std::max(0.0, covariance(1, 1));
 }
 
 PredictionWithGradient GaussianProcess::predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const {

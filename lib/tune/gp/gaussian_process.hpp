@@ -109,10 +109,6 @@ class GaussianProcess {
   // Joint posterior of two observations' noise-free values (as predict(Observation)): their means
   // and the 2 x 2 covariance, same units.
   void predict_pair(const Observation& a, const Observation& b, Eigen::Vector2d& mean, Eigen::Matrix2d& covariance) const;
-  // predict_pair for every (a[i], b[i]), with one blocked triangular solve for all of them: a solve
-  // per pair packs all of L for two right-hand sides, which was most of a cmets ask at a few hundred
-  // trials.
-  std::vector<PairPrediction> predict_pairs(const std::vector<Observation>& a, const std::vector<Observation>& b) const;
   PredictionWithGradient predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const;
   // Predictions at the columns of X; one blocked triangular solve for all of them.
   void predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
@@ -160,6 +156,9 @@ class GaussianProcess {
   void update_weights();
   // Row `row` of every tracked target's column (of `slots` only, when given).
   void append_target_row(std::size_t row, const std::vector<std::size_t>* slots = nullptr);
+  struct TrackedTarget;
+  // Row i of a target's column, l_row being L's row i left of the diagonal (contiguous).
+  void fill_target_row(Eigen::Index i, const Eigen::Map<const Eigen::VectorXd>& l_row, TrackedTarget& t);
   // Rows [0, n) of these targets' columns, in cache-sized blocks (track_targets, reset).
   void fill_target_columns(const std::vector<std::size_t>& slots);
   const Eigen::VectorXd& target_column(std::size_t slot) const;

@@ -37,8 +37,8 @@ std::vector<std::size_t> GaussianProcess::track_targets(std::vector<Observation>
 }
 
 void GaussianProcess::fill_target_columns(const std::vector<std::size_t>& slots) {
-  // Row i of every column is append_target_row's formula, (k_i - L_i,<i . v_<i) / L_ii: the same
-  // dot product of the same numbers, so a column is the same whenever it was filled. Blocks of 32
+  // Row i of every column is fill_target_row's, as for an append: the same dot product of the same
+  // numbers, so a column is the same whenever it was filled. Blocks of 32
   // columns keep their prefixes in cache across the rows. L's rows are strided: one block (an ask's
   // new nodes) copies each row once; more (a refit re-tracking every node) transpose L once.
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
@@ -52,13 +52,7 @@ void GaussianProcess::fill_target_columns(const std::vector<std::size_t>& slots)
     for (Eigen::Index i = 0; i < n; ++i) {
       if (Lt.size() == 0) row_buffer_.head(i) = L_.row(i).head(i).transpose();
       const Eigen::Map<const Eigen::VectorXd> row(Lt.size() == 0 ? row_buffer_.data() : Lt.col(i).data(), i);
-      const Observation& o = observations_[static_cast<std::size_t>(i)];
-      for (std::size_t j = first; j < last; ++j) {
-        TrackedTarget& t = targets_[slots[j]];
-        if (t.v.size() < n) t.v.conservativeResize(std::max<Eigen::Index>(n, 16));
-        const double k = observation_covariance(kernel_, groups(), o, t.target);
-        t.v(i) = (k - (i > 0 ? row.dot(t.v.head(i)) : 0.0)) / L_(i, i);
-      }
+      for (std::size_t j = first; j < last; ++j) fill_target_row(i, row, targets_[slots[j]]);
     }
   }
 }
@@ -79,18 +73,20 @@ void GaussianProcess::append_target_row(std::size_t row, const std::vector<std::
   const Eigen::Index i = static_cast<Eigen::Index>(row);
   if (row_buffer_.size() < L_.rows()) row_buffer_.resize(L_.rows());
   row_buffer_.head(i) = L_.row(i).head(i).transpose();
-  const Observation& o = observations_[row];
-  const auto fill = [&](TrackedTarget& t) {
-    if (t.v.size() <= i) t.v.conservativeResize(std::max<Eigen::Index>({2 * t.v.size(), i + 1, 16}));
-    const double k = observation_covariance(kernel_, groups(), o, t.target);
-    t.v(i) = (k - (i > 0 ? row_buffer_.head(i).dot(t.v.head(i)) : 0.0)) / L_(i, i);
-  };
+  const Eigen::Map<const Eigen::VectorXd> l_row(row_buffer_.data(), i);
   if (slots) {
-    for (std::size_t s : *slots) fill(targets_[s]);
+    for (std::size_t s : *slots) fill_target_row(i, l_row, targets_[s]);
   } else {
     for (TrackedTarget& t : targets_)
-      if (t.live) fill(t);
+      if (t.live) fill_target_row(i, l_row, t);
   }
+}
+
+void GaussianProcess::fill_target_row(Eigen::Index i, const Eigen::Map<const Eigen::VectorXd>& l_row, TrackedTarget& t) {
+  // The one formula of every row, (k_i - L_i,<i . v_<i) / L_ii, l_row being L_i,<i.
+  if (t.v.size() <= i) t.v.conservativeResize(std::max<Eigen::Index>({2 * t.v.size(), i + 1, 16}));
+  const double k = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], t.target);
+  t.v(i) = (k - (i > 0 ? l_row.dot(t.v.head(i)) : 0.0)) / L_(i, i);
 }
 
 PairPrediction GaussianProcess::predict_tracked_pair(std::size_t a, std::size_t b) const {

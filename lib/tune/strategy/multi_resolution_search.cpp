@@ -266,40 +266,15 @@ struct Scored {
   Eigen::VectorXd nu, sigma_g, score;
 };
 
-// The posterior of each query by solves: for a query through a level (an offset group), the joint
-// of g, the average of f it observes, and its observation y; for one of f, g alone (in (0, 0)).
-std::vector<PairPrediction> solved_posteriors(const GaussianProcess& gp, const std::vector<Observation>& queries) {
-  std::vector<Observation> f_of_leveled, leveled;
-  for (const Observation& q : queries)
-    if (q.offset_group) {
-      leveled.push_back(q);
-      f_of_leveled.push_back(q);
-      f_of_leveled.back().offset_group.reset();
-    }
-  const std::vector<PairPrediction> joint = gp.predict_pairs(f_of_leveled, leveled);
-  // Queries of f at points (cmes's candidates, a full run's points in its cell): one blocked solve.
-  std::vector<std::size_t> at_points;
-  for (std::size_t i = 0; i < queries.size(); ++i)
-    if (!queries[i].offset_group && std::holds_alternative<PointQuery>(queries[i].query)) at_points.push_back(i);
-  Eigen::MatrixXd X(static_cast<Eigen::Index>(gp.dim()), static_cast<Eigen::Index>(at_points.size()));
-  for (std::size_t j = 0; j < at_points.size(); ++j)
-    X.col(static_cast<Eigen::Index>(j)) = std::get<PointQuery>(queries[at_points[j]].query).x;
-  Eigen::VectorXd point_mean, point_variance;
-  gp.predict(X, point_mean, point_variance);
-  std::vector<PairPrediction> out(queries.size());
-  std::size_t next_pair = 0, next_point = 0;
-  for (std::size_t i = 0; i < queries.size(); ++i) {
-    if (queries[i].offset_group) {
-      out[i] = joint[next_pair++];
-    } else if (next_point < at_points.size() && at_points[next_point] == i) {
-      out[i].mean(0) = point_mean(static_cast<Eigen::Index>(next_point));
-      out[i].covariance(0, 0) = point_variance(static_cast<Eigen::Index>(next_point));
-      ++next_point;
-    } else {
-      const Prediction p = gp.predict(queries[i]);
-      out[i].mean(0) = p.mean;
-      out[i].covariance(0, 0) = p.variance;
-    }
+// The posterior of f at the columns of X (cmes's candidates, a full run's points in its cell), in
+// score_queries's form: g alone, in (0, 0). One blocked solve for all of them.
+std::vector<PairPrediction> point_posteriors(const GaussianProcess& gp, const Eigen::MatrixXd& X) {
+  Eigen::VectorXd mean, variance;
+  gp.predict(X, mean, variance);
+  std::vector<PairPrediction> out(static_cast<std::size_t>(X.cols()));
+  for (Eigen::Index j = 0; j < X.cols(); ++j) {
+    out[static_cast<std::size_t>(j)].mean(0) = mean(j);
+    out[static_cast<std::size_t>(j)].covariance(0, 0) = variance(j);
   }
   return out;
 }
@@ -534,11 +509,13 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
     if ((tracked.col(j).array() >= cell.lower.array()).all() && (tracked.col(j).array() <= cell.upper.array()).all())
       points.push_back(tracked.col(j));
   std::vector<Observation> queries;
-  for (Eigen::VectorXd& u : points) {
-    u = context.space.snap(u);
-    queries.push_back(Observation{PointQuery{u}, 0.0, levels_ - 1});
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(context.space.dim()), static_cast<Eigen::Index>(points.size()));
+  for (std::size_t j = 0; j < points.size(); ++j) {
+    points[j] = context.space.snap(points[j]);
+    X.col(static_cast<Eigen::Index>(j)) = points[j];
+    queries.push_back(Observation{PointQuery{points[j]}, 0.0, levels_ - 1});
   }
-  const Scored scored = score_queries(gp, queries, solved_posteriors(gp, queries), f_star, options_);
+  const Scored scored = score_queries(gp, queries, point_posteriors(gp, X), f_star, options_);
   // A point the kernel can hardly tell from a full-resolution run already made or pending is not
   // a new run: in a noise-free problem it repeats the work, and in a noisy one a point a little
   // further away informs as much. (Neighbouring cells meet on a face, and a cell's best point is
@@ -610,7 +587,7 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   const Eigen::VectorXd f_star = max_value_samples(gp, context.seed, context.ask_index);
   std::vector<Observation> queries;
   for (Eigen::Index j = 0; j < all.cols(); ++j) queries.push_back(Observation{PointQuery{all.col(j)}, 0.0, top});
-  const Scored scored = score_queries(gp, queries, solved_posteriors(gp, queries), f_star, options_);
+  const Scored scored = score_queries(gp, queries, point_posteriors(gp, all), f_star, options_);
   Eigen::Index chosen = -1;
   for (Eigen::Index j = 0; j < all.cols(); ++j)
     if ((chosen < 0 || scored.score(j) > scored.score(chosen)) && !repeats_a_full_run(all.col(j), context))
