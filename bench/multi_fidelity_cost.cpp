@@ -22,8 +22,12 @@
 // (function, method, seed, step, level, spent, regret, observed regret, the trial's point and
 // value, the recommendation's point) to a CSV.
 //
-// Usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--functions a,b]
-//                            [--methods a,b] [--csv PATH] [--quick]
+// After each function, the same held cost at the fractions of --sweep (default 0.1%, 0.3%, 1%,
+// 3%, 10% of the gap) with its ratio to ei: one target is a choice, and the sweep shows whether
+// a ratio holds only there.
+//
+// Usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--sweep F1,F2,..]
+//                            [--functions a,b] [--methods a,b] [--csv PATH] [--quick]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -47,6 +51,7 @@ struct Options {
   std::size_t seeds = 10;
   double budget = 50.0;  // in top-level evaluations
   double target = 0.01;
+  std::vector<double> sweep = {0.001, 0.003, 0.01, 0.03, 0.1};
   std::vector<std::string> functions;
   std::vector<std::string> methods = {"cmets", "ei", "cmes"};
   std::string csv = "multi_fidelity_cost.csv";
@@ -114,6 +119,25 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
   return steps;
 }
 
+// The spent cost from which the regret stays within the target to the end (infinity if it does not
+// end within): a recommendation can land on the optimum by chance early (a posterior mean pushed
+// to a corner) and leave it.
+double held_cost(const std::vector<Step>& steps, double target) {
+  double cost = std::numeric_limits<double>::infinity();
+  for (const Step& s : steps) {
+    if (s.regret > target) cost = std::numeric_limits<double>::infinity();
+    else if (!std::isfinite(cost)) cost = s.spent;
+  }
+  return cost;
+}
+
+std::string cost_text(double cost) {
+  char text[32];
+  if (std::isfinite(cost)) std::snprintf(text, sizeof text, "%.2f", cost);
+  else std::snprintf(text, sizeof text, "-");
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -124,6 +148,10 @@ int main(int argc, char** argv) {
     if (a == "--seeds") o.seeds = std::stoul(value());
     else if (a == "--budget") o.budget = std::stod(value());
     else if (a == "--target") o.target = std::stod(value());
+    else if (a == "--sweep") {
+      o.sweep.clear();
+      for (const std::string& f : split(value())) o.sweep.push_back(std::stod(f));
+    }
     else if (a == "--functions") o.functions = split(value());
     else if (a == "--methods") o.methods = split(value());
     else if (a == "--csv") o.csv = value();
@@ -132,7 +160,7 @@ int main(int argc, char** argv) {
       o.budget = 15;
     } else {
       std::fprintf(stderr,
-                   "usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--functions a,b] "
+                   "usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--sweep F1,F2,..] [--functions a,b] "
                    "[--methods a,b] [--csv PATH] [--quick]\n");
       return 2;
     }
@@ -145,9 +173,12 @@ int main(int argc, char** argv) {
               "final regret", "observed final", "s/ask");
   for (const auto& fn : tune::testfn::multi_fidelity_functions()) {
     if (!o.functions.empty() && std::find(o.functions.begin(), o.functions.end(), fn.name) == o.functions.end()) continue;
-    const double target = o.target * typical_gap(fn);
+    const double gap = typical_gap(fn);
+    const double target = o.target * gap;
     std::vector<double> medians;
+    std::vector<std::vector<std::vector<Step>>> runs;  // per method, per seed
     for (const std::string& method : o.methods) {
+      runs.emplace_back();
       std::vector<double> costs, first_costs, finals, observed;
       std::size_t reached = 0;
       double seconds = 0.0;
@@ -157,18 +188,15 @@ int main(int argc, char** argv) {
         const std::vector<Step> steps = run(fn, method, seed, o.budget);
         seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         asks += steps.size();
-        double cost = std::numeric_limits<double>::infinity(), first = cost;
+        double first = std::numeric_limits<double>::infinity();
         for (std::size_t k = 0; k < steps.size(); ++k) {
           const Step& s = steps[k];
           csv << fn.name << ',' << method << ',' << seed << ',' << k << ',' << s.level << ',' << s.spent << ','
               << s.regret << ',' << s.observed_regret << ',' << s.point << ',' << s.value << ','
               << s.recommendation << '\n';
-          // Reached = from this step on the regret stays within the target: a recommendation can
-          // land on the optimum by chance early (a posterior mean pushed to a corner) and leave it.
-          if (s.regret > target) cost = std::numeric_limits<double>::infinity();
-          else if (!std::isfinite(cost)) cost = s.spent;
           if (s.regret <= target && !std::isfinite(first)) first = s.spent;
         }
+        const double cost = held_cost(steps, target);
         reached += std::isfinite(cost);
         first_costs.push_back(first);
         costs.push_back(cost);  // infinity if never: counts as the worst in the median
@@ -176,18 +204,12 @@ int main(int argc, char** argv) {
         observed.push_back(steps.empty() ? std::numeric_limits<double>::infinity() : steps.back().observed_regret);
         std::fprintf(stderr, "%s %s seed %zu: %zu steps, cost to target %g\n", fn.name.c_str(), method.c_str(), seed,
                      steps.size(), cost);
+        runs.back().push_back(steps);
       }
       const double m = median(costs);
       medians.push_back(m);
-      char cost_text[32];
-      if (std::isfinite(m)) std::snprintf(cost_text, sizeof cost_text, "%.2f", m);
-      else std::snprintf(cost_text, sizeof cost_text, "-");
-      const double first_median = median(first_costs);
-      char first_text[32];
-      if (std::isfinite(first_median)) std::snprintf(first_text, sizeof first_text, "%.2f", first_median);
-      else std::snprintf(first_text, sizeof first_text, "-");
       std::printf("%-13s %-6s %5zu/%-2zu %12s %12s %12.3g %14.3g %10.4f\n", fn.name.c_str(), method.c_str(), reached, o.seeds,
-                  cost_text, first_text, median(finals), median(observed), seconds / static_cast<double>(std::max<std::size_t>(asks, 1)));
+                  cost_text(m).c_str(), cost_text(median(first_costs)).c_str(), median(finals), median(observed), seconds / static_cast<double>(std::max<std::size_t>(asks, 1)));
     }
     const auto ei = std::find(o.methods.begin(), o.methods.end(), "ei");
     std::printf("%-13s target %.3g", fn.name.c_str(), target);
@@ -200,7 +222,25 @@ int main(int argc, char** argv) {
           else if (std::isfinite(ei_cost)) ratio = std::to_string(medians[k] / ei_cost).substr(0, 4);
           std::printf("; median cost %s / ei = %s", o.methods[k].c_str(), ratio.c_str());
         }
-    std::printf("\n\n");
+    std::printf("\n");
+    if (ei != o.methods.end() && !o.sweep.empty()) {
+      const std::size_t e = static_cast<std::size_t>(ei - o.methods.begin());
+      std::printf("%-13s held cost at other targets (fraction of the gap: method median / ei median = ratio):\n", "");
+      for (std::size_t k = 0; k < o.methods.size(); ++k) {
+        if (k == e) continue;
+        std::printf("%-13s %-6s", "", o.methods[k].c_str());
+        for (double fraction : o.sweep) {
+          std::vector<double> mine, theirs;
+          for (const auto& steps : runs[k]) mine.push_back(held_cost(steps, fraction * gap));
+          for (const auto& steps : runs[e]) theirs.push_back(held_cost(steps, fraction * gap));
+          const double a = median(mine), b = median(theirs);
+          std::printf(" | %g: %s / %s = %s", fraction, cost_text(a).c_str(), cost_text(b).c_str(),
+                      std::isfinite(a) && std::isfinite(b) ? std::to_string(a / b).substr(0, 4).c_str() : "-");
+        }
+        std::printf("\n");
+      }
+    }
+    std::printf("\n");
   }
   return 0;
 }
