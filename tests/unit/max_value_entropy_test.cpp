@@ -214,6 +214,36 @@ TEST(CmesNoisy, VectorEqualsScalarCalls) {
   EXPECT_THROW(tune::cmes_noisy(nu, sd, 0.1, Eigen::VectorXd()), std::invalid_argument);
 }
 
+// The bound lets cmets skip the quadrature of every candidate that cannot win, so it must hold bit
+// for bit (a candidate wrongly skipped changes the suggestion) and be attained without noise.
+TEST(CmesNoisy, UpperBoundHoldsForEveryNoiseAndRuleAndIsExactWithoutNoise) {
+  std::mt19937_64 rng(11);
+  std::size_t strict = 0, cases = 0;
+  for (double noise : {0.0, 1e-9, 1e-6, 1e-3, 0.05, 0.3, 1.0, 4.0, 100.0})
+    for (double sd : {1e-8, 1e-3, 0.1, 1.0, 10.0})
+      for (int k = 0; k < 40; ++k) {
+        const double nu = uniform(rng, -5.0, 5.0);
+        // f* from below nu (guarded) to far above it (gamma past the negligible cut-off).
+        const Eigen::VectorXd fs = samples({nu + uniform(rng, -1.0, 0.5) * sd, nu + uniform(rng, 0.0, 3.0) * sd,
+                                            nu + uniform(rng, 0.0, 50.0) * sd});
+        const double bound = tune::cmes_noisy_upper_bound(nu, sd, noise, fs);
+        ASSERT_TRUE(std::isfinite(bound));
+        for (std::size_t nodes : {4, 32, 64}) {
+          const double exact = cmes_noisy(nu, sd, noise, fs, nodes);
+          ASSERT_LE(exact, bound) << "noise " << noise << " sd " << sd << " nu " << nu << " nodes " << nodes;
+          if (noise == 0.0) {
+            ASSERT_EQ(exact, bound);
+          }
+          strict += exact < bound;
+          ++cases;
+        }
+      }
+  // Without the quadrature's correction the bound is a different number for most noisy cases.
+  EXPECT_GT(strict, cases / 2);
+  EXPECT_THROW(tune::cmes_noisy_upper_bound(0.0, 1.0, -0.1, samples({1.0})), std::invalid_argument);
+  EXPECT_THROW(tune::cmes_noisy_upper_bound(0.0, 1.0, 0.1, Eigen::VectorXd()), std::invalid_argument);
+}
+
 // ---- Gauss-Hermite -------------------------------------------------------------------------------
 
 TEST(MaxValueEntropyGaussHermite, IntegratesPolynomialsUpToDegree2nMinus1) {

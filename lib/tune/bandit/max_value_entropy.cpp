@@ -72,6 +72,12 @@ double entropy_kernel(double x) noexcept {
 // 64-node Gauss-Hermite rule cannot resolve for small noise (an error of order 1e-2 at sigma =
 // 1e-3 sigma_g). Here the only quadrature is of the smooth H against a Gaussian of sd delta <= 1,
 // uniformly accurate from sigma -> 0 (eps = 0: exactly Eq. 14) to sigma -> inf (-> 0).
+// The summand without the noise's correction eps lambda E[H]: 0.5 delta^2 gamma lambda - log Phi(gamma).
+// One function for the term and its bound, so that both see the same bits.
+double cmes_noisy_leading(double gamma, double delta, double lambda) noexcept {
+  return 0.5 * delta * delta * gamma * lambda - math::log_normal_cdf(gamma);
+}
+
 double cmes_noisy_term(double gamma, double eps, double delta, const GaussHermiteRule& rule) noexcept {
   if (gamma > kGammaNegligible) return 0.0;
   const double lambda = inverse_mills(gamma);
@@ -84,7 +90,15 @@ double cmes_noisy_term(double gamma, double eps, double delta, const GaussHermit
   // The exact value is >= 0 (the conditioned density r p is a log-concave reweighting of a Gaussian,
   // so its entropy is at most H0); when the noise dominates (delta -> 0) the terms cancel to 0 and
   // round-off could leave a value of order -1e-16.
-  return std::max(0.0, 0.5 * delta * delta * gamma * lambda - math::log_normal_cdf(gamma) + eps * lambda * expected_h);
+  return std::max(0.0, cmes_noisy_leading(gamma, delta, lambda) + eps * lambda * expected_h);
+}
+
+// cmes_noisy_term without the correction. H <= 0 (Phi log Phi <= 0), the weights are positive and
+// eps, lambda >= 0, so the correction is <= 0 and adding it can only lower the value, in floating
+// point too (rounding is monotone): this bounds the term from above at no quadrature.
+double cmes_noisy_term_bound(double gamma, double delta) noexcept {
+  if (gamma > kGammaNegligible) return 0.0;
+  return std::max(0.0, cmes_noisy_leading(gamma, delta, inverse_mills(gamma)));
 }
 
 void check_candidates(const Eigen::Ref<const Eigen::VectorXd>& nu, const Eigen::Ref<const Eigen::VectorXd>& sigma_g,
@@ -320,12 +334,16 @@ double cmes_noiseless(double nu, double sigma_g, const Eigen::Ref<const Eigen::V
   return cmes_noiseless(Eigen::VectorXd::Constant(1, nu), Eigen::VectorXd::Constant(1, sigma_g), f_star_samples)(0);
 }
 
-Eigen::VectorXd cmes_noisy(const Eigen::Ref<const Eigen::VectorXd>& nu, const Eigen::Ref<const Eigen::VectorXd>& sigma_g,
-                           double noise_sd, const Eigen::Ref<const Eigen::VectorXd>& f_star_samples, std::size_t nodes) {
-  check_candidates(nu, sigma_g, f_star_samples, "cmes_noisy");
+// The mean over the guarded f_* samples of term(gamma, eps, delta) per candidate: cmes_noisy and its
+// bound, summed in the same order.
+template <class Term>
+Eigen::VectorXd noisy_sample_means(const Eigen::Ref<const Eigen::VectorXd>& nu,
+                                   const Eigen::Ref<const Eigen::VectorXd>& sigma_g, double noise_sd,
+                                   const Eigen::Ref<const Eigen::VectorXd>& f_star_samples, const char* who,
+                                   Term term) {
+  check_candidates(nu, sigma_g, f_star_samples, who);
   if (!(noise_sd >= 0.0) || !std::isfinite(noise_sd))
-    throw std::invalid_argument("cmes_noisy: the noise standard deviation must be finite and >= 0");
-  const GaussHermiteRule& rule = gauss_hermite_rule(nodes);
+    throw std::invalid_argument(std::string(who) + ": the noise standard deviation must be finite and >= 0");
   const Eigen::VectorXd f_star = guarded_samples(nu, sigma_g, f_star_samples);
   const Eigen::Index n_samples = f_star.size();
   Eigen::VectorXd out(nu.size());
@@ -335,11 +353,27 @@ Eigen::VectorXd cmes_noisy(const Eigen::Ref<const Eigen::VectorXd>& nu, const Ei
     if (sd > 0.0) {
       const double s_z = std::hypot(sd, noise_sd);  // predictive sd of z
       const double eps = noise_sd / s_z, delta = sd / s_z;
-      for (Eigen::Index s = 0; s < n_samples; ++s) total += cmes_noisy_term((f_star(s) - nu(i)) / sd, eps, delta, rule);
+      for (Eigen::Index s = 0; s < n_samples; ++s) total += term((f_star(s) - nu(i)) / sd, eps, delta);
     }
     out(i) = total / static_cast<double>(n_samples);
   }
   return out;
+}
+
+Eigen::VectorXd cmes_noisy(const Eigen::Ref<const Eigen::VectorXd>& nu, const Eigen::Ref<const Eigen::VectorXd>& sigma_g,
+                           double noise_sd, const Eigen::Ref<const Eigen::VectorXd>& f_star_samples, std::size_t nodes) {
+  const GaussHermiteRule& rule = gauss_hermite_rule(nodes);
+  return noisy_sample_means(nu, sigma_g, noise_sd, f_star_samples, "cmes_noisy",
+                            [&rule](double gamma, double eps, double delta) {
+                              return cmes_noisy_term(gamma, eps, delta, rule);
+                            });
+}
+
+double cmes_noisy_upper_bound(double nu, double sigma_g, double noise_sd,
+                              const Eigen::Ref<const Eigen::VectorXd>& f_star_samples) {
+  return noisy_sample_means(Eigen::VectorXd::Constant(1, nu), Eigen::VectorXd::Constant(1, sigma_g), noise_sd,
+                            f_star_samples, "cmes_noisy_upper_bound",
+                            [](double gamma, double, double delta) { return cmes_noisy_term_bound(gamma, delta); })(0);
 }
 
 double cmes_noisy(double nu, double sigma_g, double noise_sd, const Eigen::Ref<const Eigen::VectorXd>& f_star_samples,

@@ -91,6 +91,13 @@ Eigen::VectorXd cmes_noisy(const Eigen::Ref<const Eigen::VectorXd>& nu, const Ei
                            double noise_sd, const Eigen::Ref<const Eigen::VectorXd>& f_star_samples,
                            std::size_t nodes = 64);
 
+// An upper bound on cmes_noisy(nu, sigma_g, noise_sd, f_star_samples, n) for every n, without the
+// quadrature (a few transcendental calls per sample instead of ~3 per node and sample): each f_*
+// summand less the noise's correction, which is never positive. It holds in floating point too, so
+// a search may skip the exact score of any candidate whose bound is below the best exact score.
+double cmes_noisy_upper_bound(double nu, double sigma_g, double noise_sd,
+                              const Eigen::Ref<const Eigen::VectorXd>& f_star_samples);
+
 // Baseline MES (Wang & Jegelka 2017) on g: Eq. 14 with samples g_star_samples of max_a g(a) (for
 // instance gumbel_max_samples over the candidates' posterior of g), where CMES uses samples of
 // max_x f(x). Same guard.

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "tune/bandit/acquisition_optimizer.hpp"
+#include "tune/bandit/bounded_argmax.hpp"
 #include "tune/bandit/max_value_entropy.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
@@ -261,13 +262,8 @@ Eigen::VectorXd MultiResolutionSearch::max_value_samples(const GaussianProcess& 
 }
 
 namespace {
-// Candidate queries with their posterior, and the CMES score of each.
-struct Scored {
-  Eigen::VectorXd nu, sigma_g, score;
-};
-
 // The posterior of f at the columns of X (cmes's candidates, a full run's points in its cell), in
-// score_queries's form: g alone, in (0, 0). One blocked solve for all of them.
+// QueryScores's form: g alone, in (0, 0). One blocked solve for all of them.
 std::vector<PairPrediction> point_posteriors(const GaussianProcess& gp, const Eigen::MatrixXd& X) {
   Eigen::VectorXd mean, variance;
   gp.predict(X, mean, variance);
@@ -279,51 +275,74 @@ std::vector<PairPrediction> point_posteriors(const GaussianProcess& gp, const Ei
   return out;
 }
 
-Scored score_queries(const GaussianProcess& gp, const std::vector<Observation>& queries,
-                     const std::vector<PairPrediction>& posteriors, Eigen::VectorXd f_star,
-                     const MultiResolutionOptions& options) {
-  // The max-value truncation g <= f* holds for the average g of f a query observes, not for what
-  // its level adds (offset and discrepancy): those act as extra noise, scored as below. nu and
-  // sigma_g are the posterior of g alone. This also makes the score blind to a constant shift of a
-  // level.
-  const Eigen::Index m = static_cast<Eigen::Index>(queries.size());
-  Scored s{Eigen::VectorXd(m), Eigen::VectorXd(m), Eigen::VectorXd(m)};
-  Eigen::VectorXd noise_sd(m);
-  std::vector<bool> uninformative(static_cast<std::size_t>(m), false);
-  double floor = -std::numeric_limits<double>::infinity();
-  for (Eigen::Index i = 0; i < m; ++i) {
-    const Observation& q = queries[static_cast<std::size_t>(i)];
-    const PairPrediction& joint = posteriors[static_cast<std::size_t>(i)];
-    const Prediction p{joint.mean(0), joint.covariance(0, 0)};
-    double scale = 1.0, extra = 0.0;  // y = scale g + e, Var(e) = extra (+ the level's noise)
-    if (q.offset_group) {
-      // The observation y = g + b + delta adds its level's offset and discrepancy to the average g
-      // of f, and their posterior is correlated with g's (a cheap run informs about g + b + delta
-      // before a full-resolution one separates them). Regressing y on g, y = a g + e with
-      // a = Cov(g, y) / Var(g) and e independent of g: y / a = g + e / a is the form Appendix A
-      // scores, with noise variance Var(e) / a^2. A y that hardly moves with g (a ~ 0) informs
-      // hardly at all.
-      const Eigen::Matrix2d& cov = joint.covariance;
-      scale = cov(0, 0) > 0.0 ? cov(0, 1) / cov(0, 0) : 0.0;
-      extra = std::max(0.0, cov(1, 1) - scale * cov(0, 1));
+// Candidate queries with their posterior, scored by CMES on demand: the noisy score costs a
+// Gauss-Hermite quadrature per f* sample, and a search needs it only for the candidates that can
+// still win (bounded_argmax).
+class QueryScores {
+ public:
+  QueryScores(const GaussianProcess& gp, const std::vector<Observation>& queries,
+              const std::vector<PairPrediction>& posteriors, Eigen::VectorXd f_star, const MultiResolutionOptions& options)
+      : options_(options) {
+    // The max-value truncation g <= f* holds for the average g of f a query observes, not for what
+    // its level adds (offset and discrepancy): those act as extra noise, scored as below. nu and
+    // sigma_g are the posterior of g alone. This also makes the score blind to a constant shift of a
+    // level.
+    const Eigen::Index m = static_cast<Eigen::Index>(queries.size());
+    nu_.resize(m);
+    sigma_g_.resize(m);
+    noise_sd_.resize(m);
+    uninformative_.assign(static_cast<std::size_t>(m), false);
+    double floor = -std::numeric_limits<double>::infinity();
+    for (Eigen::Index i = 0; i < m; ++i) {
+      const Observation& q = queries[static_cast<std::size_t>(i)];
+      const PairPrediction& joint = posteriors[static_cast<std::size_t>(i)];
+      const Prediction p{joint.mean(0), joint.covariance(0, 0)};
+      double scale = 1.0, extra = 0.0;  // y = scale g + e, Var(e) = extra (+ the level's noise)
+      if (q.offset_group) {
+        // The observation y = g + b + delta adds its level's offset and discrepancy to the average g
+        // of f, and their posterior is correlated with g's (a cheap run informs about g + b + delta
+        // before a full-resolution one separates them). Regressing y on g, y = a g + e with
+        // a = Cov(g, y) / Var(g) and e independent of g: y / a = g + e / a is the form Appendix A
+        // scores, with noise variance Var(e) / a^2. A y that hardly moves with g (a ~ 0) informs
+        // hardly at all.
+        const Eigen::Matrix2d& cov = joint.covariance;
+        scale = cov(0, 0) > 0.0 ? cov(0, 1) / cov(0, 0) : 0.0;
+        extra = std::max(0.0, cov(1, 1) - scale * cov(0, 1));
+      }
+      nu_(i) = p.mean;
+      sigma_g_(i) = std::sqrt(p.variance);
+      uninformative_[static_cast<std::size_t>(i)] = scale <= 1e-6;
+      noise_sd_(i) = uninformative_[static_cast<std::size_t>(i)]
+                         ? 0.0
+                         : std::sqrt((gp.noise_variance(q.noise_group) + extra) / (scale * scale));
+      floor = std::max(floor, p.mean + 1e-6 * sigma_g_(i));
     }
-    s.nu(i) = p.mean;
-    s.sigma_g(i) = std::sqrt(p.variance);
-    uninformative[static_cast<std::size_t>(i)] = scale <= 1e-6;
-    noise_sd(i) = uninformative[static_cast<std::size_t>(i)]
-                      ? 0.0
-                      : std::sqrt((gp.noise_variance(q.noise_group) + extra) / (scale * scale));
-    floor = std::max(floor, p.mean + 1e-6 * s.sigma_g(i));
+    // Clamp f* once over the whole candidate set (digest 7.2.3), so that every candidate is scored
+    // against the same samples (the scalar scores clamp per candidate otherwise).
+    f_star_ = f_star.cwiseMax(floor);
   }
-  // Clamp f* once over the whole candidate set (digest 7.2.3), so that every candidate is scored
-  // against the same samples (the scalar scores clamp per candidate otherwise).
-  f_star = f_star.cwiseMax(floor);
-  for (Eigen::Index i = 0; i < m; ++i)
-    s.score(i) = uninformative[static_cast<std::size_t>(i)] ? 0.0
-                 : options.noisy_cmes ? cmes_noisy(s.nu(i), s.sigma_g(i), noise_sd(i), f_star, options.quadrature_nodes)
-                                    : cmes_noiseless(s.nu(i), s.sigma_g(i), f_star);
-  return s;
-}
+
+  Eigen::Index size() const { return nu_.size(); }
+
+  double score(Eigen::Index i) const {
+    if (uninformative_[static_cast<std::size_t>(i)]) return 0.0;
+    return options_.noisy_cmes ? cmes_noisy(nu_(i), sigma_g_(i), noise_sd_(i), f_star_, options_.quadrature_nodes)
+                               : cmes_noiseless(nu_(i), sigma_g_(i), f_star_);
+  }
+
+  // >= score(i), bit for bit (cmes_noisy_upper_bound); the noiseless score is cheap and its own bound.
+  double upper_bound(Eigen::Index i) const {
+    if (uninformative_[static_cast<std::size_t>(i)]) return 0.0;
+    return options_.noisy_cmes ? cmes_noisy_upper_bound(nu_(i), sigma_g_(i), noise_sd_(i), f_star_)
+                               : cmes_noiseless(nu_(i), sigma_g_(i), f_star_);
+  }
+
+ private:
+  const MultiResolutionOptions& options_;
+  Eigen::VectorXd nu_, sigma_g_, noise_sd_, f_star_;
+  std::vector<bool> uninformative_;
+};
+
 }  // namespace
 
 ProposalResult MultiResolutionSearch::propose(const StrategyContext& context) {
@@ -456,30 +475,38 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
     posteriors.push_back(gp.predict_tracked_pair(t.f[l], t.query[l]));
   }
   const Eigen::VectorXd f_star = max_value_samples(gp, context.seed, context.ask_index);
-  const Scored scored = score_queries(gp, queries, posteriors, f_star, options_);
-  // Per node, the best score per unit cost over its levels; CmetsActiveSet::select then compares
-  // nodes (with the node's chosen level's cost, so that its budget check stays exact).
-  std::map<NodeId, std::pair<double, std::size_t>> best_of;  // node -> (score / cost, level)
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    const auto [n, l] = pairs[i];
-    const double ratio = scored.score(static_cast<Eigen::Index>(i)) / costs[l];
-    auto it = best_of.find(n);
-    if (it == best_of.end() || ratio > it->second.first) best_of[n] = {ratio, l};
-  }
-  const double infinity = std::numeric_limits<double>::infinity();
+  const QueryScores scores(gp, queries, posteriors, f_star, options_);
+  // The best score per unit cost over every node and level (capped, acquisition), or per node at its
+  // depth's level, compared by CmetsActiveSet::select with the depth's cost and its budget check.
   std::optional<NodeId> chosen;
+  std::size_t level = top;
+  double acquisition = 0.0;
   if (options_.level_choice == LevelChoice::depth) {
+    std::map<NodeId, std::pair<double, std::size_t>> best_of;  // node -> (score / cost, level)
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const auto [n, l] = pairs[i];
+      const double ratio = scores.score(static_cast<Eigen::Index>(i)) / costs[l];
+      auto it = best_of.find(n);
+      if (it == best_of.end() || ratio > it->second.first) best_of[n] = {ratio, l};
+    }
     chosen = active_->select([&](NodeId n) { return best_of.at(n).first * costs[best_of.at(n).second]; },
                              [&](std::size_t depth) { return costs[level_of_depth(depth, levels)]; },
                              context.remaining_budget);
+    if (chosen) std::tie(acquisition, level) = best_of.at(*chosen);
   } else {
-    chosen = active_->select([&](NodeId n) { return best_of.count(n) ? best_of.at(n).first : -infinity; },
-                             [](std::size_t) { return 1.0; }, infinity);
-    if (chosen && !best_of.count(*chosen)) chosen.reset();
+    // Pairs run over the active nodes in CmetsActiveSet's order (increasing id) and each node's
+    // levels in order, so the lowest index among ties is the node select would keep.
+    const auto best = bounded_argmax(
+        scores, [&](Eigen::Index i) { return costs[pairs[static_cast<std::size_t>(i)].second]; },
+        [](Eigen::Index) { return true; });
+    if (best) {
+      chosen = pairs[static_cast<std::size_t>(best->index)].first;
+      level = pairs[static_cast<std::size_t>(best->index)].second;
+      acquisition = best->ratio;
+    }
   }
   if (!chosen) return {std::nullopt, "cost budget exhausted: no candidate's cost fits the remaining budget"};
   const PartitionNode& node = active_->tree().node(*chosen);
-  const std::size_t level = best_of.at(*chosen).second;
   Proposal p;
   p.unit = context.space.snap(node.centre());
   if (level == top && options_.full_resolution_point == FullResolutionPoint::best_in_cell)
@@ -487,7 +514,7 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   p.source = "cmets";
   p.in_model = true;
   p.model_size = n_model;
-  p.acquisition = best_of.at(*chosen).first;
+  p.acquisition = acquisition;
   p.level = level;
   active_->record_query(*chosen);
   trial_nodes_.resize(context.trials.size() + 1, no_node);
@@ -515,17 +542,16 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
     X.col(static_cast<Eigen::Index>(j)) = points[j];
     queries.push_back(Observation{PointQuery{points[j]}, 0.0, levels_ - 1});
   }
-  const Scored scored = score_queries(gp, queries, point_posteriors(gp, X), f_star, options_);
+  const QueryScores scores(gp, queries, point_posteriors(gp, X), f_star, options_);
   // A point the kernel can hardly tell from a full-resolution run already made or pending is not
   // a new run: in a noise-free problem it repeats the work, and in a noisy one a point a little
   // further away informs as much. (Neighbouring cells meet on a face, and a cell's best point is
   // often on it: without this, two of them ran the same configuration.)
-  std::optional<std::size_t> best;
-  for (std::size_t i = 0; i < points.size(); ++i)
-    if ((!best || scored.score(static_cast<Eigen::Index>(i)) > scored.score(static_cast<Eigen::Index>(*best))) &&
-        !repeats_a_full_run(points[i], context))
-      best = i;
-  return points[best.value_or(0)];  // every candidate repeats one: the centre, as the node's score assumed
+  const auto best = bounded_argmax(scores, [](Eigen::Index) { return 1.0; }, [&](Eigen::Index i) {
+    return !repeats_a_full_run(points[static_cast<std::size_t>(i)], context);
+  });
+  if (!best) return points[0];  // every candidate repeats one: the centre, as the node's score assumed
+  return points[static_cast<std::size_t>(best->index)];
 }
 
 bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const {
@@ -587,14 +613,12 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   const Eigen::VectorXd f_star = max_value_samples(gp, context.seed, context.ask_index);
   std::vector<Observation> queries;
   for (Eigen::Index j = 0; j < all.cols(); ++j) queries.push_back(Observation{PointQuery{all.col(j)}, 0.0, top});
-  const Scored scored = score_queries(gp, queries, point_posteriors(gp, all), f_star, options_);
-  Eigen::Index chosen = -1;
-  for (Eigen::Index j = 0; j < all.cols(); ++j)
-    if ((chosen < 0 || scored.score(j) > scored.score(chosen)) && !repeats_a_full_run(all.col(j), context))
-      chosen = j;
-  if (chosen < 0) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
-  Proposal p{.unit = all.col(chosen), .source = source, .in_model = true, .model_size = n_model,
-             .acquisition = scored.score(chosen)};
+  const QueryScores scores(gp, queries, point_posteriors(gp, all), f_star, options_);
+  const auto chosen = bounded_argmax(scores, [](Eigen::Index) { return 1.0; },
+                                 [&](Eigen::Index j) { return !repeats_a_full_run(all.col(j), context); });
+  if (!chosen) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
+  Proposal p{.unit = all.col(chosen->index), .source = source, .in_model = true, .model_size = n_model,
+             .acquisition = chosen->ratio};
   p.level = top;
   return {p, {}};
 }

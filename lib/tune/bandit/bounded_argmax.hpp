@@ -1,0 +1,48 @@
+// The argmax of an expensive score when a cheap upper bound of it is at hand.
+#pragma once
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace tune {
+
+struct BoundedArgmax {
+  Eigen::Index index = 0;
+  double ratio = 0.0;  // score(index) / divisor(index)
+};
+
+// The eligible i in [0, scores.size()) with the largest scores.score(i) / divisor(i), ties to the
+// lowest i: exactly what a scan of every score finds, provided scores.upper_bound(i) >=
+// scores.score(i) in floating point. Scores are taken in decreasing order of their bound and only
+// while a bound can still reach the best so far, so when most candidates are far behind the
+// leader (CMES: a quadrature per score, a few calls per bound) most are never scored.
+// Scores: size(), score(i), upper_bound(i). Throws if a bound or a computed score is NaN.
+template <class Scores, class Divisor, class Eligible>
+std::optional<BoundedArgmax> bounded_argmax(const Scores& scores, Divisor divisor, Eligible eligible) {
+  const Eigen::Index m = scores.size();
+  std::vector<double> bound(static_cast<std::size_t>(m));
+  for (Eigen::Index i = 0; i < m; ++i) {
+    bound[static_cast<std::size_t>(i)] = scores.upper_bound(i) / divisor(i);
+    if (std::isnan(bound[static_cast<std::size_t>(i)])) throw std::runtime_error("bounded_argmax: a bound is NaN");
+  }
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(m));
+  for (Eigen::Index i = 0; i < m; ++i) order[static_cast<std::size_t>(i)] = i;
+  std::stable_sort(order.begin(), order.end(), [&](Eigen::Index a, Eigen::Index b) {
+    return bound[static_cast<std::size_t>(a)] > bound[static_cast<std::size_t>(b)];
+  });
+  std::optional<BoundedArgmax> best;
+  for (const Eigen::Index i : order) {
+    if (best && bound[static_cast<std::size_t>(i)] < best->ratio) break;
+    if (!eligible(i)) continue;
+    const double ratio = scores.score(i) / divisor(i);
+    if (std::isnan(ratio)) throw std::runtime_error("bounded_argmax: a score is NaN");
+    if (!best || ratio > best->ratio || (ratio == best->ratio && i < best->index)) best = BoundedArgmax{i, ratio};
+  }
+  return best;
+}
+
+}  // namespace tune
