@@ -10,12 +10,17 @@
 // ms per ask, median ms per tell and per recommendation, and the share of full-resolution trials.
 // Writes every step (function, method, trial, level, ask_ms, tell_ms, recommendation_ms) to a CSV.
 //
+// --noise SD adds N(0, SD^2) to every observation (seeded by --seed): the functions are
+// noise-free, a real campaign's values are not, and with noise the model's learned noise makes
+// CMES's Appendix A quadrature matter for every candidate (the gamma cut-off rarely applies).
+//
 // Usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S]
-//                                 [--csv PATH]
+//                                 [--noise SD] [--csv PATH]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -31,6 +36,7 @@ struct Options {
   std::vector<std::string> functions = {"hartmann3_mf", "park_mf"};
   std::vector<std::string> methods = {"cmets"};
   std::uint64_t seed = 0;
+  double noise = 0.0;
   std::string csv = "multi_resolution_latency.csv";
 };
 
@@ -47,13 +53,16 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
   // A budget no run of o.trials trials can spend: the trial cap ends it.
   tune::Study study = tune::bench::multi_fidelity_study(fn, method, o.seed, static_cast<double>(o.trials) + 1.0);
   std::vector<Step> steps;
+  std::mt19937_64 rng(o.seed);
+  std::normal_distribution<double> noise(0.0, o.noise > 0.0 ? o.noise : 1.0);  // drawn only with --noise
   while (steps.size() < o.trials) {
     Step st;
     auto t0 = std::chrono::steady_clock::now();
     const auto s = study.ask();
     st.ask_ms = ms_since(t0);
     if (!s) break;
-    const double y = fn.value(tune::bench::unit_of(s->config, fn.dim()), *s->level);
+    const double y =
+        fn.value(tune::bench::unit_of(s->config, fn.dim()), *s->level) + (o.noise > 0.0 ? noise(rng) : 0.0);
     t0 = std::chrono::steady_clock::now();
     study.tell(s->id, y);
     st.tell_ms = ms_since(t0);
@@ -85,11 +94,18 @@ int main(int argc, char** argv) {
     } else if (a == "--functions") o.functions = tune::bench::split_commas(value());
     else if (a == "--methods") o.methods = tune::bench::split_commas(value());
     else if (a == "--seed") o.seed = std::stoull(value());
+    else if (a == "--noise") {
+      o.noise = std::stod(value());
+      if (!(o.noise >= 0.0)) {
+        std::fprintf(stderr, "multi_resolution_latency: --noise needs a standard deviation >= 0\n");
+        return 2;
+      }
+    }
     else if (a == "--csv") o.csv = value();
     else {
       std::fprintf(stderr,
                    "usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S] "
-                   "[--csv PATH]\n");
+                   "[--noise SD] [--csv PATH]\n");
       return 2;
     }
   }
