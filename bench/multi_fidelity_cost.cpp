@@ -226,15 +226,19 @@ int main(int argc, char** argv) {
     if (ei != o.methods.end() && !o.sweep.empty()) {
       const std::size_t e = static_cast<std::size_t>(ei - o.methods.begin());
       std::printf("%-13s held cost at other targets (fraction of the gap: method median / ei median = ratio):\n", "");
+      const auto median_held = [&](std::size_t k, double fraction) {
+        std::vector<double> costs;
+        for (const auto& steps : runs[k]) costs.push_back(held_cost(steps, fraction * gap));
+        return median(costs);
+      };
+      std::vector<double> ei_held;
+      for (double fraction : o.sweep) ei_held.push_back(median_held(e, fraction));
       for (std::size_t k = 0; k < o.methods.size(); ++k) {
         if (k == e) continue;
         std::printf("%-13s %-6s", "", o.methods[k].c_str());
-        for (double fraction : o.sweep) {
-          std::vector<double> mine, theirs;
-          for (const auto& steps : runs[k]) mine.push_back(held_cost(steps, fraction * gap));
-          for (const auto& steps : runs[e]) theirs.push_back(held_cost(steps, fraction * gap));
-          const double a = median(mine), b = median(theirs);
-          std::printf(" | %g: %s / %s = %s", fraction, cost_text(a).c_str(), cost_text(b).c_str(),
+        for (std::size_t f = 0; f < o.sweep.size(); ++f) {
+          const double a = median_held(k, o.sweep[f]), b = ei_held[f];
+          std::printf(" | %g: %s / %s = %s", o.sweep[f], cost_text(a).c_str(), cost_text(b).c_str(),
                       std::isfinite(a) && std::isfinite(b) ? std::to_string(a / b).substr(0, 4).c_str() : "-");
         }
         std::printf("\n");
