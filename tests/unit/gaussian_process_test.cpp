@@ -423,6 +423,40 @@ TEST(GaussianProcessTracking, TrackedPosteriorEqualsBatchPredictionAndIsOrderInd
   EXPECT_THROW(before.track(Eigen::MatrixXd::Zero(2, 4)), std::invalid_argument);
 }
 
+// predict_tracked_and(Y) is predict() at [tracked points, Y] in that order, with pending-trial
+// fantasies added and truncated as a strategy's ask does.
+TEST(GaussianProcessTracking, PredictTrackedAndEqualsAPredictionOfBothSetsInOrder) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const auto points = [&](Eigen::Index m) {
+    Eigen::MatrixXd P(2, m);
+    for (Eigen::Index j = 0; j < m; ++j) P.col(j) = Eigen::Vector2d(u(rng), u(rng));
+    return P;
+  };
+  tune::GpHyperparameters hp{tune::KernelType::squared_exponential, Eigen::Vector2d(0.2, 0.4), 0.8, {1e-4}};
+  tune::GaussianProcess gp(2, hp, {0.5, 2.0});
+  const Eigen::MatrixXd X = points(40), Y = points(7);
+  gp.track(X);
+  for (Eigen::Index j = 0; j < 25; ++j) {
+    const Eigen::Vector2d x(u(rng), u(rng));
+    gp.add({tune::PointQuery{x}, std::cos(5 * x(0)) * x(1), 0});
+  }
+  Eigen::MatrixXd both(2, X.cols() + Y.cols());
+  both << X, Y;
+  for (int fantasies : {0, 3}) {
+    const tune::TruncateOnExit drop(gp);
+    for (int k = 0; k < fantasies; ++k) gp.add({tune::PointQuery{Eigen::Vector2d(u(rng), u(rng))}, 0.1 * k, 0});
+    Eigen::VectorXd mean, variance, ref_mean, ref_variance;
+    gp.predict_tracked_and(Y, mean, variance);
+    gp.predict(both, ref_mean, ref_variance);
+    ASSERT_EQ(mean.size(), both.cols());
+    ASSERT_EQ(variance.size(), both.cols());
+    EXPECT_LT((mean - ref_mean).cwiseAbs().maxCoeff(), 1e-10) << fantasies;
+    EXPECT_LT((variance - ref_variance).cwiseAbs().maxCoeff(), 1e-10) << fantasies;
+    EXPECT_GT(ref_variance.tail(Y.cols()).minCoeff(), 1e-6);  // Y is away from the data: the test can tell
+  }
+}
+
 }  // namespace tracked_points_test
 
 namespace {

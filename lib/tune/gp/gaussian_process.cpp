@@ -154,6 +154,17 @@ void GaussianProcess::tracked_prediction(Eigen::VectorXd& mean, Eigen::VectorXd&
   variance = ((tracked_prior_std_ - tracked_sumsq_std_).cwiseMax(0.0) * (s * s)).eval();
 }
 
+void GaussianProcess::predict_tracked_and(const Eigen::MatrixXd& X, Eigen::VectorXd& mean,
+                                          Eigen::VectorXd& variance) const {
+  Eigen::VectorXd tracked_mean, tracked_variance, x_mean, x_variance;
+  tracked_prediction(tracked_mean, tracked_variance);
+  predict(X, x_mean, x_variance);
+  mean.resize(tracked_mean.size() + x_mean.size());
+  variance.resize(mean.size());
+  mean << tracked_mean, x_mean;
+  variance << tracked_variance, x_variance;
+}
+
 void GaussianProcess::append_row(const Observation& o) {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   if (n + 1 > L_.rows()) {

@@ -127,6 +127,9 @@ class GaussianProcess {
   const Eigen::MatrixXd& tracked_points() const { return tracked_points_; }
   // Mean and variance of f at the tracked points (units of the observed values).
   void tracked_prediction(Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
+  // predict() at [tracked points, columns of X], in that order: the tracked points' posterior as
+  // tracked_prediction keeps it (O(1) each), a blocked solve for X only.
+  void predict_tracked_and(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
 
   // Tracked targets: observations (a query, maybe an offset group) whose column v = L^{-1} K(D, t)
   // grows by one O(n) row per added observation, so that a strategy that scores the same targets
