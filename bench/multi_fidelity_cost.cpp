@@ -26,8 +26,12 @@
 // 3%, 10% of the gap) with its ratio to ei: one target is a choice, and the sweep shows whether
 // a ratio holds only there.
 //
+// --top-only (an ablation): every function with its top level alone (one level, cost 1, named
+// NAME_top; --functions takes the plain names), so that cmets and cmes run on full-resolution trials only: what the tree and the
+// acquisition give without any cheap run.
+//
 // Usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--sweep F1,F2,..]
-//                            [--functions a,b] [--methods a,b] [--csv PATH] [--quick]
+//                            [--functions a,b] [--methods a,b] [--csv PATH] [--quick] [--top-only]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -55,7 +59,17 @@ struct Options {
   std::vector<std::string> functions;
   std::vector<std::string> methods = {"cmets", "ei", "cmes"};
   std::string csv = "multi_fidelity_cost.csv";
+  bool top_only = false;
 };
+
+// The function's top level as a one-level function (cost 1), named NAME_top.
+tune::testfn::MultiFidelityFunction top_level_only(tune::testfn::MultiFidelityFunction fn) {
+  const std::size_t top = fn.cost.size() - 1;
+  fn.f = [f = fn.f, top](const Eigen::VectorXd& u, std::size_t) { return f(u, top); };
+  fn.cost = {1.0};
+  fn.name += "_top";
+  return fn;
+}
 
 struct Step {
   std::size_t level = 0;
@@ -155,13 +169,14 @@ int main(int argc, char** argv) {
     else if (a == "--functions") o.functions = split(value());
     else if (a == "--methods") o.methods = split(value());
     else if (a == "--csv") o.csv = value();
+    else if (a == "--top-only") o.top_only = true;
     else if (a == "--quick") {
       o.seeds = 2;
       o.budget = 15;
     } else {
       std::fprintf(stderr,
                    "usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--sweep F1,F2,..] [--functions a,b] "
-                   "[--methods a,b] [--csv PATH] [--quick]\n");
+                   "[--methods a,b] [--csv PATH] [--quick] [--top-only]\n");
       return 2;
     }
   }
@@ -171,8 +186,9 @@ int main(int argc, char** argv) {
               o.target, o.budget, o.seeds);
   std::printf("%-13s %-6s %8s %12s %12s %12s %14s %10s\n", "function", "method", "reached", "median cost", "first within",
               "final regret", "observed final", "s/ask");
-  for (const auto& fn : tune::testfn::multi_fidelity_functions()) {
+  for (auto fn : tune::testfn::multi_fidelity_functions()) {
     if (!o.functions.empty() && std::find(o.functions.begin(), o.functions.end(), fn.name) == o.functions.end()) continue;
+    if (o.top_only) fn = top_level_only(std::move(fn));
     const double gap = typical_gap(fn);
     const double target = o.target * gap;
     std::vector<double> medians;
