@@ -27,8 +27,8 @@
 // a ratio holds only there.
 //
 // --top-only (an ablation): every function with its top level alone (one level, cost 1, named
-// NAME_top; --functions takes the plain names), so that cmets and cmes run on full-resolution trials only: what the tree and the
-// acquisition give without any cheap run.
+// NAME_top; --functions takes the plain names), so that cmets and cmes run on full-resolution
+// trials only: what the tree and the acquisition give without any cheap run.
 //
 // Usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--sweep F1,F2,..]
 //                            [--functions a,b] [--methods a,b] [--csv PATH] [--quick] [--top-only]
