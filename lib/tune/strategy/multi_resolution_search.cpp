@@ -563,13 +563,20 @@ bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const S
   return false;
 }
 
+namespace {
+// Whether the top level's cost fits the remaining budget (always without declared costs).
+bool full_run_fits(const StrategyContext& context, std::size_t top) {
+  return context.level_costs.empty() || !(context.level_costs[top] > context.remaining_budget);
+}
+constexpr const char* kNoFullRunFits = "cost budget exhausted: a full-resolution run does not fit the remaining budget";
+}  // namespace
+
 ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& context) {
   const std::size_t top = levels_ - 1;
-  if (!context.level_costs.empty() && context.level_costs[top] > context.remaining_budget)
-    return {std::nullopt, "cost budget exhausted: a full-resolution run does not fit the remaining budget"};
   const std::size_t n_init = options_.initial_design > 0 ? options_.initial_design
                                                          : std::min<std::size_t>(2 * context.space.dim() + 1, 20);
   if (design_index_ < n_init || in_model_.size() < 2) {
+    if (!full_run_fits(context, top)) return {std::nullopt, kNoFullRunFits};
     for (int attempt = 0; attempt < 1000; ++attempt) {
       Eigen::VectorXd u = shifted_sobol_point(context.space, context.seed, RngStream::initial_design, design_index_++);
       if (coincides_with_pending(u, context.trials)) continue;
@@ -584,8 +591,7 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
 
 ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& context, const char* source) {
   const std::size_t top = levels_ - 1;
-  if (!context.level_costs.empty() && context.level_costs[top] > context.remaining_budget)
-    return {std::nullopt, "cost budget exhausted: a full-resolution run does not fit the remaining budget"};
+  if (!full_run_fits(context, top)) return {std::nullopt, kNoFullRunFits};
   if (in_model_.empty()) return {std::nullopt, "no trial has completed yet to model the objective"};
   refresh_if_due(context);
   GaussianProcess& gp = *model_;
