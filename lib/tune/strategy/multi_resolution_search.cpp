@@ -317,26 +317,33 @@ class QueryScores {
     // Clamp f* once over the whole candidate set (digest 7.2.3), so that every candidate is scored
     // against the same samples (the scalar scores clamp per candidate otherwise).
     f_star_ = f_star.cwiseMax(floor);
+    // Eq. 14 is cheap and its own bound: each candidate's once, for bounded_argmax's bound and score.
+    if (!options_.noisy_cmes) {
+      noiseless_ = Eigen::VectorXd::Zero(m);
+      for (Eigen::Index i = 0; i < m; ++i)
+        if (!uninformative_[static_cast<std::size_t>(i)]) noiseless_(i) = cmes_noiseless(nu_(i), sigma_g_(i), f_star_);
+    }
   }
 
   Eigen::Index size() const { return nu_.size(); }
 
   double score(Eigen::Index i) const {
+    if (!options_.noisy_cmes) return noiseless_(i);
     if (uninformative_[static_cast<std::size_t>(i)]) return 0.0;
-    return options_.noisy_cmes ? cmes_noisy(nu_(i), sigma_g_(i), noise_sd_(i), f_star_, options_.quadrature_nodes)
-                               : cmes_noiseless(nu_(i), sigma_g_(i), f_star_);
+    return cmes_noisy(nu_(i), sigma_g_(i), noise_sd_(i), f_star_, options_.quadrature_nodes);
   }
 
-  // >= score(i), bit for bit (cmes_noisy_upper_bound); the noiseless score is cheap and its own bound.
+  // >= score(i), bit for bit (cmes_noisy_upper_bound); the noiseless score is its own bound.
   double upper_bound(Eigen::Index i) const {
+    if (!options_.noisy_cmes) return noiseless_(i);
     if (uninformative_[static_cast<std::size_t>(i)]) return 0.0;
-    return options_.noisy_cmes ? cmes_noisy_upper_bound(nu_(i), sigma_g_(i), noise_sd_(i), f_star_)
-                               : cmes_noiseless(nu_(i), sigma_g_(i), f_star_);
+    return cmes_noisy_upper_bound(nu_(i), sigma_g_(i), noise_sd_(i), f_star_);
   }
 
  private:
   const MultiResolutionOptions& options_;
   Eigen::VectorXd nu_, sigma_g_, noise_sd_, f_star_;
+  Eigen::VectorXd noiseless_;  // with noisy_cmes: false, every candidate's score
   std::vector<bool> uninformative_;
 };
 
