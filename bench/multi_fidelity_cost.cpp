@@ -121,7 +121,7 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
     st.regret = st.observed_regret;
     st.point = joined(u);
     st.value = y;
-    if (method != "ei") {
+    if (method != "ei" && method.rfind("ei:", 0) != 0) {  // ei with options: its best observed too
       if (const auto rec = study.recommendation()) {
         const Eigen::VectorXd at = unit_of(rec->config, fn.dim());
         st.regret = fn.value(at, fn.top()) - fn.minimum;
