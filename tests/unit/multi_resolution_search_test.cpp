@@ -103,6 +103,26 @@ double distance(const tune::StudyRecommendation& a, const tune::StudyRecommendat
 // A constant added to every low-level value (on top of the per-level gaps the objective already
 // has) is absorbed by the level offsets: the recommendation does not move. Without the offsets
 // (level_offsets: false) the same shift drags the model and the recommendation away.
+// Once not even the cheapest level fits the remaining budget, the ask stops at once: a refit then
+// (an O(n^3) rebuild, seconds at a few thousand trials) would be thrown away.
+TEST(MultiResolutionSearch, AskPastTheBudgetStopsWithoutRefitting) {
+  tune::Study study(square(), cmets(), multi_resolution_options(2.5));
+  tune::Rng rng(1);
+  for (int i = 0; i < 2; ++i) {
+    const auto s = study.ask();
+    ASSERT_TRUE(s);
+    ASSERT_EQ(*s->level, 0u);  // shallow nodes run at the cheapest level (cost 1)
+    study.tell(s->id, Objective{}(s->config, *s->level, 2, rng));
+  }
+  const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+  // Two results in a model last rebuilt with one: with fewer than five points every new one is
+  // due for a refit, so an ask that fitted before checking the budget would rebuild here.
+  const std::size_t refreshes = strategy.refresh_count();
+  EXPECT_FALSE(study.ask());
+  EXPECT_NE(study.stop_reason().find("budget"), std::string::npos) << study.stop_reason();
+  EXPECT_EQ(strategy.refresh_count(), refreshes);
+}
+
 TEST(MultiResolutionSearch, ConstantOffsetBetweenLevelsDoesNotChangeTheRecommendation) {
   const auto recommend = [](double shift, bool offsets) {
     tune::MultiResolutionOptions o;

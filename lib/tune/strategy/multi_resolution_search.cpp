@@ -445,8 +445,17 @@ void MultiResolutionSearch::sync_node_targets(const std::vector<NodeId>& active)
   }
 }
 
+namespace {
+constexpr const char* kNoCandidateFits = "cost budget exhausted: no candidate's cost fits the remaining budget";
+}  // namespace
+
 ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& context) {
   ensure_active_set(context);
+  // Before the refit, which would be thrown away: the last ask of a long campaign otherwise
+  // rebuilds the model (seconds at a few thousand trials) only to stop.
+  if (!context.level_costs.empty() &&
+      *std::min_element(context.level_costs.begin(), context.level_costs.end()) > context.remaining_budget)
+    return {std::nullopt, kNoCandidateFits};
   refresh_if_due(context);
   const std::vector<NodeId> active = active_->active();
   if (active.empty()) {
@@ -509,7 +518,7 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
       acquisition = best->ratio;
     }
   }
-  if (!chosen) return {std::nullopt, "cost budget exhausted: no candidate's cost fits the remaining budget"};
+  if (!chosen) return {std::nullopt, kNoCandidateFits};
   const PartitionNode& node = active_->tree().node(*chosen);
   Proposal p;
   p.unit = context.space.snap(node.centre());
