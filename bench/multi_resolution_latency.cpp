@@ -14,11 +14,16 @@
 // noise-free, a real campaign's values are not, and with noise the model's learned noise makes
 // CMES's Appendix A quadrature matter for every candidate (the gamma cut-off rarely applies).
 //
+// After each run, what a user waits for on the finished campaign: Study::save, Study::load (the
+// model rebuilt from the saved hyperparameters, as `tune status`, `tune best` and a resumed
+// `tune run` do), the recommendation of the loaded study and its first ask.
+//
 // Usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S]
 //                                 [--noise SD] [--csv PATH]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
@@ -49,7 +54,34 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::string& method, const Options& o) {
+struct Reload {
+  std::size_t trials = 0;
+  double save_ms = 0.0, load_ms = 0.0, recommendation_ms = 0.0, ask_ms = 0.0;
+};
+
+Reload time_reload(const tune::Study& study, const std::string& tag) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("multi_resolution_latency." + tag + ".yaml");
+  Reload r;
+  r.trials = study.trials().size();
+  auto t0 = std::chrono::steady_clock::now();
+  study.save(path);
+  r.save_ms = ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  tune::Study loaded = tune::Study::load(path);
+  r.load_ms = ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  (void)loaded.recommendation();
+  r.recommendation_ms = ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  (void)loaded.ask();
+  r.ask_ms = ms_since(t0);
+  std::filesystem::remove(path);
+  return r;
+}
+
+std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::string& method, const Options& o,
+                      Reload& reload) {
   // A budget no run of o.trials trials can spend: the trial cap ends it.
   tune::Study study = tune::bench::multi_fidelity_study(fn, method, o.seed, static_cast<double>(o.trials) + 1.0);
   std::vector<Step> steps;
@@ -74,6 +106,7 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
     if (steps.size() % 250 == 0)
       std::fprintf(stderr, "%s %s: %zu trials, last ask %.1f ms\n", fn.name.c_str(), method.c_str(), steps.size(), st.ask_ms);
   }
+  reload = time_reload(study, fn.name + "." + std::to_string(o.seed));
   return steps;
 }
 
@@ -115,10 +148,13 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(o.seed), o.trials);
   std::printf("%-13s %-8s %11s %6s %10s %10s %10s %10s %12s\n", "function", "method", "trials", "asks", "ask med",
               "ask max", "tell med", "rec med", "top-level %");
+  std::vector<std::pair<std::string, Reload>> reloads;
   for (const auto& fn : tune::testfn::multi_fidelity_functions()) {
     if (std::find(o.functions.begin(), o.functions.end(), fn.name) == o.functions.end()) continue;
     for (const std::string& method : o.methods) {
-      const std::vector<Step> steps = run(fn, method, o);
+      Reload reload;
+      const std::vector<Step> steps = run(fn, method, o, reload);
+      reloads.emplace_back(fn.name + " " + method, reload);
       for (std::size_t k = 0; k < steps.size(); ++k)
         csv << fn.name << ',' << method << ',' << k << ',' << steps[k].level << ',' << steps[k].ask_ms << ','
             << steps[k].tell_ms << ',' << steps[k].recommendation_ms << '\n';
@@ -139,5 +175,11 @@ int main(int argc, char** argv) {
       }
     }
   }
+  std::printf("\nthe finished study saved and loaded again (ms): what `tune status` / `tune best` and a resume pay\n\n");
+  std::printf("%-22s %7s %9s %9s %15s %16s\n", "function method", "trials", "save", "load", "recommendation",
+              "first ask after");
+  for (const auto& [name, r] : reloads)
+    std::printf("%-22s %7zu %9.1f %9.1f %15.1f %16.1f\n", name.c_str(), r.trials, r.save_ms, r.load_ms,
+                r.recommendation_ms, r.ask_ms);
   return 0;
 }
