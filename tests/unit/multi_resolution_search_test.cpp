@@ -123,6 +123,45 @@ TEST(MultiResolutionSearch, AskPastTheBudgetStopsWithoutRefitting) {
   EXPECT_EQ(strategy.refresh_count(), refreshes);
 }
 
+// After the tree only full runs are left: once one no longer fits, the ask stops before refitting
+// even though a cheap run would still fit. The refit schedule is due at every result here.
+TEST(MultiResolutionSearch, AskAfterTheTreePastTheBudgetStopsWithoutRefitting) {
+  tune::MultiResolutionOptions o;
+  o.max_depth = 2;  // 21 nodes
+  o.refit.every = 1;
+  o.refit.growth = 0.0;
+  Objective f;
+  // The spend when the tree is exhausted, from a run the budget does not constrain.
+  double tree_spend = 0.0;
+  {
+    tune::Study probe(square(), cmets(o), multi_resolution_options(1000));
+    tune::Rng rng(4);
+    while (auto s = probe.ask()) {
+      if (probe.trial(s->id).source == "cmes_after_tree") break;
+      probe.tell(s->id, f(s->config, *s->level, 2, rng));
+      tree_spend = probe.spent_cost();
+    }
+  }
+  // Two full runs (9 each) after the tree, then 4 left: a cheap run (1) would fit, a full one not.
+  tune::Study study(square(), cmets(o), multi_resolution_options(tree_spend + 2 * 9 + 4));
+  const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+  tune::Rng rng(4);
+  std::size_t after_tree = 0;
+  while (true) {
+    const std::size_t refreshes = strategy.refresh_count();
+    const auto s = study.ask();
+    if (!s) {
+      EXPECT_EQ(strategy.refresh_count(), refreshes) << "the stopping ask refitted";
+      break;
+    }
+    after_tree += study.trial(s->id).source == "cmes_after_tree";
+    study.tell(s->id, f(s->config, *s->level, 2, rng));
+  }
+  EXPECT_EQ(after_tree, 2u);
+  EXPECT_NEAR(study.spent_cost(), tree_spend + 18, 1e-9);
+  EXPECT_NE(study.stop_reason().find("budget"), std::string::npos) << study.stop_reason();
+}
+
 TEST(MultiResolutionSearch, ConstantOffsetBetweenLevelsDoesNotChangeTheRecommendation) {
   const auto recommend = [](double shift, bool offsets) {
     tune::MultiResolutionOptions o;

@@ -451,18 +451,19 @@ constexpr const char* kNoCandidateFits = "cost budget exhausted: no candidate's 
 
 ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& context) {
   ensure_active_set(context);
-  // Before the refit, which would be thrown away: the last ask of a long campaign otherwise
-  // rebuilds the model (seconds at a few thousand trials) only to stop.
-  if (!context.level_costs.empty() &&
-      *std::min_element(context.level_costs.begin(), context.level_costs.end()) > context.remaining_budget)
-    return {std::nullopt, kNoCandidateFits};
-  refresh_if_due(context);
+  // The stops come before the refit, which would be thrown away: the last ask of a long campaign
+  // otherwise rebuilds the model (seconds at a few thousand trials) only to stop. propose_by_cmes
+  // checks that a full run fits before it refits.
   const std::vector<NodeId> active = active_->active();
   if (active.empty()) {
     if (options_.continue_after_tree) return propose_by_cmes(context, "cmes_after_tree");
     return {std::nullopt, "the tree is exhausted: every node down to the maximum depth was queried "
                           "(continue_after_tree: true spends the rest on full-resolution runs)"};
   }
+  if (!context.level_costs.empty() &&
+      *std::min_element(context.level_costs.begin(), context.level_costs.end()) > context.remaining_budget)
+    return {std::nullopt, kNoCandidateFits};
+  refresh_if_due(context);
   GaussianProcess& gp = *model_;
   const std::size_t levels = levels_;
   const std::size_t top = levels - 1;
