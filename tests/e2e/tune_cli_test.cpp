@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -380,6 +381,22 @@ std::map<int, std::vector<int>> status_levels(const std::string& out) {
   return rows;
 }
 
+// The ids of the trial rows `tune status` lists (lines after the table's header that start with an id).
+std::vector<int> status_trial_ids(const std::string& out) {
+  std::vector<int> ids;
+  std::istringstream in(out);
+  std::string line;
+  while (std::getline(in, line) && line.rfind("   id  status", 0) != 0) {
+  }
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string first;
+    const auto digit = [](unsigned char c) { return std::isdigit(c) != 0; };
+    if (fields >> first && !first.empty() && std::all_of(first.begin(), first.end(), digit)) ids.push_back(std::stoi(first));
+  }
+  return ids;
+}
+
 TEST(TuneCli, DeclaredCostCampaignSpendsWithinItsBudgetAcrossLevels) {
   const fs::path d = fresh_dir("multires-declared");
   const double budget = 60;
@@ -440,6 +457,28 @@ TEST(TuneCli, DeclaredCostCampaignSpendsWithinItsBudgetAcrossLevels) {
     ASSERT_NE(at, std::string::npos) << level << "\n" << st.out;
     EXPECT_GT(std::stod(st.out.substr(at + std::string(level).size())), 0.9) << st.out;
   }
+
+  // Every trial is listed by default; --last N lists the N most recent and counts the others.
+  const int n = static_cast<int>(trials.size());
+  std::vector<int> all(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
+  EXPECT_EQ(status_trial_ids(st.out), all) << st.out;
+  const Result last3 = tune(d, {"status", "md", "--last", "3"});
+  ASSERT_EQ(last3.code, 0) << last3.err;
+  EXPECT_EQ(status_trial_ids(last3.out), (std::vector<int>{n - 3, n - 2, n - 1})) << last3.out;
+  EXPECT_NE(last3.out.find(std::to_string(n - 3) + " earlier trials not listed (0 of them failed)"), std::string::npos)
+      << last3.out;
+  EXPECT_NE(last3.out.find(std::to_string(n) + " complete"), std::string::npos) << last3.out;
+  const Result last0 = tune(d, {"status", "md", "--last", "0"});
+  ASSERT_EQ(last0.code, 0) << last0.err;
+  EXPECT_TRUE(status_trial_ids(last0.out).empty()) << last0.out;
+  EXPECT_NE(last0.out.find(std::to_string(n) + " earlier trials not listed"), std::string::npos) << last0.out;
+  const Result more = tune(d, {"status", "md", "--last", std::to_string(n + 5)});
+  EXPECT_EQ(status_trial_ids(more.out), all) << more.out;
+  EXPECT_EQ(more.out.find("not listed"), std::string::npos) << more.out;
+  const Result negative = tune(d, {"status", "md", "--last", "-1"});
+  EXPECT_EQ(negative.code, 2);
+  EXPECT_NE(negative.err.find("expected a number of trials (0 or more), not '-1'"), std::string::npos) << negative.err;
 
   const Result b = tune(d, {"best", "md"});
   ASSERT_EQ(b.code, 0) << b.err;

@@ -369,7 +369,7 @@ int init(const std::filesystem::path& file) {
   return kExitComplete;
 }
 
-int status(const std::filesystem::path& dir) {
+int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   const CampaignState s = load_state(dir);
   std::string holder;
   const bool running = !CampaignLock::try_acquire(dir, &holder).has_value();
@@ -409,7 +409,15 @@ int status(const std::filesystem::path& dir) {
   const int level_width = s.config.resolution ? std::max(6, static_cast<int>(level_header.size())) : 0;
   std::printf("\n%5s  %-9s %14s %9s %3s  %*s%s%s\n", "id", "status", "value", "time", "n", level_width, level_header.c_str(),
               s.config.resolution ? "  " : "", "configuration / failure");
-  for (const TrialRun& r : s.runs) {
+  // Runs are in id order; --last keeps the tail.
+  const std::size_t skipped = last && *last < s.runs.size() ? s.runs.size() - *last : 0;
+  if (skipped > 0) {
+    const auto failed = std::count_if(s.runs.begin(), s.runs.begin() + static_cast<std::ptrdiff_t>(skipped),
+                                      [](const TrialRun& r) { return r.status == RunStatus::failed; });
+    std::printf("%5s  %zu earlier trials not listed (%td of them failed); without --last all are\n", "...", skipped, failed);
+  }
+  for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it) {
+    const TrialRun& r = *it;
     const Trial& t = s.study.trial(r.id);
     const std::string value = t.value ? format_double(*t.value) : "-";
     const std::string time = r.exit ? format_duration(r.exit->duration()) : "-";

@@ -33,7 +33,8 @@ int run_inline(const InlineSettings& settings, const std::vector<std::string>& c
                std::optional<std::filesystem::path> dir, const SessionFlags& flags);
 int resume(const std::filesystem::path& dir, const SessionFlags& flags);
 int init(const std::filesystem::path& file);
-int status(const std::filesystem::path& dir);
+// last: list only the most recent trials (by id), the summary above them unchanged; nullopt: all.
+int status(const std::filesystem::path& dir, std::optional<std::size_t> last = std::nullopt);
 int best(const std::filesystem::path& dir, bool json);
 int ask(const std::filesystem::path& dir, bool json);
 // `cost`: what the trial cost (seconds of run time), for campaigns whose resolution has measured costs.

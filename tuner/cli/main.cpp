@@ -1,6 +1,8 @@
 // tune: tune the hyperparameters of any command with Gaussian-process bandits.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -73,6 +75,17 @@ int main(int argc, char** argv) {
       "status", "trials, best so far, model, failures; with a resolution, spend per level and how well "
                 "cheaper runs predict full ones");
   status_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  std::optional<std::size_t> status_last;
+  status_cmd
+      ->add_option("--last", status_last,
+                   "list only the N most recent trials (a cost-aware campaign makes thousands of cheap ones); "
+                   "the summary still counts them all")
+      ->type_name("N")
+      ->check([](const std::string& v) {
+        return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })
+                   ? std::string()
+                   : "expected a number of trials (0 or more), not '" + v + "'";
+      });
   CLI::App* best_cmd = app.add_subcommand("best", "the best configuration so far");
   best_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   best_cmd->add_flag("--json", json, "JSON instead of YAML");
@@ -128,7 +141,7 @@ int main(int argc, char** argv) {
     }
     if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags);
     if (*init_cmd) return tune::tuner::init(init_file);
-    if (*status_cmd) return tune::tuner::status(campaign_dir);
+    if (*status_cmd) return tune::tuner::status(campaign_dir, status_last);
     if (*best_cmd) return tune::tuner::best(campaign_dir, json);
     if (*ask_cmd) return tune::tuner::ask(campaign_dir, json);
     if (*tell_cmd) {
