@@ -121,7 +121,7 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
     st.regret = st.observed_regret;
     st.point = joined(u);
     st.value = y;
-    if (method != "ei" && method.rfind("ei:", 0) != 0) {  // ei with options: its best observed too
+    if (tune::bench::strategy_name(method) != "ei") {  // ei, with options or not: its best observed
       if (const auto rec = study.recommendation()) {
         const Eigen::VectorXd at = unit_of(rec->config, fn.dim());
         st.regret = fn.value(at, fn.top()) - fn.minimum;
@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
     std::printf("%-13s target %.3g", fn.name.c_str(), target);
     if (ei != o.methods.end())
       for (std::size_t k = 0; k < o.methods.size(); ++k)
-        if (o.methods[k].rfind("cmets", 0) == 0) {
+        if (tune::bench::strategy_name(o.methods[k]) == "cmets") {
           const double ei_cost = medians[static_cast<std::size_t>(ei - o.methods.begin())];
           std::string ratio = "n/a (neither reaches the target)";
           if (std::isfinite(medians[k]) && !std::isfinite(ei_cost)) ratio = "< " + std::to_string(medians[k] / o.budget).substr(0, 4) + " (ei's median run never reaches it)";

@@ -25,6 +25,9 @@ inline Eigen::VectorXd unit_of(const tune::Config& c, std::size_t dim) {
   return u;
 }
 
+// The strategy a method runs: "ei" for "ei" and for "ei:output_transform=none".
+inline std::string strategy_name(const std::string& method) { return method.substr(0, method.find(':')); }
+
 // "name" or "name:key=value+key=value" with strategy options, e.g.
 // "cmets:level_choice=acquisition+window=point+fit.discrepancy_prior_log_median=0".
 inline std::unique_ptr<tune::Strategy> make_method(const std::string& method) {
@@ -42,7 +45,7 @@ inline std::unique_ptr<tune::Strategy> make_method(const std::string& method) {
     else options[key.substr(0, dot)][key.substr(dot + 1)] = kv.substr(eq + 1);
     rest = plus == std::string::npos ? "" : rest.substr(plus + 1);
   }
-  return tune::make_strategy(method.substr(0, colon), options);
+  return tune::make_strategy(strategy_name(method), options);
 }
 
 inline tune::Study multi_fidelity_study(const tune::testfn::MultiFidelityFunction& fn, const std::string& method,
