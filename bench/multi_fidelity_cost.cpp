@@ -30,8 +30,13 @@
 // NAME_top; --functions takes the plain names), so that cmets and cmes run on full-resolution
 // trials only: what the tree and the acquisition give without any cheap run.
 //
+// --bootstrap N adds, for each cmets method, a percentile interval of the ratio of median held
+// costs from N paired resamples of the seeds, and the share of resamples at or below 0.5: whether
+// a ratio measured on 10 or 20 seeds could be on the other side of the target.
+//
 // Usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--sweep F1,F2,..]
 //                            [--functions a,b] [--methods a,b] [--csv PATH] [--quick] [--top-only]
+//                            [--bootstrap N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -60,6 +65,7 @@ struct Options {
   std::vector<std::string> methods = {"cmets", "ei", "cmes"};
   std::string csv = "multi_fidelity_cost.csv";
   bool top_only = false;
+  std::size_t bootstrap = 0;  // paired resamples of the seeds for the ratio's interval; 0: none
 };
 
 // The function's top level as a one-level function (cost 1), named NAME_top.
@@ -145,6 +151,36 @@ double held_cost(const std::vector<Step>& steps, double target) {
   return cost;
 }
 
+// Paired bootstrap of median(a) / median(b) over the seeds (a[i] and b[i] come from seed i): the
+// 2.5% and 97.5% order statistics of the resampled ratios and the share at or below 0.5. A
+// resample where neither method holds the target in its median run counts as an infinite ratio
+// (no evidence for cmets), one where only b never does as 0.
+std::string ratio_interval(const std::vector<double>& a, const std::vector<double>& b, std::size_t resamples,
+                           std::uint64_t seed) {
+  const std::size_t n = a.size();
+  tune::Rng rng(seed);
+  std::vector<double> ratios, ra(n), rb(n);
+  std::size_t at_or_below_half = 0;
+  for (std::size_t r = 0; r < resamples; ++r) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::size_t j = static_cast<std::size_t>(rng() % n);
+      ra[i] = a[j];
+      rb[i] = b[j];
+    }
+    const double ma = median(ra), mb = median(rb);
+    const double q = std::isfinite(mb) ? ma / mb : (std::isfinite(ma) ? 0.0 : std::numeric_limits<double>::infinity());
+    ratios.push_back(q);
+    at_or_below_half += q <= 0.5;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const auto order = [&](double p) { return ratios[static_cast<std::size_t>(std::floor(p * static_cast<double>(resamples - 1) + 0.5))]; };
+  char text[160];
+  std::snprintf(text, sizeof text, "95%% interval %.2f-%.2f; %.1f%% of %zu paired resamples of the seeds at or below 0.5",
+                order(0.025), order(0.975), 100.0 * static_cast<double>(at_or_below_half) / static_cast<double>(resamples),
+                resamples);
+  return text;
+}
+
 std::string cost_text(double cost) {
   char text[32];
   if (std::isfinite(cost)) std::snprintf(text, sizeof text, "%.2f", cost);
@@ -170,13 +206,14 @@ int main(int argc, char** argv) {
     else if (a == "--methods") o.methods = split(value());
     else if (a == "--csv") o.csv = value();
     else if (a == "--top-only") o.top_only = true;
+    else if (a == "--bootstrap") o.bootstrap = std::stoul(value());
     else if (a == "--quick") {
       o.seeds = 2;
       o.budget = 15;
     } else {
       std::fprintf(stderr,
                    "usage: multi_fidelity_cost [--seeds N] [--budget B] [--target F] [--sweep F1,F2,..] [--functions a,b] "
-                   "[--methods a,b] [--csv PATH] [--quick] [--top-only]\n");
+                   "[--methods a,b] [--csv PATH] [--quick] [--top-only] [--bootstrap N]\n");
       return 2;
     }
   }
@@ -239,6 +276,18 @@ int main(int argc, char** argv) {
           std::printf("; median cost %s / ei = %s", o.methods[k].c_str(), ratio.c_str());
         }
     std::printf("\n");
+    if (ei != o.methods.end() && o.bootstrap > 0 && o.seeds > 0) {
+      const auto held_costs = [&](std::size_t k) {
+        std::vector<double> costs;
+        for (const auto& steps : runs[k]) costs.push_back(held_cost(steps, target));
+        return costs;
+      };
+      const std::vector<double> ei_costs = held_costs(static_cast<std::size_t>(ei - o.methods.begin()));
+      for (std::size_t k = 0; k < o.methods.size(); ++k)
+        if (tune::bench::strategy_name(o.methods[k]) == "cmets")
+          std::printf("%-13s %s / ei: %s\n", "", o.methods[k].c_str(),
+                      ratio_interval(held_costs(k), ei_costs, o.bootstrap, 20261123 + k).c_str());
+    }
     if (ei != o.methods.end() && !o.sweep.empty()) {
       const std::size_t e = static_cast<std::size_t>(ei - o.methods.begin());
       std::printf("%-13s held cost at other targets (fraction of the gap: method median / ei median = ratio):\n", "");
