@@ -1,5 +1,6 @@
 #pragma once
 // Command-line pieces shared by the benchmark programs.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -30,6 +31,31 @@ inline std::optional<std::size_t> positive_count(const std::string& text) {
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
   if (text.empty() || end == nullptr || *end != '\0' || v == 0 || text[0] == '-') return std::nullopt;
   return static_cast<std::size_t>(v);
+}
+
+// A whole number >= 0 given to an option, parsed in full; otherwise "<program>: <option> needs a
+// whole number >= 0, not '<text>'" on stderr and exit status 2 (std::stoul would accept "12abc" and
+// abort the program on "abc").
+inline std::size_t count_value(const std::string& text, const char* program, const char* option) {
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || text[0] == '-' || text[0] == '+' || end == nullptr || *end != '\0') {
+    std::fprintf(stderr, "%s: %s needs a whole number >= 0, not '%s'\n", program, option, text.c_str());
+    std::exit(2);
+  }
+  return static_cast<std::size_t>(v);
+}
+
+// A finite number given to an option, parsed in full; otherwise "<program>: <option> needs a number,
+// not '<text>'" on stderr and exit status 2.
+inline double real_value(const std::string& text, const char* program, const char* option) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0' || !std::isfinite(v)) {
+    std::fprintf(stderr, "%s: %s needs a number, not '%s'\n", program, option, text.c_str());
+    std::exit(2);
+  }
+  return v;
 }
 
 // The value of option argv[i], advancing i past it; without one, "<program>: <option> needs a value"

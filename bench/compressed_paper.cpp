@@ -24,6 +24,7 @@
 
 #include <Eigen/Core>
 
+#include "bench_args.hpp"
 #include "functions/test_functions.hpp"
 #include "tune/bandit/acquisition.hpp"
 #include "tune/bandit/compression.hpp"
@@ -277,10 +278,10 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--seeds") {
-      seeds = std::stoul(next());
+      seeds = tune::bench::count_value(next(), "compressed_paper", "--seeds");
       seeds_set = true;
     } else if (a == "--T") {
-      horizon = std::stoul(next());
+      horizon = tune::bench::count_value(next(), "compressed_paper", "--T");
       horizon_set = true;
     } else if (a == "--csv") {
       csv_path = next();

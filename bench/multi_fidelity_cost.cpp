@@ -195,18 +195,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&] { return tune::bench::option_value(argc, argv, i, "multi_fidelity_cost"); };
-    if (a == "--seeds") o.seeds = std::stoul(value());
-    else if (a == "--budget") o.budget = std::stod(value());
-    else if (a == "--target") o.target = std::stod(value());
+    const auto count = [&] { return tune::bench::count_value(value(), "multi_fidelity_cost", a.c_str()); };
+    const auto real = [&] { return tune::bench::real_value(value(), "multi_fidelity_cost", a.c_str()); };
+    if (a == "--seeds") o.seeds = count();
+    else if (a == "--budget") o.budget = real();
+    else if (a == "--target") o.target = real();
     else if (a == "--sweep") {
       o.sweep.clear();
-      for (const std::string& f : split(value())) o.sweep.push_back(std::stod(f));
+      for (const std::string& f : split(value())) o.sweep.push_back(tune::bench::real_value(f, "multi_fidelity_cost", "--sweep"));
     }
     else if (a == "--functions") o.functions = split(value());
     else if (a == "--methods") o.methods = split(value());
     else if (a == "--csv") o.csv = value();
     else if (a == "--top-only") o.top_only = true;
-    else if (a == "--bootstrap") o.bootstrap = std::stoul(value());
+    else if (a == "--bootstrap") o.bootstrap = count();
     else if (a == "--quick") {
       o.seeds = 2;
       o.budget = 15;

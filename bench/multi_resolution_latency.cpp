@@ -126,9 +126,9 @@ int main(int argc, char** argv) {
       o.trials = *n;
     } else if (a == "--functions") o.functions = tune::bench::split_commas(value());
     else if (a == "--methods") o.methods = tune::bench::split_commas(value());
-    else if (a == "--seed") o.seed = std::stoull(value());
+    else if (a == "--seed") o.seed = tune::bench::count_value(value(), "multi_resolution_latency", "--seed");
     else if (a == "--noise") {
-      o.noise = std::stod(value());
+      o.noise = tune::bench::real_value(value(), "multi_resolution_latency", "--noise");
       if (!(o.noise >= 0.0)) {
         std::fprintf(stderr, "multi_resolution_latency: --noise needs a standard deviation >= 0\n");
         return 2;

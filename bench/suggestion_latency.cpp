@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_args.hpp"
 #include "functions/test_functions.hpp"
 #include "tune/tune.hpp"
 #include "bench_stats.hpp"
@@ -100,13 +101,10 @@ int main(int argc, char** argv) {
   std::string csv_path = "suggestion_latency.csv", only;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc) throw std::invalid_argument("missing value after " + a);
-      return argv[++i];
-    };
-    if (a == "--max-n") max_n = std::stoul(next());
-    else if (a == "--window") window = std::stoul(next());
-    else if (a == "--noise") noise = std::stod(next());
+    auto next = [&] { return tune::bench::option_value(argc, argv, i, "suggestion_latency"); };
+    if (a == "--max-n") max_n = tune::bench::count_value(next(), "suggestion_latency", "--max-n");
+    else if (a == "--window") window = tune::bench::count_value(next(), "suggestion_latency", "--window");
+    else if (a == "--noise") noise = tune::bench::real_value(next(), "suggestion_latency", "--noise");
     else if (a == "--csv") csv_path = next();
     else if (a == "--configs") only = "," + next() + ",";
     else {
