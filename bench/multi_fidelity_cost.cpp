@@ -278,26 +278,23 @@ int main(int argc, char** argv) {
           std::printf("; median cost %s / ei = %s", o.methods[k].c_str(), ratio.c_str());
         }
     std::printf("\n");
+    // Method k's held cost at this target, per seed.
+    const auto held_costs = [&](std::size_t k, double at) {
+      std::vector<double> costs;
+      for (const auto& steps : runs[k]) costs.push_back(held_cost(steps, at));
+      return costs;
+    };
     if (ei != o.methods.end() && o.bootstrap > 0 && o.seeds > 0) {
-      const auto held_costs = [&](std::size_t k) {
-        std::vector<double> costs;
-        for (const auto& steps : runs[k]) costs.push_back(held_cost(steps, target));
-        return costs;
-      };
-      const std::vector<double> ei_costs = held_costs(static_cast<std::size_t>(ei - o.methods.begin()));
+      const std::vector<double> ei_costs = held_costs(static_cast<std::size_t>(ei - o.methods.begin()), target);
       for (std::size_t k = 0; k < o.methods.size(); ++k)
         if (tune::bench::strategy_name(o.methods[k]) == "cmets")
           std::printf("%-13s %s / ei: %s\n", "", o.methods[k].c_str(),
-                      ratio_interval(held_costs(k), ei_costs, o.bootstrap, 20261123 + k).c_str());
+                      ratio_interval(held_costs(k, target), ei_costs, o.bootstrap, 20261123 + k).c_str());
     }
     if (ei != o.methods.end() && !o.sweep.empty()) {
       const std::size_t e = static_cast<std::size_t>(ei - o.methods.begin());
       std::printf("%-13s held cost at other targets (fraction of the gap: method median / ei median = ratio):\n", "");
-      const auto median_held = [&](std::size_t k, double fraction) {
-        std::vector<double> costs;
-        for (const auto& steps : runs[k]) costs.push_back(held_cost(steps, fraction * gap));
-        return median(costs);
-      };
+      const auto median_held = [&](std::size_t k, double fraction) { return median(held_costs(k, fraction * gap)); };
       std::vector<double> ei_held;
       for (double fraction : o.sweep) ei_held.push_back(median_held(e, fraction));
       for (std::size_t k = 0; k < o.methods.size(); ++k) {
