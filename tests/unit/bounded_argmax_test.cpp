@@ -92,4 +92,38 @@ TEST(BoundedArgmax, NothingEligibleAndNaN) {
                std::runtime_error);
 }
 
+// All scores 0 (underflowed): the eligible candidate with the largest key, ties to the lowest index,
+// ratio 0; any positive score: bounded_argmax's answer, keys unread.
+TEST(BoundedArgmaxOrKey, KeysOrderCandidatesOnlyWhenEveryScoreIsZero) {
+  const auto one = [](Eigen::Index) { return 1.0; };
+  TableScores zeros{{0.0, 0.0, 0.0, 0.0, 0.0}, {0.0, 0.0, 0.0, 0.0, 0.0}};
+  const std::vector<double> keys{-5.0, 2.0, 7.0, 2.0, 7.0};
+  const std::vector<bool> eligible{true, true, false, true, true};
+  const auto key = [&](Eigen::Index i) { return keys[static_cast<std::size_t>(i)]; };
+  const auto is_eligible = [&](Eigen::Index i) { return static_cast<bool>(eligible[static_cast<std::size_t>(i)]); };
+  auto best = tune::bounded_argmax_or_key(zeros, one, is_eligible, key);
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->index, 4);  // 2 has the same key but is not eligible
+  EXPECT_EQ(best->ratio, 0.0);
+  best = tune::bounded_argmax_or_key(zeros, one, [](Eigen::Index) { return true; }, key);
+  EXPECT_EQ(best->index, 2);  // ties to the lowest index
+  best = tune::bounded_argmax_or_key(zeros, one, is_eligible, [](Eigen::Index) { return -std::numeric_limits<double>::infinity(); });
+  EXPECT_EQ(best->index, 0);  // no key above -inf: the plain argmax's first eligible
+
+  TableScores one_positive{{0.0, 1e-300, 0.0}, {0.0, 1e-300, 0.0}};
+  std::size_t keys_read = 0;
+  best = tune::bounded_argmax_or_key(one_positive, one, [](Eigen::Index) { return true; }, [&](Eigen::Index) {
+    ++keys_read;
+    return 1.0;
+  });
+  EXPECT_EQ(best->index, 1);
+  EXPECT_EQ(best->ratio, 1e-300);
+  EXPECT_EQ(keys_read, 0u);
+
+  EXPECT_FALSE(tune::bounded_argmax_or_key(zeros, one, [](Eigen::Index) { return false; }, key));
+  EXPECT_THROW(tune::bounded_argmax_or_key(zeros, one, [](Eigen::Index) { return true; },
+                                           [](Eigen::Index) { return std::nan(""); }),
+               std::runtime_error);
+}
+
 }  // namespace

@@ -3,8 +3,12 @@
 // recommendation, and save/load that resumes to the same next suggestion.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "functions/multi_fidelity.hpp"
 #include "tune/gp/level_relation.hpp"
@@ -620,26 +624,39 @@ INSTANTIATE_TEST_SUITE_P(
 }  // namespace
 
 namespace {
-// A tree of depth 3 over the square (the paper's quadtree) has 1 + 4 + 16 + 64 = 85 nodes. With
+// Told the same values, a saved study suggests the same points as the original did after the save.
+void expect_same_suggestions(tune::Study& saved, const std::vector<std::pair<Eigen::VectorXd, double>>& after_save) {
+  for (const auto& [unit, value] : after_save) {
+    auto s = saved.ask();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(saved.trial(s->id).unit, unit);
+    saved.tell(s->id, value);
+  }
+}
+}  // namespace
+
+namespace {
+// A tree of depth 2 over the square (the paper's quadtree) has 1 + 4 + 16 = 21 nodes. With
 // budget left once every node has been queried, cmets goes on with full-resolution runs chosen by
 // CMES over the square, never overshoots the budget, and resumes from a save in that phase to the
-// same suggestions; continue_after_tree: false stops at the 85th trial with a reason that names
-// the option.
+// same suggestions; continue_after_tree: false stops at the 21st trial with a reason that names
+// the option. (At depth 3 the tree runs out of information before it runs out of nodes: next test.)
 TEST(MultiResolutionSearch, ExhaustedTreeSpendsTheRestOnFullRunsOrStopsWhenAskedTo) {
   const double budget = 1000;
   tune::MultiResolutionOptions shallow;
-  shallow.max_depth = 3;
+  shallow.max_depth = 2;
   tune::Study study(square(), cmets(shallow), multi_resolution_options(budget));
   const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
-  const std::size_t nodes = 85;
+  const std::size_t nodes = 21;
   tune::Rng rng(21);
   Objective f;
   std::optional<tune::Study> saved;
-  std::vector<Eigen::VectorXd> after_save;
+  std::vector<std::pair<Eigen::VectorXd, double>> after_save;  // (point, value told)
   while (auto s = study.ask()) {
-    study.tell(s->id, f(s->config, *s->level, 2, rng));
+    const double value = f(s->config, *s->level, 2, rng);
+    if (saved && after_save.size() < 4) after_save.emplace_back(study.trial(s->id).unit, value);
+    study.tell(s->id, value);
     if (study.trials().size() == nodes + 3) saved.emplace(tune::Study::from_yaml_string(study.to_yaml_string(), "test"));
-    if (saved && study.trials().size() > nodes + 3 && after_save.size() < 4) after_save.push_back(study.trial(s->id).unit);
   }
   ASSERT_GT(study.trials().size(), nodes + 8);
   EXPECT_EQ(strategy.active_set()->tree().size(), nodes);
@@ -658,15 +675,11 @@ TEST(MultiResolutionSearch, ExhaustedTreeSpendsTheRestOnFullRunsOrStopsWhenAsked
   EXPECT_GT(study.spent_cost(), budget - 9.0);  // only a full run no longer fits
   EXPECT_NE(study.stop_reason().find("budget"), std::string::npos) << study.stop_reason();
 
-  // The saved study, three trials into the phase after the tree, continues as the original did.
+  // The saved study, three trials into the phase after the tree, told the same values, continues
+  // as the original did.
   ASSERT_TRUE(saved);
-  tune::Rng replay(21);
-  for (std::size_t i = 0; i < 4; ++i) {
-    auto s = saved->ask();
-    ASSERT_TRUE(s);
-    EXPECT_EQ(saved->trial(s->id).unit, after_save[i]) << i;
-    saved->tell(s->id, f(s->config, *s->level, 2, replay));
-  }
+  ASSERT_EQ(after_save.size(), 4u);
+  expect_same_suggestions(*saved, after_save);
 
   tune::MultiResolutionOptions stop = shallow;
   stop.continue_after_tree = false;
@@ -674,5 +687,71 @@ TEST(MultiResolutionSearch, ExhaustedTreeSpendsTheRestOnFullRunsOrStopsWhenAsked
   while (auto s = stopping.ask()) stopping.tell(s->id, f(s->config, *s->level, 2, rng));
   EXPECT_EQ(stopping.trials().size(), nodes);
   EXPECT_NE(stopping.stop_reason().find("continue_after_tree"), std::string::npos) << stopping.stop_reason();
+}
+}  // namespace
+
+namespace {
+// At depth 3 (85 nodes) and this budget, the model pins the optimum's value to a few sds of the
+// noise while nodes are left, and every one of them is certainly worse: all their CMES scores
+// underflow to 0. Before, cmets then queried the nodes in the order of their ids, cheap runs all
+// over the square; now the tree stops there and every later trial is a full run where the model
+// expects the most (what is left of the budget refines the optimum rather than map the rest). A
+// save in that phase resumes to the same suggestions.
+TEST(MultiResolutionSearch, TreeWithNothingLeftToLearnGoesOnWithFullRunsWhereTheModelExpectsMost) {
+  tune::MultiResolutionOptions o;
+  o.max_depth = 3;
+  tune::Study study(square(), cmets(o), multi_resolution_options(1000));
+  const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+  tune::Rng rng(21);
+  Objective f;
+  std::optional<std::size_t> switched;
+  std::optional<tune::Study> saved;
+  std::vector<std::pair<Eigen::VectorXd, double>> after_save;  // (point, value told)
+  while (auto s = study.ask()) {
+    const tune::Trial& t = study.trial(s->id);
+    if (!switched && t.source != "cmets") switched = static_cast<std::size_t>(t.id);
+    const double value = f(s->config, *s->level, 2, rng);
+    if (saved && after_save.size() < 4) after_save.emplace_back(t.unit, value);
+    study.tell(s->id, value);
+    if (switched && study.trials().size() == *switched + 3)
+      saved.emplace(tune::Study::from_yaml_string(study.to_yaml_string(), "test"));
+  }
+  ASSERT_TRUE(switched);
+  EXPECT_LT(strategy.active_set()->tree().size(), 85u) << "the tree was exhausted first";
+  EXPECT_FALSE(strategy.active_set()->active().empty());
+  std::vector<double> after;  // f at the trials after the switch
+  std::set<tune::NodeId> queried;
+  for (const tune::Trial& t : study.trials()) {
+    if (t.id < *switched) {
+      EXPECT_EQ(t.source, "cmets");
+      EXPECT_TRUE(queried.insert(strategy.node_of_trial(t.id)).second) << "node queried twice";
+      continue;
+    }
+    EXPECT_EQ(t.source, "cmes_tree_uninformative") << t.id;
+    EXPECT_EQ(*t.level, 2u) << t.id;
+    EXPECT_EQ(strategy.node_of_trial(t.id), tune::no_node);
+    after.push_back(top_f(t.unit(0), t.unit(1)));
+  }
+  ASSERT_GE(after.size(), 40u);
+  // The first 20 after the switch lie in the best tenth of the square (f on a 100 x 100 grid).
+  std::vector<double> grid;
+  for (int i = 0; i < 100; ++i)
+    for (int j = 0; j < 100; ++j) grid.push_back(top_f((i + 0.5) / 100, (j + 0.5) / 100));
+  std::sort(grid.begin(), grid.end());
+  std::vector<double> first(after.begin(), after.begin() + 20);
+  std::sort(first.begin(), first.end());
+  EXPECT_GT(0.5 * (first[9] + first[10]), grid[9000]);
+  // And little of the budget goes where f is below the square's median (6%; 37% when the nodes were
+  // queried in the order of their ids).
+  double spent_below_median = 0.0;
+  for (const tune::Trial& t : study.trials())
+    if (top_f(t.unit(0), t.unit(1)) < grid[5000]) spent_below_median += study.level_costs()[*t.level];
+  EXPECT_LT(spent_below_median, 0.15 * study.spent_cost());
+  EXPECT_LE(study.spent_cost(), 1000.0);
+  EXPECT_GT(study.spent_cost(), 1000.0 - 9.0);
+
+  ASSERT_TRUE(saved);
+  ASSERT_EQ(after_save.size(), 4u);
+  expect_same_suggestions(*saved, after_save);
 }
 }  // namespace

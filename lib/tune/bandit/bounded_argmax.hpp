@@ -4,6 +4,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -41,6 +42,27 @@ std::optional<BoundedArgmax> bounded_argmax(const Scores& scores, Divisor diviso
     const double ratio = scores.score(i) / divisor(i);
     if (std::isnan(ratio)) throw std::runtime_error("bounded_argmax: a score is NaN");
     if (!best || ratio > best->ratio || (ratio == best->ratio && i < best->index)) best = BoundedArgmax{i, ratio};
+  }
+  return best;
+}
+
+// bounded_argmax for scores >= 0 that underflow far from the optimum (CMES: max_value_entropy.hpp,
+// cmes_log_tail). When the best eligible score is 0, so is every one, and an argmax of zeros would
+// take the first candidate; this takes the eligible i with the largest key(i) instead (ties to the
+// lowest i), with its ratio, 0.
+template <class Scores, class Divisor, class Eligible, class Key>
+std::optional<BoundedArgmax> bounded_argmax_or_key(const Scores& scores, Divisor divisor, Eligible eligible, Key key) {
+  std::optional<BoundedArgmax> best = bounded_argmax(scores, divisor, eligible);
+  if (!best || best->ratio > 0.0) return best;
+  double best_key = -std::numeric_limits<double>::infinity();
+  for (Eigen::Index i = 0; i < scores.size(); ++i) {
+    if (!eligible(i)) continue;
+    const double k = key(i);
+    if (std::isnan(k)) throw std::runtime_error("bounded_argmax_or_key: a key is NaN");
+    if (k > best_key) {
+      best_key = k;
+      best->index = i;
+    }
   }
   return best;
 }

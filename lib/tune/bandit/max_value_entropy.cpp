@@ -382,6 +382,23 @@ double cmes_noisy(double nu, double sigma_g, double noise_sd, const Eigen::Ref<c
                     nodes)(0);
 }
 
+double cmes_log_tail(double nu, double sigma_g, double noise_sd, const Eigen::Ref<const Eigen::VectorXd>& f_star_samples) {
+  const Eigen::VectorXd nu_v = Eigen::VectorXd::Constant(1, nu), sd_v = Eigen::VectorXd::Constant(1, sigma_g);
+  check_candidates(nu_v, sd_v, f_star_samples, "cmes_log_tail");
+  if (!(noise_sd >= 0.0) || !std::isfinite(noise_sd))
+    throw std::invalid_argument("cmes_log_tail: the noise standard deviation must be finite and >= 0");
+  if (!(sigma_g > 0.0)) return -std::numeric_limits<double>::infinity();
+  const Eigen::VectorXd f_star = guarded_samples(nu_v, sd_v, f_star_samples);
+  const double log_delta_sq = 2.0 * (std::log(sigma_g) - std::log(std::hypot(sigma_g, noise_sd)));
+  Eigen::VectorXd logs(f_star.size());
+  for (Eigen::Index s = 0; s < f_star.size(); ++s) {
+    const double gamma = (f_star(s) - nu) / sigma_g;  // >= 1e-6 after the guard
+    logs(s) = -0.5 * gamma * gamma - kLogSqrt2Pi + log_delta_sq + std::log(0.5 * gamma + 1.0 / gamma);
+  }
+  const double top = logs.maxCoeff();
+  return top + std::log((logs.array() - top).exp().sum() / static_cast<double>(logs.size()));
+}
+
 double mes(double nu, double sigma_g, const Eigen::Ref<const Eigen::VectorXd>& g_star_samples) {
   return cmes_noiseless(nu, sigma_g, g_star_samples);
 }

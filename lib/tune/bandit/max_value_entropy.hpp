@@ -98,6 +98,16 @@ Eigen::VectorXd cmes_noisy(const Eigen::Ref<const Eigen::VectorXd>& nu, const Ei
 double cmes_noisy_upper_bound(double nu, double sigma_g, double noise_sd,
                               const Eigen::Ref<const Eigen::VectorXd>& f_star_samples);
 
+// The log of cmes_noisy far below every f_* sample, where the score itself underflows to 0 (each
+// summand decays like phi(gamma), below the smallest double at gamma ~ 38): a model sure of f_* to a
+// few thousandths, with every remaining candidate a few hundredths below it, scores all of them 0,
+// and an argmax of zeros picks whichever comes first. This orders them instead, by the summands'
+// common asymptote delta^2 phi(gamma) (gamma / 2 + 1 / gamma), delta = sigma_g / sqrt(sigma_g^2 +
+// noise_sd^2) (exact for gamma -> inf at noise_sd = 0; within a factor 1 + 2 / gamma^2 otherwise),
+// averaged over the guarded samples in log space. -inf for sigma_g <= 0 (nothing to learn). Not a
+// score to add to others: a key for choosing among candidates whose scores are all 0.
+double cmes_log_tail(double nu, double sigma_g, double noise_sd, const Eigen::Ref<const Eigen::VectorXd>& f_star_samples);
+
 // Baseline MES (Wang & Jegelka 2017) on g: Eq. 14 with samples g_star_samples of max_a g(a) (for
 // instance gumbel_max_samples over the candidates' posterior of g), where CMES uses samples of
 // max_x f(x). Same guard.

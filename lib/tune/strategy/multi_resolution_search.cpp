@@ -340,6 +340,12 @@ class QueryScores {
     return cmes_noisy_upper_bound(nu_(i), sigma_g_(i), noise_sd_(i), f_star_);
   }
 
+  // The order of candidates whose scores all underflowed to 0 (cmes_log_tail).
+  double log_tail(Eigen::Index i) const {
+    if (uninformative_[static_cast<std::size_t>(i)]) return -std::numeric_limits<double>::infinity();
+    return cmes_log_tail(nu_(i), sigma_g_(i), options_.noisy_cmes ? noise_sd_(i) : 0.0, f_star_);
+  }
+
  private:
   const MultiResolutionOptions& options_;
   Eigen::VectorXd nu_, sigma_g_, noise_sd_, f_star_;
@@ -446,6 +452,11 @@ void MultiResolutionSearch::sync_node_targets(const std::vector<NodeId>& active)
 }
 
 namespace {
+// Whether the top level's cost fits the remaining budget (always without declared costs).
+bool full_run_fits(const StrategyContext& context, std::size_t top) {
+  return context.level_costs.empty() || !(context.level_costs[top] > context.remaining_budget);
+}
+constexpr const char* kNoFullRunFits = "cost budget exhausted: a full-resolution run does not fit the remaining budget";
 constexpr const char* kNoCandidateFits = "cost budget exhausted: no candidate's cost fits the remaining budget";
 }  // namespace
 
@@ -464,6 +475,26 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
       *std::min_element(context.level_costs.begin(), context.level_costs.end()) > context.remaining_budget)
     return {std::nullopt, kNoCandidateFits};
   refresh_if_due(context);
+  // When no active node's query carries any information about f* (every CMES underflowed: the
+  // optimum's region is resolved down to the maximum depth and every other node is certainly
+  // worse), the tree has nothing left to learn: the trial is a full-resolution one where CMES over
+  // the cube says, as after the tree. The nodes stay active for when a refit finds them informative.
+  // Before, an argmax of zeros took the lowest node id: a 3-D campaign with a budget of 296 full
+  // runs found its best (0.982) at trial 44 and then queried the nodes in id order, 964 cheap runs
+  // all over the cube.
+  // When a full run no longer fits either, the campaign ends: a cheap run would inform nothing.
+  bool uninformative = false;
+  ProposalResult tree = propose_tree_node(context, active, options_.continue_after_tree, uninformative);
+  if (!uninformative) return tree;
+  if (!full_run_fits(context, levels_ - 1))
+    return {std::nullopt, std::string(kNoFullRunFits) + ", and no cheaper run would inform about the optimum"};
+  ProposalResult flat = propose_by_cmes(context, "cmes_tree_uninformative");
+  if (flat.proposal) return flat;
+  return propose_tree_node(context, active, false, uninformative);  // every candidate repeats a full run
+}
+
+ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& context, const std::vector<NodeId>& active,
+                                                        bool stop_if_uninformative, bool& uninformative) {
   GaussianProcess& gp = *model_;
   const std::size_t levels = levels_;
   const std::size_t top = levels - 1;
@@ -496,23 +527,36 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   std::size_t level = top;
   double acquisition = 0.0;
   if (options_.level_choice == LevelChoice::depth) {
+    // One level per node here, the depth's: pairs[i] is node i's.
     std::map<NodeId, std::pair<double, std::size_t>> best_of;  // node -> (score / cost, level)
+    bool all_zero = true;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const auto [n, l] = pairs[i];
-      const double ratio = scores.score(static_cast<Eigen::Index>(i)) / costs[l];
-      auto it = best_of.find(n);
-      if (it == best_of.end() || ratio > it->second.first) best_of[n] = {ratio, l};
+      best_of[n] = {scores.score(static_cast<Eigen::Index>(i)) / costs[l], l};
+      all_zero = all_zero && best_of[n].first == 0.0;
+    }
+    if (all_zero) {
+      // Every score underflowed (bounded_argmax_or_log_tail): rank the nodes by the far-tail key, so
+      // that select, which compares score / cost, keeps that order without underflowing again.
+      std::vector<std::pair<double, NodeId>> keyed;
+      for (std::size_t i = 0; i < pairs.size(); ++i)
+        keyed.emplace_back(scores.log_tail(static_cast<Eigen::Index>(i)) - std::log(costs[pairs[i].second]), pairs[i].first);
+      std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {  // equal keys: the lowest id ranks highest
+        return a.first < b.first || (a.first == b.first && a.second > b.second);
+      });
+      for (std::size_t r = 0; r < keyed.size(); ++r) best_of[keyed[r].second].first = static_cast<double>(r + 1);
     }
     chosen = active_->select([&](NodeId n) { return best_of.at(n).first * costs[best_of.at(n).second]; },
                              [&](std::size_t depth) { return costs[level_of_depth(depth, levels)]; },
                              context.remaining_budget);
     if (chosen) std::tie(acquisition, level) = best_of.at(*chosen);
+    if (all_zero) acquisition = 0.0;
   } else {
     // Pairs run over the active nodes in CmetsActiveSet's order (increasing id) and each node's
     // levels in order, so the lowest index among ties is the node select would keep.
-    const auto best = bounded_argmax(
-        scores, [&](Eigen::Index i) { return costs[pairs[static_cast<std::size_t>(i)].second]; },
-        [](Eigen::Index) { return true; });
+    const auto cost_of = [&](Eigen::Index i) { return costs[pairs[static_cast<std::size_t>(i)].second]; };
+    const auto best = bounded_argmax_or_key(scores, cost_of, [](Eigen::Index) { return true; },
+                                            [&](Eigen::Index i) { return scores.log_tail(i) - std::log(cost_of(i)); });
     if (best) {
       chosen = pairs[static_cast<std::size_t>(best->index)].first;
       level = pairs[static_cast<std::size_t>(best->index)].second;
@@ -520,6 +564,10 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
     }
   }
   if (!chosen) return {std::nullopt, kNoCandidateFits};
+  if (stop_if_uninformative && acquisition == 0.0) {
+    uninformative = true;
+    return {std::nullopt, {}};
+  }
   const PartitionNode& node = active_->tree().node(*chosen);
   Proposal p;
   p.unit = context.space.snap(node.centre());
@@ -563,9 +611,10 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
   // a new run: in a noise-free problem it repeats the work, and in a noisy one a point a little
   // further away informs as much. (Neighbouring cells meet on a face, and a cell's best point is
   // often on it: without this, two of them ran the same configuration.)
-  const auto best = bounded_argmax(scores, [](Eigen::Index) { return 1.0; }, [&](Eigen::Index i) {
-    return !repeats_a_full_run(points[static_cast<std::size_t>(i)], context);
-  });
+  const auto best = bounded_argmax_or_key(
+      scores, [](Eigen::Index) { return 1.0; },
+      [&](Eigen::Index i) { return !repeats_a_full_run(points[static_cast<std::size_t>(i)], context); },
+      [&](Eigen::Index i) { return mean(i); });  // nothing left to learn in the cell: its best guess
   if (!best) return points[0];  // every candidate repeats one: the centre, as the node's score assumed
   return points[static_cast<std::size_t>(best->index)];
 }
@@ -580,13 +629,6 @@ bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const S
   return false;
 }
 
-namespace {
-// Whether the top level's cost fits the remaining budget (always without declared costs).
-bool full_run_fits(const StrategyContext& context, std::size_t top) {
-  return context.level_costs.empty() || !(context.level_costs[top] > context.remaining_budget);
-}
-constexpr const char* kNoFullRunFits = "cost budget exhausted: a full-resolution run does not fit the remaining budget";
-}  // namespace
 
 ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& context) {
   const std::size_t top = levels_ - 1;
@@ -616,9 +658,14 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   const TruncateOnExit drop_fantasies(gp);
   add_pending_fantasies(context);
 
-  // Candidates: the tracked Sobol set plus perturbations of the three best observed points.
+  // Candidates: the tracked Sobol set plus perturbations of the three best full-resolution results
+  // (of the three best results before the first: a cheap level's values are on its own scale, and a
+  // cheap level that reads higher everywhere would otherwise hold all three places).
   Eigen::MatrixXd X = gp.tracked_points();
-  std::vector<std::uint64_t> best = in_model_;
+  std::vector<std::uint64_t> best;
+  for (std::uint64_t id : in_model_)
+    if (context.trials[id].level.value_or(top) == top) best.push_back(id);
+  if (best.empty()) best = in_model_;
   std::stable_sort(best.begin(), best.end(), [&](std::uint64_t a, std::uint64_t b) {
     return reward_of(*context.trials[a].value, context.direction) > reward_of(*context.trials[b].value, context.direction);
   });
@@ -640,8 +687,11 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   Eigen::VectorXd mean, variance;
   gp.predict_tracked_and(all.rightCols(extra), mean, variance);
   const QueryScores scores(gp, queries, point_posteriors(mean, variance), f_star, options_);
-  const auto chosen = bounded_argmax(scores, [](Eigen::Index) { return 1.0; },
-                                 [&](Eigen::Index j) { return !repeats_a_full_run(all.col(j), context); });
+  // When no candidate carries any information about f* (every score underflowed), the one where the
+  // model expects the most: the budget goes to refining the optimum, not to the first candidate.
+  const auto chosen = bounded_argmax_or_key(
+      scores, [](Eigen::Index) { return 1.0; }, [&](Eigen::Index j) { return !repeats_a_full_run(all.col(j), context); },
+      [&](Eigen::Index j) { return mean(j); });
   if (!chosen) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
   Proposal p{.unit = all.col(chosen->index), .source = source, .in_model = true, .model_size = n_model,
              .acquisition = chosen->ratio};

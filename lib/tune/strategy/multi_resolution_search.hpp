@@ -89,6 +89,12 @@ struct MultiResolutionOptions {
   // full-resolution runs chosen by CMES over the whole space (as cmes does); false stops there
   // (the paper's tree ends the search). A 2-D tree of the default depth has 127 nodes, which a
   // budget of 30 full runs on Forrester exhausts at 25.
+  // true also takes such a run, source "cmes_tree_uninformative", whenever no active node's query
+  // carries any information about f* (every CMES score underflowed to 0: the optimum's region is
+  // resolved to max_depth and every other node is certainly worse), and ends the campaign there
+  // if a full run no longer fits. false orders those nodes by cmes_log_tail, as Algorithm 1's
+  // argmax would in exact arithmetic. When no candidate is informative anywhere, a full run goes
+  // to the candidate with the highest posterior mean that does not repeat one.
   bool continue_after_tree = true;
   // point: a cheap trial is f_l at its configuration, which is what a real trainer's cheap run is.
   // cell: the paper's indirect query (the average of f over the node's cell).
@@ -201,6 +207,10 @@ class MultiResolutionSearch final : public Strategy {
   // untracks the nodes that left the active set.
   void sync_node_targets(const std::vector<NodeId>& active);
   ProposalResult propose_tree(const StrategyContext& context);
+  // The tree's query (Algorithm 1's step); with stop_if_uninformative, none when every score is 0,
+  // flagged in uninformative.
+  ProposalResult propose_tree_node(const StrategyContext& context, const std::vector<NodeId>& active,
+                                   bool stop_if_uninformative, bool& uninformative);
   ProposalResult propose_flat(const StrategyContext& context);
   // A full-resolution run chosen by CMES over the whole space (cmes after its design; cmets once
   // the tree is exhausted), labelled `source`.
