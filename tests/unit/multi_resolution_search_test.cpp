@@ -750,6 +750,19 @@ TEST(MultiResolutionSearch, TreeWithNothingLeftToLearnGoesOnWithFullRunsWhereThe
   EXPECT_LE(study.spent_cost(), 1000.0);
   EXPECT_GT(study.spent_cost(), 1000.0 - 9.0);
 
+  // With a budget that leaves 5 (a cheap run fits, a full one not) after five full runs past the
+  // switch, the campaign ends there rather than spend it on nodes that inform nothing.
+  double spent_at_switch = 0.0;
+  for (const tune::Trial& t : study.trials())
+    if (t.id < *switched) spent_at_switch += study.level_costs()[*t.level];
+  tune::Study short_of_a_run(square(), cmets(o), multi_resolution_options(spent_at_switch + 5 * 9 + 5));
+  tune::Rng again(21);
+  while (auto s = short_of_a_run.ask()) short_of_a_run.tell(s->id, f(s->config, *s->level, 2, again));
+  EXPECT_EQ(short_of_a_run.trials().size(), *switched + 5);
+  EXPECT_NEAR(short_of_a_run.spent_cost(), spent_at_switch + 45, 1e-9);
+  EXPECT_NE(short_of_a_run.stop_reason().find("no cheaper run would inform about the optimum"), std::string::npos)
+      << short_of_a_run.stop_reason();
+
   ASSERT_TRUE(saved);
   ASSERT_EQ(after_save.size(), 4u);
   expect_same_suggestions(*saved, after_save);
