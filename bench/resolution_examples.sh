@@ -47,6 +47,9 @@ done
 
 cp "$csv" "$results/resolution_examples.csv"
 $py summarise --csv "$csv" --md-table "$work/table.md" | tee "$results/resolution_examples.txt"
+# The hand-written part of the results file, from "## What it shows" on, is kept as it is.
+: > "$work/notes.md"
+[ -f "$results/resolution_examples.md" ] && sed -n '/^## What it shows/,$p' "$results/resolution_examples.md" > "$work/notes.md"
 
 {
   cat <<MD
@@ -78,5 +81,6 @@ bench/resolution_examples.sh $tune_arg WORK_DIR --seeds $seeds --examples $examp
 
 MD
   cat "$work/table.md"
+  if [ -s "$work/notes.md" ]; then echo; cat "$work/notes.md"; fi
 } > "$results/resolution_examples.md"
 echo "$0: wrote $results/resolution_examples.csv, resolution_examples.txt, resolution_examples.md" >&2

@@ -536,7 +536,7 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
       all_zero = all_zero && best_of[n].first == 0.0;
     }
     if (all_zero) {
-      // Every score underflowed (bounded_argmax_or_log_tail): rank the nodes by the far-tail key, so
+      // Every score underflowed (bounded_argmax_or_key): rank the nodes by the far-tail key, so
       // that select, which compares score / cost, keeps that order without underflowing again.
       std::vector<std::pair<double, NodeId>> keyed;
       for (std::size_t i = 0; i < pairs.size(); ++i)
@@ -628,7 +628,6 @@ bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const S
   }
   return false;
 }
-
 
 ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& context) {
   const std::size_t top = levels_ - 1;
