@@ -506,6 +506,39 @@ TEST(TuneCli, DeclaredCostCampaignSpendsWithinItsBudgetAcrossLevels) {
   EXPECT_EQ(json["resolution"]["parameter"].as<std::string>(), "epochs");
 }
 
+// With budget for ~120 full runs the model pins the 2-D quadratic's minimum long before the end:
+// once every configuration left in cmets's tree is certainly worse than the best, its trials are
+// full runs in the order of the model's expectation (the best it has not run yet first), and
+// `tune status` says since when: the user's cue that more budget buys little.
+TEST(TuneCli, StatusSaysWhenTheTreeHasNothingLeftToLearn) {
+  const fs::path d = fresh_dir("multires-saturated");
+  write(d / "c.yaml", multires_campaign("ms", "[1, 3, 9]", 1100, 1, ", trials: 500"));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Result st = tune(d, {"status", "ms", "--last", "0"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  const std::string cue = "nothing left to learn in the tree since trial ";
+  const std::size_t at = st.out.find(cue);
+  ASSERT_NE(at, std::string::npos) << st.out;
+  const int since = std::stoi(st.out.substr(at + cue.size()));
+  const YAML::Node trials = state_of(d / "ms")["study"]["trials"];
+  std::vector<double> after_values;
+  int after = 0;
+  for (const auto& t : trials) {
+    if (t["id"].as<int>() < since) continue;
+    EXPECT_EQ(t["level"].as<int>(), 2) << t;
+    after += t["source"].as<std::string>() == "cmes_tree_uninformative";
+    after_values.push_back(t["value"].as<double>());
+  }
+  ASSERT_GE(after, 10) << st.out;
+  EXPECT_NE(st.out.find("the " + std::to_string(after) + " full runs since refine the optimum"), std::string::npos)
+      << st.out;
+  EXPECT_EQ(st.out.find("tune stop ends the campaign"), std::string::npos) << "a finished campaign\n" << st.out;
+  // The first ten lie in the best tenth of the square: the loss (x - 0.3)^2 + (y + 1)^2 / 4 on
+  // [-1, 1] x [-3, 1] is below 0.127 on a tenth of it (noise sd 0.0022).
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_LT(after_values[i], 0.127) << i;
+}
+
 TEST(TuneCli, MeasuredCostCampaignRecordsRunTimesAndStopsWithinItsBudget) {
   const fs::path d = fresh_dir("multires-measured");
   const double budget = 1.5;

@@ -131,7 +131,7 @@ TEST(MultiResolutionSearch, AskPastTheBudgetStopsWithoutRefitting) {
 // even though a cheap run would still fit. The refit schedule is due at every result here.
 TEST(MultiResolutionSearch, AskAfterTheTreePastTheBudgetStopsWithoutRefitting) {
   tune::MultiResolutionOptions o;
-  o.max_depth = 2;  // 21 nodes
+  o.max_depth = 1;  // 5 nodes (deeper trees run out of information first: the last test)
   o.refit.every = 1;
   o.refit.growth = 0.0;
   Objective f;
@@ -636,18 +636,19 @@ void expect_same_suggestions(tune::Study& saved, const std::vector<std::pair<Eig
 }  // namespace
 
 namespace {
-// A tree of depth 2 over the square (the paper's quadtree) has 1 + 4 + 16 = 21 nodes. With
+// A tree of depth 1 over the square (the paper's quadtree) has 1 + 4 = 5 nodes. With
 // budget left once every node has been queried, cmets goes on with full-resolution runs chosen by
 // CMES over the square, never overshoots the budget, and resumes from a save in that phase to the
-// same suggestions; continue_after_tree: false stops at the 21st trial with a reason that names
-// the option. (At depth 3 the tree runs out of information before it runs out of nodes: next test.)
+// same suggestions; continue_after_tree: false stops at the 5th trial with a reason that names
+// the option. (At depth 2 or 3 the tree runs out of information before it runs out of nodes: next
+// test.)
 TEST(MultiResolutionSearch, ExhaustedTreeSpendsTheRestOnFullRunsOrStopsWhenAskedTo) {
   const double budget = 1000;
   tune::MultiResolutionOptions shallow;
-  shallow.max_depth = 2;
+  shallow.max_depth = 1;
   tune::Study study(square(), cmets(shallow), multi_resolution_options(budget));
   const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
-  const std::size_t nodes = 21;
+  const std::size_t nodes = 5;
   tune::Rng rng(21);
   Objective f;
   std::optional<tune::Study> saved;
@@ -692,11 +693,11 @@ TEST(MultiResolutionSearch, ExhaustedTreeSpendsTheRestOnFullRunsOrStopsWhenAsked
 
 namespace {
 // At depth 3 (85 nodes) and this budget, the model pins the optimum's value to a few sds of the
-// noise while nodes are left, and every one of them is certainly worse: all their CMES scores
-// underflow to 0. Before, cmets then queried the nodes in the order of their ids, cheap runs all
-// over the square; now the tree stops there and every later trial is a full run where the model
-// expects the most (what is left of the budget refines the optimum rather than map the rest). A
-// save in that phase resumes to the same suggestions.
+// noise while nodes are left, and every one of them is certainly worse: their CMES scores are
+// negligible (below 1e-12 nats), and eventually underflow to 0. Before, cmets then queried the nodes
+// in the order of their ids, cheap runs all over the square; now the tree stops there and every
+// later trial is a full run where the model expects the most (what is left of the budget refines
+// the optimum rather than map the rest). A save in that phase resumes to the same suggestions.
 TEST(MultiResolutionSearch, TreeWithNothingLeftToLearnGoesOnWithFullRunsWhereTheModelExpectsMost) {
   tune::MultiResolutionOptions o;
   o.max_depth = 3;
@@ -741,7 +742,7 @@ TEST(MultiResolutionSearch, TreeWithNothingLeftToLearnGoesOnWithFullRunsWhereThe
   std::vector<double> first(after.begin(), after.begin() + 20);
   std::sort(first.begin(), first.end());
   EXPECT_GT(0.5 * (first[9] + first[10]), grid[9000]);
-  // And little of the budget goes where f is below the square's median (6%; 37% when the nodes were
+  // And little of the budget goes where f is below the square's median (2%; 37% when the nodes were
   // queried in the order of their ids).
   double spent_below_median = 0.0;
   for (const tune::Trial& t : study.trials())

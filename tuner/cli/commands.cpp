@@ -316,6 +316,21 @@ void print_level_relations(const CampaignState& s, const GaussianProcess& model,
   }
 }
 
+// cmets's sign that more budget buys little: since the first trial of source
+// cmes_tree_uninformative, the model has been sure that every configuration left in its tree is
+// worse than its best, and full runs refine the optimum instead.
+void print_tree_saturation(const CampaignState& s) {
+  const auto& trials = s.study.trials();
+  const auto first = std::find_if(trials.begin(), trials.end(),
+                                  [](const Trial& t) { return t.source == "cmes_tree_uninformative"; });
+  if (first == trials.end()) return;
+  const auto since = std::count_if(first, trials.end(), [](const Trial& t) { return t.source == "cmes_tree_uninformative"; });
+  std::printf("  nothing left to learn in the tree since trial %llu: the model is sure every configuration left in it "
+              "is worse than its best; the %td full runs since refine the optimum%s\n",
+              static_cast<unsigned long long>(first->id), since,
+              s.finished ? "" : " (tune stop ends the campaign if that is not worth their cost)");
+}
+
 }  // namespace
 
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags) {
@@ -390,6 +405,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     std::printf("model: %zu observations in the GP\n", mr->model()->size());
     if (s.config.resolution && s.config.resolution->levels() > 1 && mr->options().tree)
       print_level_relations(s, *mr->model(), complete_per_level);
+    print_tree_saturation(s);
   }
   if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&s.study.strategy()))
     std::printf("model: %zu gpoo rounds (cells observed), %zu kernel refits\n", gpoo->rounds().size(),

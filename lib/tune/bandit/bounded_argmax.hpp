@@ -46,14 +46,16 @@ std::optional<BoundedArgmax> bounded_argmax(const Scores& scores, Divisor diviso
   return best;
 }
 
-// bounded_argmax for scores >= 0 that underflow far from the optimum (CMES: max_value_entropy.hpp,
-// cmes_log_tail). When the best eligible score is 0, so is every one, and an argmax of zeros would
-// take the first candidate; this takes the eligible i with the largest key(i) instead (ties to the
-// lowest i), with its ratio, 0.
+// bounded_argmax for scores >= 0 that become negligible, then underflow, far from the optimum (CMES:
+// max_value_entropy.hpp, cmes_log_tail). When the best eligible ratio is at most `negligible`, so
+// is every one, and an argmax among them (of zeros, once they underflow: the first candidate)
+// means nothing; this takes the eligible i with the largest key(i) instead (ties to the lowest i),
+// with its own ratio.
 template <class Scores, class Divisor, class Eligible, class Key>
-std::optional<BoundedArgmax> bounded_argmax_or_key(const Scores& scores, Divisor divisor, Eligible eligible, Key key) {
+std::optional<BoundedArgmax> bounded_argmax_or_key(const Scores& scores, Divisor divisor, Eligible eligible, Key key,
+                                                   double negligible = 0.0) {
   std::optional<BoundedArgmax> best = bounded_argmax(scores, divisor, eligible);
-  if (!best || best->ratio > 0.0) return best;
+  if (!best || best->ratio > negligible) return best;
   double best_key = -std::numeric_limits<double>::infinity();
   for (Eigen::Index i = 0; i < scores.size(); ++i) {
     if (!eligible(i)) continue;
@@ -61,7 +63,7 @@ std::optional<BoundedArgmax> bounded_argmax_or_key(const Scores& scores, Divisor
     if (std::isnan(k)) throw std::runtime_error("bounded_argmax_or_key: a key is NaN");
     if (k > best_key) {
       best_key = k;
-      best->index = i;
+      *best = BoundedArgmax{i, scores.score(i) / divisor(i)};
     }
   }
   return best;

@@ -340,7 +340,7 @@ class QueryScores {
     return cmes_noisy_upper_bound(nu_(i), sigma_g_(i), noise_sd_(i), f_star_);
   }
 
-  // The order of candidates whose scores all underflowed to 0 (cmes_log_tail).
+  // The order of candidates whose scores are all negligible or 0 (cmes_log_tail).
   double log_tail(Eigen::Index i) const {
     if (uninformative_[static_cast<std::size_t>(i)]) return -std::numeric_limits<double>::infinity();
     return cmes_log_tail(nu_(i), sigma_g_(i), options_.noisy_cmes ? noise_sd_(i) : 0.0, f_star_);
@@ -458,6 +458,9 @@ bool full_run_fits(const StrategyContext& context, std::size_t top) {
 }
 constexpr const char* kNoFullRunFits = "cost budget exhausted: a full-resolution run does not fit the remaining budget";
 constexpr const char* kNoCandidateFits = "cost budget exhausted: no candidate's cost fits the remaining budget";
+// Information about f* (nats per full run's cost) below which the tree has nothing left to learn:
+// CMES that small means every sample of f* is ~7 posterior sds above the query (P ~ 1e-12).
+constexpr double kNegligibleInformation = 1e-12;
 }  // namespace
 
 ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& context) {
@@ -475,14 +478,15 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
       *std::min_element(context.level_costs.begin(), context.level_costs.end()) > context.remaining_budget)
     return {std::nullopt, kNoCandidateFits};
   refresh_if_due(context);
-  // When no active node's query carries any information about f* (every CMES underflowed: the
-  // optimum's region is resolved down to the maximum depth and every other node is certainly
-  // worse), the tree has nothing left to learn: the trial is a full-resolution one where CMES over
-  // the cube says, as after the tree. The nodes stay active for when a refit finds them informative.
-  // Before, an argmax of zeros took the lowest node id: a 3-D campaign with a budget of 296 full
-  // runs found its best (0.982) at trial 44 and then queried the nodes in id order, 964 cheap runs
-  // all over the cube.
+  // When no active node's query carries more than negligible information about f*
+  // (kNegligibleInformation: the optimum's region is resolved down to the maximum depth and every
+  // other node is certainly worse), the tree has nothing left to learn: the trial is a full-resolution
+  // one where CMES over the cube says, as after the tree. The nodes stay active for when a refit
+  // finds them informative. Before, once every score had underflowed, an argmax of zeros took the
+  // lowest node id: a 3-D campaign with a budget of 296 full runs found its best (0.982) at trial
+  // 44 and then queried the nodes in id order, 964 cheap runs all over the cube.
   // When a full run no longer fits either, the campaign ends: a cheap run would inform nothing.
+  // (That stop comes after the ask's refit, if one is due: whether the tree is spent needs the model.)
   bool uninformative = false;
   ProposalResult tree = propose_tree_node(context, active, options_.continue_after_tree, uninformative);
   if (!uninformative) return tree;
@@ -529,34 +533,36 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   if (options_.level_choice == LevelChoice::depth) {
     // One level per node here, the depth's: pairs[i] is node i's.
     std::map<NodeId, std::pair<double, std::size_t>> best_of;  // node -> (score / cost, level)
-    bool all_zero = true;
+    double best_ratio = 0.0;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const auto [n, l] = pairs[i];
       best_of[n] = {scores.score(static_cast<Eigen::Index>(i)) / costs[l], l};
-      all_zero = all_zero && best_of[n].first == 0.0;
+      best_ratio = std::max(best_ratio, best_of[n].first);
     }
-    if (all_zero) {
-      // Every score underflowed (bounded_argmax_or_key): rank the nodes by the far-tail key, so
-      // that select, which compares score / cost, keeps that order without underflowing again.
+    const bool negligible = best_ratio * costs[top] <= kNegligibleInformation;
+    std::map<NodeId, double> rank;
+    if (negligible) {
+      // As bounded_argmax_or_key: rank the nodes by the far-tail key, so that select, which
+      // compares score / cost, keeps that order without underflowing.
       std::vector<std::pair<double, NodeId>> keyed;
       for (std::size_t i = 0; i < pairs.size(); ++i)
         keyed.emplace_back(scores.log_tail(static_cast<Eigen::Index>(i)) - std::log(costs[pairs[i].second]), pairs[i].first);
       std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {  // equal keys: the lowest id ranks highest
         return a.first < b.first || (a.first == b.first && a.second > b.second);
       });
-      for (std::size_t r = 0; r < keyed.size(); ++r) best_of[keyed[r].second].first = static_cast<double>(r + 1);
+      for (std::size_t r = 0; r < keyed.size(); ++r) rank[keyed[r].second] = static_cast<double>(r + 1);
     }
-    chosen = active_->select([&](NodeId n) { return best_of.at(n).first * costs[best_of.at(n).second]; },
-                             [&](std::size_t depth) { return costs[level_of_depth(depth, levels)]; },
-                             context.remaining_budget);
+    chosen = active_->select(
+        [&](NodeId n) { return (negligible ? rank.at(n) : best_of.at(n).first) * costs[best_of.at(n).second]; },
+        [&](std::size_t depth) { return costs[level_of_depth(depth, levels)]; }, context.remaining_budget);
     if (chosen) std::tie(acquisition, level) = best_of.at(*chosen);
-    if (all_zero) acquisition = 0.0;
   } else {
     // Pairs run over the active nodes in CmetsActiveSet's order (increasing id) and each node's
     // levels in order, so the lowest index among ties is the node select would keep.
     const auto cost_of = [&](Eigen::Index i) { return costs[pairs[static_cast<std::size_t>(i)].second]; };
-    const auto best = bounded_argmax_or_key(scores, cost_of, [](Eigen::Index) { return true; },
-                                            [&](Eigen::Index i) { return scores.log_tail(i) - std::log(cost_of(i)); });
+    const auto best = bounded_argmax_or_key(
+        scores, cost_of, [](Eigen::Index) { return true; },
+        [&](Eigen::Index i) { return scores.log_tail(i) - std::log(cost_of(i)); }, kNegligibleInformation / costs[top]);
     if (best) {
       chosen = pairs[static_cast<std::size_t>(best->index)].first;
       level = pairs[static_cast<std::size_t>(best->index)].second;
@@ -564,7 +570,9 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
     }
   }
   if (!chosen) return {std::nullopt, kNoCandidateFits};
-  if (stop_if_uninformative && acquisition == 0.0) {
+  // Negligible, not only 0: a refit can lift a node from an underflowed 0 to 1e-210 nats, and the
+  // tree would take it back for a cheap run that informs as little.
+  if (stop_if_uninformative && acquisition * costs[top] <= kNegligibleInformation) {
     uninformative = true;
     return {std::nullopt, {}};
   }
@@ -614,7 +622,7 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
   const auto best = bounded_argmax_or_key(
       scores, [](Eigen::Index) { return 1.0; },
       [&](Eigen::Index i) { return !repeats_a_full_run(points[static_cast<std::size_t>(i)], context); },
-      [&](Eigen::Index i) { return mean(i); });  // nothing left to learn in the cell: its best guess
+      [&](Eigen::Index i) { return mean(i); }, kNegligibleInformation);  // nothing to learn in the cell: its best guess
   if (!best) return points[0];  // every candidate repeats one: the centre, as the node's score assumed
   return points[static_cast<std::size_t>(best->index)];
 }
@@ -686,11 +694,12 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   Eigen::VectorXd mean, variance;
   gp.predict_tracked_and(all.rightCols(extra), mean, variance);
   const QueryScores scores(gp, queries, point_posteriors(mean, variance), f_star, options_);
-  // When no candidate carries any information about f* (every score underflowed), the one where the
-  // model expects the most: the budget goes to refining the optimum, not to the first candidate.
+  // When no candidate carries more than negligible information about f* (kNegligibleInformation;
+  // eventually every score underflows), the one where the model expects the most: the budget goes
+  // to refining the optimum, not to the first candidate or to a far corner with 1e-15 nats.
   const auto chosen = bounded_argmax_or_key(
       scores, [](Eigen::Index) { return 1.0; }, [&](Eigen::Index j) { return !repeats_a_full_run(all.col(j), context); },
-      [&](Eigen::Index j) { return mean(j); });
+      [&](Eigen::Index j) { return mean(j); }, kNegligibleInformation);
   if (!chosen) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
   Proposal p{.unit = all.col(chosen->index), .source = source, .in_model = true, .model_size = n_model,
              .acquisition = chosen->ratio};

@@ -90,11 +90,11 @@ struct MultiResolutionOptions {
   // (the paper's tree ends the search). A 2-D tree of the default depth has 127 nodes, which a
   // budget of 30 full runs on Forrester exhausts at 25.
   // true also takes such a run, source "cmes_tree_uninformative", whenever no active node's query
-  // carries any information about f* (every CMES score underflowed to 0: the optimum's region is
-  // resolved to max_depth and every other node is certainly worse), and ends the campaign there
-  // if a full run no longer fits. false orders those nodes by cmes_log_tail, as Algorithm 1's
-  // argmax would in exact arithmetic. When no candidate is informative anywhere, a full run goes
-  // to the candidate with the highest posterior mean that does not repeat one.
+  // carries more than 1e-12 nats about f* per full run's cost (every f* sample ~7 posterior sds
+  // above it: the optimum's region is resolved to max_depth and every other node is certainly
+  // worse), and ends the campaign there if a full run no longer fits. false orders such nodes by
+  // cmes_log_tail (their scores eventually underflow to 0). When no candidate over the cube is
+  // informative either, a full run goes to the highest posterior mean that does not repeat one.
   bool continue_after_tree = true;
   // point: a cheap trial is f_l at its configuration, which is what a real trainer's cheap run is.
   // cell: the paper's indirect query (the average of f over the node's cell).
