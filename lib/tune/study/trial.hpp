@@ -27,7 +27,8 @@ struct Trial {
   std::string failure_reason;
 
   // How the suggestion was made, for observability.
-  std::string source;           // initial_design, acquisition, random, sobol
+  std::string source;           // initial_design, acquisition, random, sobol, gpoo, bnb, cmets,
+                                // cmes_after_tree, cmes_tree_uninformative
   bool in_model = false;        // joins (or joined) the GP dictionary when complete
   double test_statistic = std::numeric_limits<double>::quiet_NaN();  // posterior var / noise at x
   std::size_t model_size = 0;   // dictionary size when suggested
