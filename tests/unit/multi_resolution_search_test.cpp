@@ -769,3 +769,39 @@ TEST(MultiResolutionSearch, TreeWithNothingLeftToLearnGoesOnWithFullRunsWhereThe
   expect_same_suggestions(*saved, after_save);
 }
 }  // namespace
+
+namespace {
+// stop_when_nothing_to_learn: the same campaign as above ends where nothing anywhere is worth a
+// run, with a reason that names the option; up to there it made exactly the original's trials, and
+// a save asked again stops again. The original spends ~2/3 of its budget after that point.
+TEST(MultiResolutionSearch, StopWhenNothingToLearnEndsTheCampaignWhereTheModelIsSure) {
+  tune::MultiResolutionOptions o;
+  o.max_depth = 3;
+  const auto run_to_end = [&](const tune::MultiResolutionOptions& options) {
+    tune::Study study(square(), cmets(options), multi_resolution_options(1000));
+    tune::Rng rng(21);
+    Objective f;
+    while (auto s = study.ask()) study.tell(s->id, f(s->config, *s->level, 2, rng));
+    return study;
+  };
+  const tune::Study spending = run_to_end(o);
+  tune::MultiResolutionOptions stop = o;
+  stop.stop_when_nothing_to_learn = true;
+  tune::Study stopping = run_to_end(stop);
+  EXPECT_NE(stopping.stop_reason().find("stop_when_nothing_to_learn"), std::string::npos) << stopping.stop_reason();
+  ASSERT_LT(stopping.trials().size(), spending.trials().size());
+  for (const tune::Trial& t : stopping.trials()) {
+    EXPECT_EQ(t.unit, spending.trial(t.id).unit) << t.id;
+    EXPECT_EQ(t.level, spending.trial(t.id).level) << t.id;
+  }
+  EXPECT_LT(stopping.spent_cost(), 0.5 * spending.spent_cost());
+  // It stopped where every later trial of the spending run is a full run that informs nothing.
+  for (const tune::Trial& t : spending.trials()) {
+    if (t.id >= stopping.trials().size()) {
+      EXPECT_EQ(t.source, "cmes_tree_uninformative") << t.id;
+    }
+  }
+  tune::Study reloaded = tune::Study::from_yaml_string(stopping.to_yaml_string(), "test");
+  EXPECT_FALSE(reloaded.ask());
+}
+}  // namespace

@@ -461,6 +461,9 @@ constexpr const char* kNoCandidateFits = "cost budget exhausted: no candidate's 
 // Information about f* (nats per full run's cost) below which the tree has nothing left to learn:
 // CMES that small means every sample of f* is ~7 posterior sds above the query (P ~ 1e-12).
 constexpr double kNegligibleInformation = 1e-12;
+constexpr const char* kNothingLeftToLearn =
+    "nothing left to learn: the model is sure that every configuration not yet run is worse than its best "
+    "(stop_when_nothing_to_learn: true)";
 }  // namespace
 
 ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& context) {
@@ -493,7 +496,7 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   if (!full_run_fits(context, levels_ - 1))
     return {std::nullopt, std::string(kNoFullRunFits) + ", and no cheaper run would inform about the optimum"};
   ProposalResult flat = propose_by_cmes(context, "cmes_tree_uninformative");
-  if (flat.proposal) return flat;
+  if (flat.proposal || flat.stop_reason == kNothingLeftToLearn) return flat;
   return propose_tree_node(context, active, false, uninformative);  // every candidate repeats a full run
 }
 
@@ -701,6 +704,8 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
       scores, [](Eigen::Index) { return 1.0; }, [&](Eigen::Index j) { return !repeats_a_full_run(all.col(j), context); },
       [&](Eigen::Index j) { return mean(j); }, kNegligibleInformation);
   if (!chosen) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
+  if (options_.stop_when_nothing_to_learn && chosen->ratio <= kNegligibleInformation)
+    return {std::nullopt, kNothingLeftToLearn};
   Proposal p{.unit = all.col(chosen->index), .source = source, .in_model = true, .model_size = n_model,
              .acquisition = chosen->ratio};
   p.level = top;
@@ -785,6 +790,7 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("max_depth", o.max_depth);
   visit("allow_requery", o.allow_requery);
   visit("continue_after_tree", o.continue_after_tree);
+  visit("stop_when_nothing_to_learn", o.stop_when_nothing_to_learn);
   visit("max_value_samples", o.max_value_samples);
   visit("noisy_cmes", o.noisy_cmes);
   visit("quadrature_nodes", o.quadrature_nodes);

@@ -96,6 +96,12 @@ struct MultiResolutionOptions {
   // cmes_log_tail (their scores eventually underflow to 0). When no candidate over the cube is
   // informative either, a full run goes to the highest posterior mean that does not repeat one.
   bool continue_after_tree = true;
+  // true: the campaign ends once no candidate over the cube that does not repeat a full run (and,
+  // with the tree, no active node) carries more than 1e-12 nats about f* per full run's cost: the
+  // model is sure that every configuration not yet run is worse than its best. false (default):
+  // the rest of the budget goes to full runs in the order of the model's expectation, a check of
+  // that belief. For a budget that is a cap rather than a target.
+  bool stop_when_nothing_to_learn = false;
   // point: a cheap trial is f_l at its configuration, which is what a real trainer's cheap run is.
   // cell: the paper's indirect query (the average of f over the node's cell).
   ObservationWindow window = ObservationWindow::point;
