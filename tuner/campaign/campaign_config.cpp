@@ -462,6 +462,7 @@ strategy:
   name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (or cmes);
                     # gpoo (a robust region, noisy objectives), bnb (deterministic objectives)
   # epsilon: 0.01   # compression: keep only observations carrying > epsilon nats (0 = exact GP)
+  # stop_when_nothing_to_learn: true  # cmets, cmes: end once the model is sure nothing left beats the best
 budget:
   trials: 50        # trials to run
   # cost: 2000      # with a resolution: total cost (seconds when costs are measured)
