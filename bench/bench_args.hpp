@@ -25,25 +25,33 @@ inline std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
-// A positive decimal integer, or nothing (empty, signed, trailing characters, zero).
-inline std::optional<std::size_t> positive_count(const std::string& text) {
+// A decimal whole number parsed in full by strtoull (so an optional leading '+'), or nothing
+// (empty, '-', trailing characters).
+inline std::optional<std::size_t> whole_number(const std::string& text) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || end == nullptr || *end != '\0' || v == 0 || text[0] == '-') return std::nullopt;
+  if (text.empty() || end == nullptr || *end != '\0' || text[0] == '-') return std::nullopt;
   return static_cast<std::size_t>(v);
+}
+
+// A positive decimal integer, or nothing (empty, negative, trailing characters, zero; a leading '+'
+// is accepted).
+inline std::optional<std::size_t> positive_count(const std::string& text) {
+  const auto v = whole_number(text);
+  if (!v || *v == 0) return std::nullopt;
+  return v;
 }
 
 // A whole number >= 0 given to an option, parsed in full; otherwise "<program>: <option> needs a
 // whole number >= 0, not '<text>'" on stderr and exit status 2 (std::stoul would accept "12abc" and
 // abort the program on "abc").
 inline std::size_t count_value(const std::string& text, const char* program, const char* option) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || text[0] == '+' || end == nullptr || *end != '\0') {
+  const auto v = whole_number(text);
+  if (!v || text[0] == '+') {
     std::fprintf(stderr, "%s: %s needs a whole number >= 0, not '%s'\n", program, option, text.c_str());
     std::exit(2);
   }
-  return static_cast<std::size_t>(v);
+  return *v;
 }
 
 // A finite number given to an option, parsed in full; otherwise "<program>: <option> needs a number,

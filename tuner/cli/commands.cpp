@@ -321,10 +321,10 @@ void print_level_relations(const CampaignState& s, const GaussianProcess& model,
 // worse than its best, and full runs refine the optimum instead.
 void print_tree_saturation(const CampaignState& s) {
   const auto& trials = s.study.trials();
-  const auto first = std::find_if(trials.begin(), trials.end(),
-                                  [](const Trial& t) { return t.source == "cmes_tree_uninformative"; });
+  const auto uninformative = [](const Trial& t) { return t.source == kTreeUninformativeSource; };
+  const auto first = std::find_if(trials.begin(), trials.end(), uninformative);
   if (first == trials.end()) return;
-  const auto since = std::count_if(first, trials.end(), [](const Trial& t) { return t.source == "cmes_tree_uninformative"; });
+  const auto since = std::count_if(first, trials.end(), uninformative);
   std::printf("  nothing left to learn in the tree since trial %llu: the model is sure every configuration left in it "
               "is worse than its best; the %td full runs since refine the optimum%s\n",
               static_cast<unsigned long long>(first->id), since,

@@ -334,6 +334,18 @@ double cmes_noiseless(double nu, double sigma_g, const Eigen::Ref<const Eigen::V
   return cmes_noiseless(Eigen::VectorXd::Constant(1, nu), Eigen::VectorXd::Constant(1, sigma_g), f_star_samples)(0);
 }
 
+namespace {
+// The input checks of the noisy scores (candidates, samples, noise) and the guarded f_* samples.
+Eigen::VectorXd checked_noisy_samples(const Eigen::Ref<const Eigen::VectorXd>& nu,
+                                      const Eigen::Ref<const Eigen::VectorXd>& sigma_g, double noise_sd,
+                                      const Eigen::Ref<const Eigen::VectorXd>& f_star_samples, const char* who) {
+  check_candidates(nu, sigma_g, f_star_samples, who);
+  if (!(noise_sd >= 0.0) || !std::isfinite(noise_sd))
+    throw std::invalid_argument(std::string(who) + ": the noise standard deviation must be finite and >= 0");
+  return guarded_samples(nu, sigma_g, f_star_samples);
+}
+}  // namespace
+
 // The mean over the guarded f_* samples of term(gamma, eps, delta) per candidate: cmes_noisy and its
 // bound, summed in the same order.
 template <class Term>
@@ -341,10 +353,7 @@ Eigen::VectorXd noisy_sample_means(const Eigen::Ref<const Eigen::VectorXd>& nu,
                                    const Eigen::Ref<const Eigen::VectorXd>& sigma_g, double noise_sd,
                                    const Eigen::Ref<const Eigen::VectorXd>& f_star_samples, const char* who,
                                    Term term) {
-  check_candidates(nu, sigma_g, f_star_samples, who);
-  if (!(noise_sd >= 0.0) || !std::isfinite(noise_sd))
-    throw std::invalid_argument(std::string(who) + ": the noise standard deviation must be finite and >= 0");
-  const Eigen::VectorXd f_star = guarded_samples(nu, sigma_g, f_star_samples);
+  const Eigen::VectorXd f_star = checked_noisy_samples(nu, sigma_g, noise_sd, f_star_samples, who);
   const Eigen::Index n_samples = f_star.size();
   Eigen::VectorXd out(nu.size());
   for (Eigen::Index i = 0; i < nu.size(); ++i) {
@@ -383,12 +392,9 @@ double cmes_noisy(double nu, double sigma_g, double noise_sd, const Eigen::Ref<c
 }
 
 double cmes_log_tail(double nu, double sigma_g, double noise_sd, const Eigen::Ref<const Eigen::VectorXd>& f_star_samples) {
-  const Eigen::VectorXd nu_v = Eigen::VectorXd::Constant(1, nu), sd_v = Eigen::VectorXd::Constant(1, sigma_g);
-  check_candidates(nu_v, sd_v, f_star_samples, "cmes_log_tail");
-  if (!(noise_sd >= 0.0) || !std::isfinite(noise_sd))
-    throw std::invalid_argument("cmes_log_tail: the noise standard deviation must be finite and >= 0");
+  const Eigen::VectorXd f_star = checked_noisy_samples(Eigen::VectorXd::Constant(1, nu), Eigen::VectorXd::Constant(1, sigma_g),
+                                                       noise_sd, f_star_samples, "cmes_log_tail");
   if (!(sigma_g > 0.0)) return -std::numeric_limits<double>::infinity();
-  const Eigen::VectorXd f_star = guarded_samples(nu_v, sd_v, f_star_samples);
   const double log_delta_sq = 2.0 * (std::log(sigma_g) - std::log(std::hypot(sigma_g, noise_sd)));
   Eigen::VectorXd logs(f_star.size());
   for (Eigen::Index s = 0; s < f_star.size(); ++s) {

@@ -495,7 +495,7 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   if (!uninformative) return tree;
   if (!full_run_fits(context, levels_ - 1))
     return {std::nullopt, std::string(kNoFullRunFits) + ", and no cheaper run would inform about the optimum"};
-  ProposalResult flat = propose_by_cmes(context, "cmes_tree_uninformative");
+  ProposalResult flat = propose_by_cmes(context, kTreeUninformativeSource);
   if (flat.proposal || flat.stop_reason == kNothingLeftToLearn) return flat;
   return propose_tree_node(context, active, false, uninformative);  // every candidate repeats a full run
 }

@@ -63,6 +63,10 @@
 
 namespace tune {
 
+// The source of a cmets trial taken when the tree has nothing left to learn (continue_after_tree);
+// `tune status` looks for it.
+inline constexpr const char* kTreeUninformativeSource = "cmes_tree_uninformative";
+
 enum class ObservationWindow { cell, point };
 enum class MaxValueSampler { gumbel, thompson };
 // Which level a tree node runs at: the one its depth maps to (the paper's coupling of resolution
