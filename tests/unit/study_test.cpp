@@ -40,8 +40,11 @@ std::unique_ptr<tune::Strategy> strategy_named(const std::string& name) {
   o.optimizer.candidates = 256;
   if (name == "ucb-eps-literal") {
     // UCB keeps moving after a rejection (beta_t grows with the skipped steps); literal EI would
-    // repeat its rejected point forever.
+    // repeat its rejected point forever. The objective is noise-free: with the noise at its usual
+    // floor only a repeat fails the information test, so the floor is raised to where UCB's points
+    // near the data fail it.
     o.epsilon = 0.1;
+    o.fit.noise_min = 0.15;
     o.on_reject = tune::RejectPolicy::literal;
     o.max_skipped_steps = 30;
     return tune::make_gp_bandit(tune::AcquisitionType::ucb, o);

@@ -7,6 +7,7 @@
 
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
+#include "tune/strategy/failure_probability.hpp"
 #include "tune/strategy/gp_state_yaml.hpp"
 #include "tune/strategy/option_fields.hpp"
 #include "tune/strategy/random_strategy.hpp"
@@ -116,6 +117,30 @@ Eigen::MatrixXd GpBandit::candidate_set(const Space& space, std::uint64_t seed, 
   return X;
 }
 
+namespace {
+// Candidates weighed by the probability that their run succeeds (failure_probability.hpp): log EI
+// plus log(1 - P_fail), i.e. the expected improvement of a run that may fail; UCB's optimistic value
+// has no such reading, so candidates more likely to fail than not rank after all the others.
+void weigh_by_success(std::vector<ScoredPoint>& ranked, const FailureProbability& failures, AcquisitionType type) {
+  std::vector<std::pair<bool, double>> key(ranked.size());  // (likely to fail, score)
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    const double success = failures.success(ranked[i].x);
+    if (type == AcquisitionType::ei) ranked[i].score += std::log(success);
+    key[i] = {type == AcquisitionType::ucb && success < 0.5, ranked[i].score};
+  }
+  std::vector<std::size_t> order(ranked.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (key[a].first != key[b].first) return key[b].first;
+    return key[a].second > key[b].second;
+  });
+  std::vector<ScoredPoint> sorted;
+  sorted.reserve(ranked.size());
+  for (std::size_t i : order) sorted.push_back(std::move(ranked[i]));
+  ranked = std::move(sorted);
+}
+}  // namespace
+
 ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   refresh_if_due(context);
   GaussianProcess& gp = *model_;
@@ -131,12 +156,18 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   for (std::size_t i = 0; i < std::min<std::size_t>(3, n_model); ++i)
     anchors.push_back(location(gp.observations()[order[i]].query));
 
-  // Each fantasy's value is the posterior mean given the fantasies before it, so that, to the
-  // last bit, it leaves the mean where it was.
+  // Each pending trial's fantasy is the posterior mean given the fantasies before it, so that, to
+  // the last bit, it leaves the mean where it was; a failed trial's is no better than the median
+  // reward (failed_run_ceiling), so that it is not proposed again.
+  std::vector<double> rewards(n_model);
+  for (std::size_t i = 0; i < n_model; ++i) rewards[i] = gp.observations()[i].value;
+  const double ceiling = failed_run_ceiling(std::move(rewards));
   const TruncateOnExit drop_fantasies(gp);
   for (const Trial& t : context.trials)
-    if (t.status == TrialStatus::pending || t.status == TrialStatus::failed)
-      gp.add(Observation{PointQuery{t.unit}, gp.predict(t.unit).mean, 0});
+    if (t.status == TrialStatus::pending || t.status == TrialStatus::failed) {
+      const double mean = gp.predict(t.unit).mean;
+      gp.add(Observation{PointQuery{t.unit}, t.status == TrialStatus::failed ? std::min(mean, ceiling) : mean, 0});
+    }
 
   Acquisition acquisition;
   acquisition.type = options_.acquisition;
@@ -146,12 +177,14 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   const double noise = gp.noise_variance(0);
   const double rho = variance_ratio_threshold(epsilon);
   const SnapFunction snap = [&](const Eigen::VectorXd& x) { return context.space.snap(x); };
+  const FailureProbability failures(context.trials, gp.kernel());
 
   for (std::size_t attempt = 0;; ++attempt) {
     const std::size_t t = context.trials.size() + skipped_.size() + 1;
     acquisition.sqrt_beta = std::sqrt(ucb_beta(t, n_candidates, options_.delta, options_.beta_scale));
     Rng rng(mix64(derive_seed(context.seed, RngStream::acquisition, context.ask_index) ^ attempt));
-    const std::vector<ScoredPoint> ranked = rank_acquisition(gp, acquisition, snap, anchors, options_.optimizer, rng);
+    std::vector<ScoredPoint> ranked = rank_acquisition(gp, acquisition, snap, anchors, options_.optimizer, rng);
+    if (failures.any_failure()) weigh_by_success(ranked, failures, options_.acquisition);
     auto first_free = std::find_if(ranked.begin(), ranked.end(),
                                    [&](const ScoredPoint& p) { return !coincides_with_pending(p.x, context.trials); });
     if (first_free == ranked.end()) return {std::nullopt, "every candidate point is already pending"};

@@ -12,6 +12,7 @@
 #include "tune/bandit/max_value_entropy.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
+#include "tune/strategy/failure_probability.hpp"
 #include "tune/strategy/gp_state_yaml.hpp"
 #include "tune/strategy/option_fields.hpp"
 #include "tune/strategy/random_strategy.hpp"
@@ -364,11 +365,26 @@ ProposalResult MultiResolutionSearch::propose(const StrategyContext& context) {
   return options_.tree ? propose_tree(context) : propose_flat(context);
 }
 
-void MultiResolutionSearch::add_pending_fantasies(const StrategyContext& context) {
+void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
+  // A failed trial's fantasy is no better than the median result of its level (failed_run_ceiling):
+  // left out of the model, a failed run's region stayed the most uncertain one, and cmets refined
+  // it: a 2-D campaign whose quarter x > 0.75 diverged ended after 30 failed cheap runs and 2
+  // results.
+  std::map<std::size_t, std::vector<double>> rewards;  // level -> rewards in the model
+  for (std::uint64_t id : in_model_) {
+    const Trial& t = context.trials[id];
+    rewards[std::min(t.level.value_or(levels_ - 1), levels_ - 1)].push_back(reward_of(*t.value, context.direction));
+  }
+  std::map<std::size_t, double> ceiling;
+  for (auto& [level, r] : rewards) ceiling[level] = failed_run_ceiling(std::move(r));
   for (const Trial& t : context.trials)
-    if (t.status == TrialStatus::pending) {
+    if (t.status != TrialStatus::complete) {
       Observation o = observation_of(t, context, 0.0);
       o.value = model_->predict(o).mean;
+      if (t.status == TrialStatus::failed) {
+        const auto it = ceiling.find(o.noise_group);
+        if (it != ceiling.end()) o.value = std::min(o.value, it->second);
+      }
       model_->add(o);
     }
 }
@@ -452,6 +468,11 @@ void MultiResolutionSearch::sync_node_targets(const std::vector<NodeId>& active)
 }
 
 namespace {
+// The key of a full run chosen where nothing is left to learn: the posterior mean, among the
+// candidates more likely to succeed than to fail (the others never win on it).
+double likely_mean(double mean, double success) {
+  return success >= 0.5 ? mean : -std::numeric_limits<double>::infinity();
+}
 // Whether the top level's cost fits the remaining budget (always without declared costs).
 bool full_run_fits(const StrategyContext& context, std::size_t top) {
   return context.level_costs.empty() || !(context.level_costs[top] > context.remaining_budget);
@@ -507,7 +528,7 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   const std::size_t top = levels - 1;
   const std::size_t n_model = gp.size();
   const TruncateOnExit drop_fantasies(gp);
-  add_pending_fantasies(context);
+  add_fantasies(context);
 
   const std::vector<double> costs = context.level_costs.empty() ? std::vector<double>(levels, 1.0) : context.level_costs;
   // The candidate queries: each active node at its depth's level (level_choice: depth), at every
@@ -528,6 +549,12 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   }
   const Eigen::VectorXd f_star = max_value_samples(gp, context.seed, context.ask_index);
   const QueryScores scores(gp, queries, posteriors, f_star, options_);
+  // A run that fails informs about nothing and costs as much: the expected information per unit
+  // cost is CMES x P(success) / cost (1 without a failed trial).
+  const FailureProbability failures(context.trials, gp.kernel());
+  std::vector<double> success(pairs.size(), 1.0);
+  if (failures.any_failure())
+    for (std::size_t i = 0; i < pairs.size(); ++i) success[i] = failures.success(active_->tree().node(pairs[i].first).centre());
   // The best score per unit cost over every node and level (capped, acquisition), or per node at its
   // depth's level, compared by CmetsActiveSet::select with the depth's cost and its budget check.
   std::optional<NodeId> chosen;
@@ -539,7 +566,7 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
     double best_ratio = 0.0;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const auto [n, l] = pairs[i];
-      best_of[n] = {scores.score(static_cast<Eigen::Index>(i)) / costs[l], l};
+      best_of[n] = {scores.score(static_cast<Eigen::Index>(i)) * success[i] / costs[l], l};
       best_ratio = std::max(best_ratio, best_of[n].first);
     }
     const bool negligible = best_ratio * costs[top] <= kNegligibleInformation;
@@ -549,7 +576,8 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
       // compares score / cost, keeps that order without underflowing.
       std::vector<std::pair<double, NodeId>> keyed;
       for (std::size_t i = 0; i < pairs.size(); ++i)
-        keyed.emplace_back(scores.log_tail(static_cast<Eigen::Index>(i)) - std::log(costs[pairs[i].second]), pairs[i].first);
+        keyed.emplace_back(scores.log_tail(static_cast<Eigen::Index>(i)) + std::log(success[i] / costs[pairs[i].second]),
+                           pairs[i].first);
       std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {  // equal keys: the lowest id ranks highest
         return a.first < b.first || (a.first == b.first && a.second > b.second);
       });
@@ -562,7 +590,9 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   } else {
     // Pairs run over the active nodes in CmetsActiveSet's order (increasing id) and each node's
     // levels in order, so the lowest index among ties is the node select would keep.
-    const auto cost_of = [&](Eigen::Index i) { return costs[pairs[static_cast<std::size_t>(i)].second]; };
+    const auto cost_of = [&](Eigen::Index i) {  // per expected successful run
+      return costs[pairs[static_cast<std::size_t>(i)].second] / success[static_cast<std::size_t>(i)];
+    };
     const auto best = bounded_argmax_or_key(
         scores, cost_of, [](Eigen::Index) { return true; },
         [&](Eigen::Index i) { return scores.log_tail(i) - std::log(cost_of(i)); }, kNegligibleInformation / costs[top]);
@@ -618,23 +648,33 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
   Eigen::VectorXd mean, variance;
   gp.predict(X, mean, variance);
   const QueryScores scores(gp, queries, point_posteriors(mean, variance), f_star, options_);
+  const Eigen::VectorXd success = success_probabilities(context, X);
   // A point the kernel can hardly tell from a full-resolution run already made or pending is not
   // a new run: in a noise-free problem it repeats the work, and in a noisy one a point a little
   // further away informs as much. (Neighbouring cells meet on a face, and a cell's best point is
   // often on it: without this, two of them ran the same configuration.)
   const auto best = bounded_argmax_or_key(
-      scores, [](Eigen::Index) { return 1.0; },
+      scores, [&](Eigen::Index i) { return 1.0 / success(i); },
       [&](Eigen::Index i) { return !repeats_a_full_run(points[static_cast<std::size_t>(i)], context); },
-      [&](Eigen::Index i) { return mean(i); }, kNegligibleInformation);  // nothing to learn in the cell: its best guess
+      [&](Eigen::Index i) { return likely_mean(mean(i), success(i)); },
+      kNegligibleInformation);  // nothing to learn in the cell: its best guess
   if (!best) return points[0];  // every candidate repeats one: the centre, as the node's score assumed
   return points[static_cast<std::size_t>(best->index)];
+}
+
+Eigen::VectorXd MultiResolutionSearch::success_probabilities(const StrategyContext& context, const Eigen::MatrixXd& X) const {
+  const FailureProbability failures(context.trials, model_->kernel());
+  Eigen::VectorXd success = Eigen::VectorXd::Ones(X.cols());
+  if (failures.any_failure())
+    for (Eigen::Index j = 0; j < X.cols(); ++j) success(j) = failures.success(X.col(j));
+  return success;
 }
 
 bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const {
   const std::size_t top = levels_ - 1;
   const Kernel& kernel = model_->kernel();
   for (const Trial& t : context.trials) {
-    if (t.status == TrialStatus::failed || t.level.value_or(top) < top || t.unit.size() != u.size()) continue;
+    if (t.level.value_or(top) < top || t.unit.size() != u.size()) continue;  // a failed full run too: not rerun
     if (kernel.scaled_sq_distance(t.unit, u) < kRepeatRadius * kRepeatRadius) return true;
   }
   return false;
@@ -666,7 +706,7 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   GaussianProcess& gp = *model_;
   const std::size_t n_model = gp.size();
   const TruncateOnExit drop_fantasies(gp);
-  add_pending_fantasies(context);
+  add_fantasies(context);
 
   // Candidates: the tracked Sobol set plus perturbations of the three best full-resolution results
   // (of the three best results before the first: a cheap level's values are on its own scale, and a
@@ -697,12 +737,14 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   Eigen::VectorXd mean, variance;
   gp.predict_tracked_and(all.rightCols(extra), mean, variance);
   const QueryScores scores(gp, queries, point_posteriors(mean, variance), f_star, options_);
+  const Eigen::VectorXd success = success_probabilities(context, all);
   // When no candidate carries more than negligible information about f* (kNegligibleInformation;
   // eventually every score underflows), the one where the model expects the most: the budget goes
   // to refining the optimum, not to the first candidate or to a far corner with 1e-15 nats.
   const auto chosen = bounded_argmax_or_key(
-      scores, [](Eigen::Index) { return 1.0; }, [&](Eigen::Index j) { return !repeats_a_full_run(all.col(j), context); },
-      [&](Eigen::Index j) { return mean(j); }, kNegligibleInformation);
+      scores, [&](Eigen::Index j) { return 1.0 / success(j); },
+      [&](Eigen::Index j) { return !repeats_a_full_run(all.col(j), context); },
+      [&](Eigen::Index j) { return likely_mean(mean(j), success(j)); }, kNegligibleInformation);
   if (!chosen) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
   if (options_.stop_when_nothing_to_learn && chosen->ratio <= kNegligibleInformation)
     return {std::nullopt, kNothingLeftToLearn};

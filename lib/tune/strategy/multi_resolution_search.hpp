@@ -48,7 +48,9 @@
 // pending (unless every candidate of its cell does).
 //
 // Pending trials enter the model as fantasies (value = posterior mean at their query), so parallel
-// workers get different suggestions; failed trials are left out of the model.
+// workers get different suggestions; failed trials as fantasies no better than their level's worst
+// result, and every candidate's score is weighed by the probability that its run succeeds
+// (failure_probability.hpp). A full-resolution run that failed is not rerun (kRepeatRadius).
 #include <limits>
 #include <map>
 #include <optional>
@@ -206,7 +208,7 @@ class MultiResolutionSearch final : public Strategy {
   Observation observation_of(const Trial& trial, const StrategyContext& context, double value) const;
   Observation query_at(NodeId node, std::size_t level, std::size_t top) const;
   // Fantasies (value = posterior mean) at the queries of pending trials; the caller truncates.
-  void add_pending_fantasies(const StrategyContext& context);
+  void add_fantasies(const StrategyContext& context);
   // The Sobol candidate set of refresh number `refresh` (tracked by the model until the next one).
   Eigen::MatrixXd candidate_points(const StrategyContext& context, std::size_t refresh) const;
   // Samples of f*, the maximum of f over the model's tracked candidate points.
@@ -232,6 +234,8 @@ class MultiResolutionSearch final : public Strategy {
   // trial (complete or pending): the kernel's correlation between the two is above 0.997 (0.9987
   // for the squared exponential). Needs the model.
   bool repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const;
+  // The probability that a run at each column of X succeeds (1 everywhere without a failed trial).
+  Eigen::VectorXd success_probabilities(const StrategyContext& context, const Eigen::MatrixXd& X) const;
   static constexpr double kRepeatRadius = 0.05;
   static constexpr std::size_t kDiscrepancyLengthscalesAfter = 2;
 

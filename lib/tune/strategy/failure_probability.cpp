@@ -1,0 +1,47 @@
+#include "tune/strategy/failure_probability.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace tune {
+
+double failed_run_ceiling(std::vector<double> rewards) {
+  if (rewards.empty()) return 0.0;
+  const auto middle = rewards.begin() + static_cast<std::ptrdiff_t>(rewards.size() / 2);
+  std::nth_element(rewards.begin(), middle, rewards.end(), std::greater<>());
+  return *middle;
+}
+
+FailureProbability::FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel) : kernel_(kernel) {
+  std::size_t finished = 0;
+  for (const Trial& t : trials)
+    if (t.status != TrialStatus::pending) ++finished;
+  points_.resize(static_cast<Eigen::Index>(kernel.dim()), static_cast<Eigen::Index>(finished));
+  failed_.resize(static_cast<Eigen::Index>(finished));
+  Eigen::Index j = 0;
+  for (const Trial& t : trials) {
+    if (t.status == TrialStatus::pending) continue;
+    if (t.unit.size() != points_.rows())
+      throw std::invalid_argument("FailureProbability: trial " + std::to_string(t.id) + " has a point of dimension " +
+                                  std::to_string(t.unit.size()) + ", the kernel " + std::to_string(points_.rows()));
+    points_.col(j) = t.unit;
+    failed_(j) = t.status == TrialStatus::failed ? 1.0 : 0.0;
+    if (t.status == TrialStatus::failed) ++failed_count_;
+    ++j;
+  }
+  prior_ = (static_cast<double>(failed_count_) + 0.5) / (static_cast<double>(finished) + 1.0);
+}
+
+double FailureProbability::failure(const Eigen::Ref<const Eigen::VectorXd>& unit) const {
+  if (failed_count_ == 0) return 0.0;
+  const double k0 = kernel_.of_r2(0.0);
+  double weight = 1.0, failed = prior_;
+  for (Eigen::Index j = 0; j < points_.cols(); ++j) {
+    const double w = kernel_(unit, points_.col(j)) / k0;
+    weight += w;
+    failed += w * failed_(j);
+  }
+  return failed / weight;
+}
+
+}  // namespace tune
