@@ -11,7 +11,10 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tune/tune.hpp"
 
@@ -70,6 +73,41 @@ TEST_P(FailureRegion, FewRunsFailAndTheOptimumIsFound) {
     const Outcome o = run(study);
     EXPECT_LE(3 * o.failed, o.trials) << name << " seed " << seed << ": " << o.failed << " of " << o.trials << " trials failed";
     EXPECT_LE(o.best, 1e-3) << name << " seed " << seed << ": best " << o.best;
+  }
+}
+
+// A study saved after some failures (3-8 of 20 trials) and loaded makes the same suggestions as the
+// original: the success probabilities and the capped fantasies come from the trials alone.
+TEST_P(FailureRegion, ASaveAfterFailuresResumesToTheSameSuggestions) {
+  const std::string name = GetParam();
+  tune::StudyOptions options;
+  options.seed = 5;
+  if (name == "cmets" || name == "cmes") {
+    options.resolution = tune::Resolution{"epochs", {1, 3, 9}, {1, 3, 9}};
+    options.cost_budget = 40 * 9;
+  }
+  tune::Study study(square(), tune::make_strategy(name), options);
+  const std::size_t top = study.resolution() ? study.resolution()->top() : 0;
+  std::optional<tune::Study> saved;
+  std::vector<std::pair<Eigen::VectorXd, std::optional<double>>> after_save;  // (point, value or failure)
+  std::size_t failed_before_save = 0;
+  while (after_save.size() < 12) {
+    const auto s = study.ask();
+    ASSERT_TRUE(s) << study.stop_reason();
+    const auto v = loss(s->config, s->level.value_or(top));
+    if (saved) after_save.emplace_back(study.trial(s->id).unit, v);
+    else if (!v) ++failed_before_save;
+    if (v) study.tell(s->id, *v);
+    else study.fail(s->id, "diverged");
+    if (!saved && study.trials().size() == 20) saved.emplace(tune::Study::from_yaml_string(study.to_yaml_string(), "test"));
+  }
+  ASSERT_GT(failed_before_save, 0u) << name << ": no failure before the save";
+  for (const auto& [unit, value] : after_save) {
+    const auto s = saved->ask();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(saved->trial(s->id).unit, unit) << name;
+    if (value) saved->tell(s->id, *value);
+    else saved->fail(s->id, "diverged");
   }
 }
 
