@@ -157,16 +157,19 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
     anchors.push_back(location(gp.observations()[order[i]].query));
 
   // Each pending trial's fantasy is the posterior mean given the fantasies before it, so that, to
-  // the last bit, it leaves the mean where it was; a failed trial's is no better than the median
-  // reward (failed_run_ceiling), so that it is not proposed again.
+  // the last bit, it leaves the mean where it was; so is a failed trial's, but no better than the
+  // median reward where runs fail more often than not (failed_run_ceiling), so that a failing
+  // configuration is not proposed again.
   std::vector<double> rewards(n_model);
   for (std::size_t i = 0; i < n_model; ++i) rewards[i] = gp.observations()[i].value;
   const double ceiling = failed_run_ceiling(std::move(rewards));
+  const FailureProbability failures(context.trials, gp.kernel());
   const TruncateOnExit drop_fantasies(gp);
   for (const Trial& t : context.trials)
     if (t.status == TrialStatus::pending || t.status == TrialStatus::failed) {
       const double mean = gp.predict(t.unit).mean;
-      gp.add(Observation{PointQuery{t.unit}, t.status == TrialStatus::failed ? std::min(mean, ceiling) : mean, 0});
+      const bool capped = t.status == TrialStatus::failed && failures.fails_here(t.unit);
+      gp.add(Observation{PointQuery{t.unit}, capped ? std::min(mean, ceiling) : mean, 0});
     }
 
   Acquisition acquisition;
@@ -177,7 +180,6 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   const double noise = gp.noise_variance(0);
   const double rho = variance_ratio_threshold(epsilon);
   const SnapFunction snap = [&](const Eigen::VectorXd& x) { return context.space.snap(x); };
-  const FailureProbability failures(context.trials, gp.kernel());
 
   for (std::size_t attempt = 0;; ++attempt) {
     const std::size_t t = context.trials.size() + skipped_.size() + 1;

@@ -366,10 +366,10 @@ ProposalResult MultiResolutionSearch::propose(const StrategyContext& context) {
 }
 
 void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
-  // A failed trial's fantasy is no better than the median result of its level (failed_run_ceiling):
-  // left out of the model, a failed run's region stayed the most uncertain one, and cmets refined
-  // it: a 2-D campaign whose quarter x > 0.75 diverged ended after 30 failed cheap runs and 2
-  // results.
+  // A failed trial's fantasy is its posterior mean, no better than the median result of its level
+  // where runs fail more often than not (failed_run_ceiling): left out of the model, a failed run's
+  // region stayed the most uncertain one, and cmets refined it: a 2-D campaign whose quarter
+  // x > 0.75 diverged ended after 30 failed cheap runs and 2 results.
   std::map<std::size_t, std::vector<double>> rewards;  // level -> rewards in the model
   for (std::uint64_t id : in_model_) {
     const Trial& t = context.trials[id];
@@ -377,13 +377,14 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
   }
   std::map<std::size_t, double> ceiling;
   for (auto& [level, r] : rewards) ceiling[level] = failed_run_ceiling(std::move(r));
+  const FailureProbability failures(context.trials, model_->kernel());
   for (const Trial& t : context.trials)
     if (t.status != TrialStatus::complete) {
       Observation o = observation_of(t, context, 0.0);
       o.value = model_->predict(o).mean;
       if (t.status == TrialStatus::failed) {
         const auto it = ceiling.find(o.noise_group);
-        if (it != ceiling.end()) o.value = std::min(o.value, it->second);
+        if (it != ceiling.end() && failures.fails_here(t.unit)) o.value = std::min(o.value, it->second);
       }
       model_->add(o);
     }

@@ -48,9 +48,10 @@
 // pending (unless every candidate of its cell does).
 //
 // Pending trials enter the model as fantasies (value = posterior mean at their query), so parallel
-// workers get different suggestions; failed trials as fantasies no better than their level's worst
-// result, and every candidate's score is weighed by the probability that its run succeeds
-// (failure_probability.hpp). A full-resolution run that failed is not rerun (kRepeatRadius).
+// workers get different suggestions; failed trials as fantasies too, no better than their level's
+// median result where runs fail more often than not, and every candidate's score is weighed by the
+// probability that its run succeeds (failure_probability.hpp). A full-resolution run that failed is
+// not rerun (kRepeatRadius).
 #include <limits>
 #include <map>
 #include <optional>
