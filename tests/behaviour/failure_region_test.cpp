@@ -18,6 +18,7 @@
 
 #include "functions/test_functions.hpp"
 #include "tune/tune.hpp"
+#include "unit_cube.hpp"
 
 namespace {
 
@@ -124,9 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Strategies, FailureRegion, ::testing::Values("ei", "ucb
 // failure next to the optimum made it look mediocre: 0.095, 0.035, 0.86, 0.82.
 double median_regret(const std::string& function, const std::string& strategy, double failure_rate) {
   const tune::testfn::TestFunction f = tune::testfn::by_name(function);
-  std::vector<tune::Parameter> params;
-  for (std::size_t i = 0; i < f.dim(); ++i) params.push_back(tune::Parameter::floating("x" + std::to_string(i), 0, 1));
-  const tune::Space space(params);
+  const tune::Space space = tune::behaviour::unit_cube(f.dim());
   std::vector<double> regrets;
   for (std::uint64_t seed = 0; seed < 10; ++seed) {
     tune::StudyOptions options;
@@ -148,8 +147,7 @@ double median_regret(const std::string& function, const std::string& strategy, d
     }
     regrets.push_back(best - f.minimum);
   }
-  std::sort(regrets.begin(), regrets.end());
-  return 0.5 * (regrets[4] + regrets[5]);
+  return tune::behaviour::median(regrets);
 }
 
 TEST(RandomFailures, DoNotKeepTheStrategiesFromTheOptimum) {

@@ -9,18 +9,14 @@
 
 #include "functions/test_functions.hpp"
 #include "tune/tune.hpp"
+#include "unit_cube.hpp"
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+using tune::behaviour::median;
 
 double median_regret(const tune::testfn::TestFunction& f, const std::string& strategy) {
-  std::vector<tune::Parameter> params;
-  for (std::size_t i = 0; i < f.dim(); ++i) params.push_back(tune::Parameter::floating("x" + std::to_string(i), 0, 1));
-  const tune::Space space(params);
+  const tune::Space space = tune::behaviour::unit_cube(f.dim());
   std::vector<double> regrets;
   for (std::uint64_t seed = 0; seed < 10; ++seed) {
     tune::MinimizeOptions o;
