@@ -160,10 +160,13 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   // the last bit, it leaves the mean where it was; so is a failed trial's, but no better than the
   // median reward where runs fail more often than not (failed_run_ceiling), so that a failing
   // configuration is not proposed again.
-  std::vector<double> rewards(n_model);
-  for (std::size_t i = 0; i < n_model; ++i) rewards[i] = gp.observations()[i].value;
-  const double ceiling = failed_run_ceiling(std::move(rewards));
   const FailureProbability failures(context.trials, gp.kernel());
+  double ceiling = 0.0;
+  if (failures.any_failure()) {
+    std::vector<double> rewards(n_model);
+    for (std::size_t i = 0; i < n_model; ++i) rewards[i] = gp.observations()[i].value;
+    ceiling = failed_run_ceiling(std::move(rewards));
+  }
   const TruncateOnExit drop_fantasies(gp);
   for (const Trial& t : context.trials)
     if (t.status == TrialStatus::pending || t.status == TrialStatus::failed) {

@@ -370,14 +370,16 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
   // where runs fail more often than not (failed_run_ceiling): left out of the model, a failed run's
   // region stayed the most uncertain one, and cmets refined it: a 2-D campaign whose quarter
   // x > 0.75 diverged ended after 30 failed cheap runs and 2 results.
-  std::map<std::size_t, std::vector<double>> rewards;  // level -> rewards in the model
-  for (std::uint64_t id : in_model_) {
-    const Trial& t = context.trials[id];
-    rewards[std::min(t.level.value_or(levels_ - 1), levels_ - 1)].push_back(reward_of(*t.value, context.direction));
-  }
-  std::map<std::size_t, double> ceiling;
-  for (auto& [level, r] : rewards) ceiling[level] = failed_run_ceiling(std::move(r));
   const FailureProbability failures(context.trials, model_->kernel());
+  std::map<std::size_t, double> ceiling;  // level -> failed_run_ceiling of its rewards in the model
+  if (failures.any_failure()) {
+    std::map<std::size_t, std::vector<double>> rewards;
+    for (std::uint64_t id : in_model_) {
+      const Trial& t = context.trials[id];
+      rewards[std::min(t.level.value_or(levels_ - 1), levels_ - 1)].push_back(reward_of(*t.value, context.direction));
+    }
+    for (auto& [level, r] : rewards) ceiling[level] = failed_run_ceiling(std::move(r));
+  }
   for (const Trial& t : context.trials)
     if (t.status != TrialStatus::complete) {
       Observation o = observation_of(t, context, 0.0);
