@@ -14,12 +14,16 @@
 // noise-free, a real campaign's values are not, and with noise the model's learned noise makes
 // CMES's Appendix A quadrature matter for every candidate (the gamma cut-off rarely applies).
 //
+// --failures P makes each trial fail (Study::fail) with probability P, drawn from its own stream
+// seeded by --seed + 1 (so --noise's draws do not move): a real campaign has some failed runs, and
+// once one exists every candidate's success probability costs O(finished trials) to compute.
+//
 // After each run, what a user waits for on the finished campaign: Study::save, Study::load (the
 // model rebuilt from the saved hyperparameters, as `tune status`, `tune best` and a resumed
 // `tune run` do), the recommendation of the loaded study and its first ask.
 //
 // Usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S]
-//                                 [--noise SD] [--csv PATH]
+//                                 [--noise SD] [--failures P] [--csv PATH]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,11 +46,13 @@ struct Options {
   std::vector<std::string> methods = {"cmets"};
   std::uint64_t seed = 0;
   double noise = 0.0;
+  double failures = 0.0;
   std::string csv = "multi_resolution_latency.csv";
 };
 
 struct Step {
   std::size_t level = 0;
+  bool failed = false;
   double ask_ms = 0.0, tell_ms = 0.0, recommendation_ms = 0.0;
 };
 
@@ -87,6 +93,8 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
   std::vector<Step> steps;
   std::mt19937_64 rng(o.seed);
   std::normal_distribution<double> noise(0.0, o.noise > 0.0 ? o.noise : 1.0);  // drawn only with --noise
+  std::mt19937_64 failure_rng(o.seed + 1);
+  std::bernoulli_distribution fails(o.failures);  // drawn only with --failures
   while (steps.size() < o.trials) {
     Step st;
     auto t0 = std::chrono::steady_clock::now();
@@ -95,8 +103,12 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
     if (!s) break;
     const double y =
         fn.value(tune::bench::unit_of(s->config, fn.dim()), *s->level) + (o.noise > 0.0 ? noise(rng) : 0.0);
+    st.failed = o.failures > 0.0 && fails(failure_rng);
     t0 = std::chrono::steady_clock::now();
-    study.tell(s->id, y);
+    if (st.failed)
+      study.fail(s->id, "failed by --failures");
+    else
+      study.tell(s->id, y);
     st.tell_ms = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
     (void)study.recommendation();
@@ -134,20 +146,27 @@ int main(int argc, char** argv) {
         return 2;
       }
     }
+    else if (a == "--failures") {
+      o.failures = tune::bench::real_value(value(), "multi_resolution_latency", "--failures");
+      if (!(o.failures >= 0.0 && o.failures < 1.0)) {
+        std::fprintf(stderr, "multi_resolution_latency: --failures needs a probability in [0, 1)\n");
+        return 2;
+      }
+    }
     else if (a == "--csv") o.csv = value();
     else {
       std::fprintf(stderr,
                    "usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S] "
-                   "[--noise SD] [--csv PATH]\n");
+                   "[--noise SD] [--failures P] [--csv PATH]\n");
       return 2;
     }
   }
   std::ofstream csv(o.csv);
-  csv << "function,method,trial,level,ask_ms,tell_ms,recommendation_ms\n";
+  csv << "function,method,trial,level,failed,ask_ms,tell_ms,recommendation_ms\n";
   std::printf("ms per call against the number of trials so far (one run per function, seed %llu, up to %zu trials)\n\n",
               static_cast<unsigned long long>(o.seed), o.trials);
-  std::printf("%-13s %-8s %11s %6s %10s %10s %10s %10s %12s\n", "function", "method", "trials", "asks", "ask med",
-              "ask max", "tell med", "rec med", "top-level %");
+  std::printf("%-13s %-8s %11s %6s %10s %10s %10s %10s %12s %9s\n", "function", "method", "trials", "asks", "ask med",
+              "ask max", "tell med", "rec med", "top-level %", "failed %");
   std::vector<std::pair<std::string, Reload>> reloads;
   for (const auto& fn : tune::testfn::multi_fidelity_functions()) {
     if (std::find(o.functions.begin(), o.functions.end(), fn.name) == o.functions.end()) continue;
@@ -156,22 +175,24 @@ int main(int argc, char** argv) {
       const std::vector<Step> steps = run(fn, method, o, reload);
       reloads.emplace_back(fn.name + " " + method, reload);
       for (std::size_t k = 0; k < steps.size(); ++k)
-        csv << fn.name << ',' << method << ',' << k << ',' << steps[k].level << ',' << steps[k].ask_ms << ','
+        csv << fn.name << ',' << method << ',' << k << ',' << steps[k].level << ',' << steps[k].failed << ',' << steps[k].ask_ms << ','
             << steps[k].tell_ms << ',' << steps[k].recommendation_ms << '\n';
       for (std::size_t lo = 0, hi = 50; lo < steps.size(); lo = hi, hi *= 2) {
         std::vector<double> ask, tell, rec;
-        std::size_t top = 0;
+        std::size_t top = 0, failed = 0;
         for (std::size_t k = lo; k < std::min(hi, steps.size()); ++k) {
           ask.push_back(steps[k].ask_ms);
           tell.push_back(steps[k].tell_ms);
           rec.push_back(steps[k].recommendation_ms);
           top += steps[k].level == fn.top();
+          failed += steps[k].failed;
         }
         char window[48];
         std::snprintf(window, sizeof window, "%zu-%zu", lo, std::min(hi, steps.size()) - 1);
-        std::printf("%-13s %-8s %11s %6zu %10.2f %10.2f %10.2f %10.2f %12.1f\n", fn.name.c_str(), method.c_str(), window,
+        std::printf("%-13s %-8s %11s %6zu %10.2f %10.2f %10.2f %10.2f %12.1f %9.1f\n", fn.name.c_str(), method.c_str(), window,
                     ask.size(), tune::bench::median(ask), *std::max_element(ask.begin(), ask.end()),
-                    tune::bench::median(tell), tune::bench::median(rec), 100.0 * static_cast<double>(top) / static_cast<double>(ask.size()));
+                    tune::bench::median(tell), tune::bench::median(rec), 100.0 * static_cast<double>(top) / static_cast<double>(ask.size()),
+                    100.0 * static_cast<double>(failed) / static_cast<double>(ask.size()));
       }
     }
   }
