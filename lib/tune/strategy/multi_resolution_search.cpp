@@ -92,6 +92,12 @@ NodeId MultiResolutionSearch::node_of_trial(std::uint64_t id) const {
 }
 
 void MultiResolutionSearch::ensure_active_set(const StrategyContext& context) {
+  if (!space_) {
+    space_ = context.space;
+    const auto& params = context.space.parameters();
+    has_discrete_parameter_ =
+        std::any_of(params.begin(), params.end(), [](const Parameter& p) { return p.type != ParamType::floating; });
+  }
   if (active_ || !options_.tree) return;
   CmetsActiveSetOptions o;
   o.variant = options_.variant;
@@ -107,7 +113,9 @@ Observation MultiResolutionSearch::query_at(NodeId node, std::size_t level, std:
   const PartitionNode& cell = active_->tree().node(node);
   Observation o;
   if (level < top && options_.window == ObservationWindow::cell) o.query = BoxQuery{cell.lower, cell.upper};
-  else o.query = PointQuery{cell.centre()};
+  // The configuration the trial runs: with a discrete parameter the cell's centre may not be one,
+  // and a model that put the run's value there would score a point that never runs.
+  else o.query = PointQuery{space_ ? space_->snap(cell.centre()) : cell.centre()};
   o.noise_group = level;
   if (level < top && options_.level_offsets) o.offset_group = level;
   return o;
@@ -482,6 +490,9 @@ bool full_run_fits(const StrategyContext& context, std::size_t top) {
 }
 constexpr const char* kNoFullRunFits = "cost budget exhausted: a full-resolution run does not fit the remaining budget";
 constexpr const char* kNoCandidateFits = "cost budget exhausted: no candidate's cost fits the remaining budget";
+constexpr const char* kEveryConfigurationRan =
+    "every configuration the tree can query has run at its level, and every full-resolution candidate repeats a "
+    "full run made or pending";
 // Information about f* (nats per full run's cost) below which the tree has nothing left to learn:
 // CMES that small means every sample of f* is ~7 posterior sds above the query (P ~ 1e-12).
 constexpr double kNegligibleInformation = 1e-12;
@@ -544,6 +555,16 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
       queries.push_back(query_at(n, l, top));
       pairs.emplace_back(n, l);
     }
+  // With a discrete parameter, neighbouring nodes can snap to one configuration: a dogfooding
+  // campaign over 8 layer counts x 4 activations ran one configuration 13 times at full resolution
+  // (its cells kept scoring their unsnapped centres as new) and never tried the best activation.
+  const std::set<std::pair<std::size_t, std::vector<double>>> ran = runs_by_level(context);
+  std::vector<bool> repeats(pairs.size(), false);
+  if (!ran.empty())
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      const Eigen::VectorXd& x = std::get<PointQuery>(queries[i].query).x;
+      repeats[i] = ran.count({pairs[i].second, std::vector<double>(x.data(), x.data() + x.size())}) > 0;
+    }
   sync_node_targets(active);
   std::vector<PairPrediction> posteriors;
   for (const auto& [n, l] : pairs) {
@@ -563,13 +584,14 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   std::optional<NodeId> chosen;
   std::size_t level = top;
   double acquisition = 0.0;
+  bool all_repeat = false;  // every eligible query repeats a run
   if (options_.level_choice == LevelChoice::depth) {
     // One level per node here, the depth's: pairs[i] is node i's.
     std::map<NodeId, std::pair<double, std::size_t>> best_of;  // node -> (score / cost, level)
     double best_ratio = 0.0;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const auto [n, l] = pairs[i];
-      best_of[n] = {scores.score(static_cast<Eigen::Index>(i)) * success[i] / costs[l], l};
+      best_of[n] = {repeats[i] ? 0.0 : scores.score(static_cast<Eigen::Index>(i)) * success[i] / costs[l], l};
       best_ratio = std::max(best_ratio, best_of[n].first);
     }
     const bool negligible = best_ratio * costs[top] <= kNegligibleInformation;
@@ -589,7 +611,11 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
     chosen = active_->select(
         [&](NodeId n) { return (negligible ? rank.at(n) : best_of.at(n).first) * costs[best_of.at(n).second]; },
         [&](std::size_t depth) { return costs[level_of_depth(depth, levels)]; }, context.remaining_budget);
-    if (chosen) std::tie(acquisition, level) = best_of.at(*chosen);
+    if (chosen) {
+      std::tie(acquisition, level) = best_of.at(*chosen);
+      const auto at = std::find(pairs.begin(), pairs.end(), std::make_pair(*chosen, level));
+      if (repeats[static_cast<std::size_t>(at - pairs.begin())]) all_repeat = true;
+    }
   } else {
     // Pairs run over the active nodes in CmetsActiveSet's order (increasing id) and each node's
     // levels in order, so the lowest index among ties is the node select would keep.
@@ -597,13 +623,24 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
       return costs[pairs[static_cast<std::size_t>(i)].second] / success[static_cast<std::size_t>(i)];
     };
     const auto best = bounded_argmax_or_key(
-        scores, cost_of, [](Eigen::Index) { return true; },
+        scores, cost_of, [&](Eigen::Index i) { return !repeats[static_cast<std::size_t>(i)]; },
         [&](Eigen::Index i) { return scores.log_tail(i) - std::log(cost_of(i)); }, kNegligibleInformation / costs[top]);
     if (best) {
       chosen = pairs[static_cast<std::size_t>(best->index)].first;
       level = pairs[static_cast<std::size_t>(best->index)].second;
       acquisition = best->ratio;
+    } else if (!pairs.empty()) {
+      all_repeat = true;
     }
+  }
+  if (all_repeat) {
+    // Every node the tree could query now snaps to a configuration already run at that level: a
+    // full run by CMES over the space, as when nothing is left to learn in the tree.
+    if (stop_if_uninformative) {
+      uninformative = true;
+      return {std::nullopt, {}};
+    }
+    return {std::nullopt, kEveryConfigurationRan};
   }
   if (!chosen) return {std::nullopt, kNoCandidateFits};
   // Negligible, not only 0: a refit can lift a node from an underflowed 0 to 1e-210 nats, and the
@@ -663,6 +700,16 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
       kNegligibleInformation);  // nothing to learn in the cell: its best guess
   if (!best) return points[0];  // every candidate repeats one: the centre, as the node's score assumed
   return points[static_cast<std::size_t>(best->index)];
+}
+
+std::set<std::pair<std::size_t, std::vector<double>>> MultiResolutionSearch::runs_by_level(
+    const StrategyContext& context) const {
+  std::set<std::pair<std::size_t, std::vector<double>>> ran;
+  if (!has_discrete_parameter_ || options_.allow_requery || options_.window == ObservationWindow::cell) return ran;
+  const std::size_t top = levels_ - 1;
+  for (const Trial& t : context.trials)
+    ran.insert({std::min(t.level.value_or(top), top), std::vector<double>(t.unit.data(), t.unit.data() + t.unit.size())});
+  return ran;
 }
 
 Eigen::VectorXd MultiResolutionSearch::success_probabilities(const StrategyContext& context, const Eigen::MatrixXd& X) const {

@@ -55,6 +55,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,10 @@ class MultiResolutionSearch final : public Strategy {
   // trial (complete or pending): the kernel's correlation between the two is above 0.997 (0.9987
   // for the squared exponential). Needs the model.
   bool repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const;
+  // Whether a query at (node, level) would run a configuration that already ran (or runs, or
+  // failed) at that level: nodes whose points snap to one configuration of a discrete parameter.
+  // Empty unless the space has a parameter that is not a float (and allow_requery is off).
+  std::set<std::pair<std::size_t, std::vector<double>>> runs_by_level(const StrategyContext& context) const;
   // The probability that a run at each column of X succeeds (1 everywhere without a failed trial).
   Eigen::VectorXd success_probabilities(const StrategyContext& context, const Eigen::MatrixXd& X) const;
   static constexpr double kRepeatRadius = 0.05;
@@ -259,6 +264,10 @@ class MultiResolutionSearch final : public Strategy {
   std::size_t size_at_refresh_ = 0;
   std::uint64_t design_index_ = 0;
   std::size_t dim_ = 0;
+  // The study's space, to snap a node's point query to a configuration that can run (set with the
+  // active set); and whether a parameter is not a float (then distinct nodes can snap to one point).
+  std::optional<Space> space_;
+  bool has_discrete_parameter_ = false;
   std::size_t levels_ = 1;
 };
 
