@@ -539,6 +539,25 @@ TEST(TuneCli, StatusSaysWhenTheTreeHasNothingLeftToLearn) {
   for (std::size_t i = 0; i < 10; ++i) EXPECT_LT(after_values[i], 0.127) << i;
 }
 
+// A trial told from outside a campaign whose costs are measured against a cost budget needs its
+// run time: without one it was charged a guess, and the levels' costs were never learnt.
+TEST(TuneCli, TellOnAMeasuredCostCampaignNeedsTheRunTime) {
+  const fs::path d = fresh_dir("multires-tell");
+  write(d / "c.yaml", multires_campaign("mt", "measured", 100, 1, ", trials: 1"));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}, {{"MULTIRES_SLEEP", "0.01"}}).code, 0);
+  const Result a = tune(d, {"ask", "mt"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  const std::string id = YAML::Load(a.out)["trial"].as<std::string>();
+  const Result no_cost = tune(d, {"tell", "mt", id, "0.5"});
+  EXPECT_EQ(no_cost.code, 2);
+  EXPECT_NE(no_cost.err.find("--cost SECONDS"), std::string::npos) << no_cost.err;
+  EXPECT_EQ(tune(d, {"tell", "mt", id, "0.5", "--cost", "0.03"}).code, 0);
+  const Result unknown = tune(d, {"tell", "mt", "999", "0.5", "--cost", "0.03"});
+  EXPECT_NE(unknown.code, 0);
+  EXPECT_NE(unknown.err.find("has no trial 999"), std::string::npos) << unknown.err;
+  EXPECT_EQ(state_of(d / "mt")["study"]["trials"][std::stoi(id)]["cost"].as<double>(), 0.03);
+}
+
 TEST(TuneCli, MeasuredCostCampaignRecordsRunTimesAndStopsWithinItsBudget) {
   const fs::path d = fresh_dir("multires-measured");
   const double budget = 1.5;

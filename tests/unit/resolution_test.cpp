@@ -33,10 +33,13 @@ TEST(Resolution, ValidationNamesTheProblem) {
 
 TEST(Resolution, MeasuredCostsAreLevelMeansExtrapolatedByValueUntilSeen) {
   const tune::Resolution r{"epochs", {1, 3, 9}, {}};
-  // Nothing measured: the values themselves.
-  EXPECT_EQ(tune::level_costs(r, {}), (std::vector<double>{1, 3, 9}));
+  // Nothing measured: unknown, in proportion to the values and small enough to fit any budget.
+  EXPECT_FALSE(tune::costs_calibrated(r, {}));
+  const std::vector<double> unknown = tune::level_costs(r, {});
+  for (std::size_t l = 0; l < 3; ++l) EXPECT_DOUBLE_EQ(unknown[l], tune::kUncalibratedCostPerValue * r.values[l]);
   // Level 0 measured at 2 s and 4 s (3 s per epoch): levels 1 and 2 guessed at 9 s and 27 s.
   std::vector<tune::Trial> trials{trial_at(0, 2.0), trial_at(0, 4.0)};
+  EXPECT_TRUE(tune::costs_calibrated(r, trials));
   std::vector<double> c = tune::level_costs(r, trials);
   EXPECT_DOUBLE_EQ(c[0], 3.0);
   EXPECT_DOUBLE_EQ(c[1], 9.0);
@@ -49,8 +52,48 @@ TEST(Resolution, MeasuredCostsAreLevelMeansExtrapolatedByValueUntilSeen) {
   EXPECT_DOUBLE_EQ(c[0], 3.0);
   EXPECT_DOUBLE_EQ(c[1], 5.0);
   EXPECT_DOUBLE_EQ(c[2], 13.0);
+  // A failed run costs its time too: level 1's mean over a completed and a failed run.
+  tune::Trial failed = trial_at(1, 7.0);
+  failed.status = tune::TrialStatus::failed;
+  failed.value.reset();
+  trials.push_back(failed);
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, trials)[1], 6.0);
+  // A failed run alone calibrates the costs (its time per epoch: 2 s for 1 epoch -> 6 s for 3).
+  tune::Trial only = trial_at(0, 2.0);
+  only.status = tune::TrialStatus::failed;
+  EXPECT_TRUE(tune::costs_calibrated(r, {only}));
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, {only})[1], 6.0);
   // Declared costs are used as given.
   EXPECT_EQ(tune::level_costs(tune::Resolution{"epochs", {1, 3}, {0.5, 2}}, trials), (std::vector<double>{0.5, 2}));
+}
+
+// Levels of 100, 300 and 1000 boosting rounds whose runs take 0.3 ms per round, with a budget of
+// 600 seconds: the first run calibrates the costs, one run at a time until then, and the budget is
+// then spent. When an unmeasured level was guessed at a second per round, no level fitted and the
+// study ended before its first trial ("the cost budget is spent: 0 of 600" in a campaign).
+TEST(Resolution, MeasuredCostsRunOneTrialUntilTheFirstCostIsIn) {
+  for (const std::string strategy : {"cmets", "cmes", "ei"}) {
+    tune::StudyOptions o;
+    o.seed = 1;
+    o.resolution = tune::Resolution{"rounds", {100, 300, 1000}, {}};
+    o.cost_budget = 600;
+    tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy(strategy), o);
+    const auto first = study.ask();
+    ASSERT_TRUE(first) << strategy << ": " << study.stop_reason();
+    EXPECT_FALSE(study.ask()) << strategy << ": a second trial before the first one's cost is in";
+    EXPECT_FALSE(study.finished()) << strategy;
+    EXPECT_NE(study.stop_reason().find("waiting for the first run's measured cost"), std::string::npos) << study.stop_reason();
+    const auto run_time = [&](const tune::Suggestion& s) { return 3e-4 * o.resolution->values[*s.level]; };
+    study.tell(first->id, 0.5, run_time(*first));
+    std::size_t trials = 1;
+    while (trials < 60) {
+      const auto s = study.ask();
+      ASSERT_TRUE(s) << strategy << " after " << trials << " trials: " << study.stop_reason();
+      study.tell(s->id, 0.5 - 0.1 * study.trial(s->id).unit(0), run_time(*s));
+      ++trials;
+    }
+    EXPECT_LE(study.spent_cost(), 600.0) << strategy;
+  }
 }
 
 tune::StudyOptions with_resolution(double budget) {

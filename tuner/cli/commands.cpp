@@ -279,7 +279,7 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
       case RunStatus::running: ++running[level]; break;
       case RunStatus::queued: ++queued[level]; break;
     }
-    timed[level] += t.status == TrialStatus::complete && t.cost.has_value();
+    timed[level] += t.status != TrialStatus::pending && t.cost.has_value();
   }
   const int w = std::max(7, static_cast<int>(res.parameter.size()));
   std::printf("resolution %s, %zu levels (the last is the full run):\n", res.parameter.c_str(), n);
@@ -287,7 +287,8 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
               "failed", "running", "queued", "spent");
   for (std::size_t l = 0; l < n; ++l) {
     std::string cost = format_short(costs.at(l)) + unit;
-    if (res.measured() && timed[l] == 0) cost += " (est.)";
+    if (!costs_calibrated(res, s.study.trials())) cost = "unknown";
+    else if (res.measured() && timed[l] == 0) cost += " (est.)";
     std::printf("  %5zu  %*s  %14s  %8zu  %6zu  %7zu  %6zu  %10s\n", l, w, level_value(res, l).c_str(), cost.c_str(),
                 complete[l], failed[l], running[l], queued[l], (format_short(spent[l]) + unit).c_str());
   }
@@ -550,8 +551,19 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
       std::fprintf(stderr, "tune: --cost must be a finite number of seconds >= 0\n");
       return kExitUsage;
     }
+  } else if (s.config.resolution && s.config.resolution->measured() && s.config.budget.cost) {
+    // Without it the trial would be charged a guess, and the levels' costs would never be learnt.
+    std::fprintf(stderr,
+                 "tune: this campaign measures its costs (resolution.cost: measured) against budget.cost: give the "
+                 "trial's run time in seconds with --cost SECONDS\n");
+    return kExitUsage;
   }
-  if (id >= s.runs.size() || s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
+  if (id >= s.runs.size()) {
+    std::fprintf(stderr, "tune: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
+                 s.runs.size());
+    return kExitError;
+  }
+  if (s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
     std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));
     return kExitError;
   }

@@ -34,13 +34,13 @@ std::vector<double> level_costs(const Resolution& r, const std::vector<Trial>& t
   std::vector<std::size_t> count(n, 0);
   double cost_total = 0.0, value_total = 0.0;
   for (const Trial& t : trials) {
-    if (!t.cost || !t.level || *t.level >= n || t.status != TrialStatus::complete) continue;
+    if (!t.cost || !t.level || *t.level >= n || t.status == TrialStatus::pending) continue;
     sum[*t.level] += *t.cost;
     ++count[*t.level];
     cost_total += *t.cost;
     value_total += r.values[*t.level];
   }
-  const double per_value = value_total > 0 && cost_total > 0 ? cost_total / value_total : 1.0;
+  const double per_value = value_total > 0 && cost_total > 0 ? cost_total / value_total : kUncalibratedCostPerValue;
   std::vector<double> costs(n);
   for (std::size_t l = 0; l < n; ++l) {
     costs[l] = count[l] > 0 ? sum[l] / static_cast<double>(count[l]) : per_value * r.values[l];
@@ -48,6 +48,13 @@ std::vector<double> level_costs(const Resolution& r, const std::vector<Trial>& t
     costs[l] = std::max(costs[l], 1e-9 * per_value * r.values[l]);
   }
   return costs;
+}
+
+bool costs_calibrated(const Resolution& r, const std::vector<Trial>& trials) {
+  if (!r.measured()) return true;
+  return std::any_of(trials.begin(), trials.end(), [&](const Trial& t) {
+    return t.cost && t.level && *t.level < r.levels() && t.status != TrialStatus::pending && *t.cost > 0;
+  });
 }
 
 double trial_cost(const Trial& trial, const std::vector<double>& costs) {

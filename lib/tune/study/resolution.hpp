@@ -4,10 +4,16 @@
 // is the one the objective is about, and recommendations are always for it.
 //
 // Costs per level are either declared or measured. Measured costs are the mean cost (run time) of
-// the completed trials of each level. Until every level has been seen, an unseen level's cost is
-// extrapolated as proportional to its value, calibrated on the seen trials (cost per unit of value),
-// so a level of 27 epochs is first guessed 9 times dearer than one of 3; before any trial has a cost
-// the costs are the values themselves.
+// the finished trials of each level, failed ones included (a crash or a timeout costs its time too).
+// Until every level has been seen, an unseen level's cost is extrapolated as proportional to its
+// value, calibrated on the seen trials (cost per unit of value), so a level of 27 epochs is first
+// guessed 9 times dearer than one of 3.
+//
+// Before any trial has a cost the costs are unknown: they are kUncalibratedCostPerValue times the
+// values (in proportion, and all fit any budget), and a study with a cost budget runs one trial at a
+// time until the first cost is in (costs_calibrated). Guessing a second per unit of value, as
+// before, made a campaign with levels [100, 300, 1000] boosting rounds and a budget of 600 seconds
+// end at once, "the cost budget is spent: 0 of 600", although a full run took 0.3 s.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -32,6 +38,10 @@ void validate(const Resolution& resolution);
 
 // The cost of each level now: declared, or measured from the trials (see the header comment).
 std::vector<double> level_costs(const Resolution& resolution, const std::vector<Trial>& trials);
+
+// Whether the level costs are known: declared, or some finished trial has a measured cost.
+bool costs_calibrated(const Resolution& resolution, const std::vector<Trial>& trials);
+inline constexpr double kUncalibratedCostPerValue = 1e-9;
 
 // The cost a trial counts against a budget: its measured cost when it has one, else its level's.
 double trial_cost(const Trial& trial, const std::vector<double>& costs);

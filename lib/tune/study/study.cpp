@@ -65,6 +65,13 @@ std::optional<StudyRecommendation> Study::recommendation() const {
 
 std::optional<Suggestion> Study::ask() {
   if (finished_) return std::nullopt;
+  if (options_.cost_budget && options_.resolution && pending_count() > 0 &&
+      !costs_calibrated(*options_.resolution, trials_)) {
+    // One run at a time until a cost is measured: a guessed cost either blocks every run (a guess
+    // above the budget) or lets every worker start one that may not fit.
+    stop_reason_ = "waiting for the first run's measured cost to estimate the levels' costs";
+    return std::nullopt;
+  }
   const StrategyContext c = context();
   ProposalResult result = strategy_->propose(c);
   ++ask_count_;
