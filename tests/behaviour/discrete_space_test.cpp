@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -23,7 +24,9 @@ double accuracy(int layers, const std::string& act, double epochs) {
   return q * (1 - 0.3 * (1 - epochs / 9.0));
 }
 
-TEST(DiscreteSpace, CmetsRunsNoConfigurationTwiceAtOneLevelAndFindsTheBest) {
+class DiscreteSpace : public ::testing::TestWithParam<tune::LevelChoice> {};
+
+TEST_P(DiscreteSpace, CmetsRunsNoConfigurationTwiceAtOneLevelAndFindsTheBest) {
   const tune::Space space({tune::Parameter::integer("layers", 1, 8),
                            tune::Parameter::categorical("act", {"relu", "tanh", "gelu", "silu"})});
   for (std::uint64_t seed : {1, 2, 3}) {
@@ -32,7 +35,9 @@ TEST(DiscreteSpace, CmetsRunsNoConfigurationTwiceAtOneLevelAndFindsTheBest) {
     options.direction = tune::Direction::maximize;
     options.resolution = tune::Resolution{"epochs", {1, 3, 9}, {1, 3, 9}};
     options.cost_budget = 200;
-    tune::Study study(space, tune::make_strategy("cmets"), options);
+    tune::MultiResolutionOptions cmets;
+    cmets.level_choice = GetParam();
+    tune::Study study(space, std::make_unique<tune::MultiResolutionSearch>(cmets), options);
     std::map<std::pair<std::size_t, std::vector<double>>, int> runs;  // (level, unit) -> runs
     double best_full = 0.0;
     while (const auto s = study.ask()) {
@@ -52,5 +57,10 @@ TEST(DiscreteSpace, CmetsRunsNoConfigurationTwiceAtOneLevelAndFindsTheBest) {
     EXPECT_EQ(std::get<std::string>(rec->config.at("act")), "tanh") << "seed " << seed;
   }
 }
+
+// Every rule for a node's level: capped (the default), the paper's depth, and acquisition.
+INSTANTIATE_TEST_SUITE_P(LevelChoices, DiscreteSpace,
+                         ::testing::Values(tune::LevelChoice::capped, tune::LevelChoice::depth,
+                                           tune::LevelChoice::acquisition));
 
 }  // namespace

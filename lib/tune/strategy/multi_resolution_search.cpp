@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "tune/bandit/acquisition_optimizer.hpp"
 #include "tune/bandit/bounded_argmax.hpp"
@@ -92,12 +93,7 @@ NodeId MultiResolutionSearch::node_of_trial(std::uint64_t id) const {
 }
 
 void MultiResolutionSearch::ensure_active_set(const StrategyContext& context) {
-  if (!space_) {
-    space_ = context.space;
-    const auto& params = context.space.parameters();
-    has_discrete_parameter_ =
-        std::any_of(params.begin(), params.end(), [](const Parameter& p) { return p.type != ParamType::floating; });
-  }
+  if (!space_) space_ = context.space;
   if (active_ || !options_.tree) return;
   CmetsActiveSetOptions o;
   o.variant = options_.variant;
@@ -599,14 +595,17 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
     if (negligible) {
       // As bounded_argmax_or_key: rank the nodes by the far-tail key, so that select, which
       // compares score / cost, keeps that order without underflowing.
-      std::vector<std::pair<double, NodeId>> keyed;
+      // A query that repeats a run ranks below every other, whatever its key.
+      std::vector<std::tuple<bool, double, NodeId>> keyed;
       for (std::size_t i = 0; i < pairs.size(); ++i)
-        keyed.emplace_back(scores.log_tail(static_cast<Eigen::Index>(i)) + std::log(success[i] / costs[pairs[i].second]),
+        keyed.emplace_back(!repeats[i],
+                           scores.log_tail(static_cast<Eigen::Index>(i)) + std::log(success[i] / costs[pairs[i].second]),
                            pairs[i].first);
       std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {  // equal keys: the lowest id ranks highest
-        return a.first < b.first || (a.first == b.first && a.second > b.second);
+        if (std::get<0>(a) != std::get<0>(b)) return std::get<0>(b);
+        return std::get<1>(a) < std::get<1>(b) || (std::get<1>(a) == std::get<1>(b) && std::get<2>(a) > std::get<2>(b));
       });
-      for (std::size_t r = 0; r < keyed.size(); ++r) rank[keyed[r].second] = static_cast<double>(r + 1);
+      for (std::size_t r = 0; r < keyed.size(); ++r) rank[std::get<2>(keyed[r])] = static_cast<double>(r + 1);
     }
     chosen = active_->select(
         [&](NodeId n) { return (negligible ? rank.at(n) : best_of.at(n).first) * costs[best_of.at(n).second]; },
@@ -705,7 +704,10 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
 std::set<std::pair<std::size_t, std::vector<double>>> MultiResolutionSearch::runs_by_level(
     const StrategyContext& context) const {
   std::set<std::pair<std::size_t, std::vector<double>>> ran;
-  if (!has_discrete_parameter_ || options_.allow_requery || options_.window == ObservationWindow::cell) return ran;
+  const auto& params = context.space.parameters();
+  const bool discrete =
+      std::any_of(params.begin(), params.end(), [](const Parameter& p) { return p.type != ParamType::floating; });
+  if (!discrete || options_.allow_requery || options_.window == ObservationWindow::cell) return ran;
   const std::size_t top = levels_ - 1;
   for (const Trial& t : context.trials)
     ran.insert({std::min(t.level.value_or(top), top), std::vector<double>(t.unit.data(), t.unit.data() + t.unit.size())});

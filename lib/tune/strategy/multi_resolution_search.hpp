@@ -265,9 +265,8 @@ class MultiResolutionSearch final : public Strategy {
   std::uint64_t design_index_ = 0;
   std::size_t dim_ = 0;
   // The study's space, to snap a node's point query to a configuration that can run (set with the
-  // active set); and whether a parameter is not a float (then distinct nodes can snap to one point).
+  // active set).
   std::optional<Space> space_;
-  bool has_discrete_parameter_ = false;
   std::size_t levels_ = 1;
 };
 
