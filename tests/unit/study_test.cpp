@@ -158,6 +158,57 @@ TEST(Study, DiscreteSpaceHandsOutEveryPointOnceWhilePending) {
   EXPECT_FALSE(study.stop_reason().empty());
 }
 
+TEST(Study, WithoutRepeatsEveryConfigurationRunsOnceAndTheStudyEnds) {
+  // 5 x 3 x 2 = 30 configurations, a minimum at {3, q, 0.5}; 40 asks of each bandit, the runs at
+  // a = 1 fail (a failed configuration is not retried either) and one suggestion is left pending
+  // across each ask.
+  const tune::Space grid({tune::Parameter::integer("a", 1, 5), tune::Parameter::categorical("b", {"p", "q", "r"}),
+                          tune::Parameter::ordinal("c", {"0.5", "2"})});
+  const auto value = [](const tune::Config& c) {
+    const double a = static_cast<double>(std::get<std::int64_t>(c.at("a")));
+    return std::pow(a - 3, 2) + (std::get<std::string>(c.at("b")) == "q" ? 0.0 : 1.0) +
+           (std::get<std::string>(c.at("c")) == "0.5" ? 0.0 : 0.5);
+  };
+  for (const auto type : {tune::AcquisitionType::ei, tune::AcquisitionType::ucb}) {
+    const auto strategy = [&](bool repeats) {
+      tune::GpBanditOptions o;
+      o.optimizer.candidates = 256;
+      o.repeat_configurations = repeats;
+      return tune::make_gp_bandit(type, o);
+    };
+    Study study(grid, strategy(false), {tune::Direction::minimize, 7});
+    std::set<std::string> seen;
+    std::vector<tune::Suggestion> held;  // at most one
+    for (int i = 0; i < 40; ++i) {
+      const auto s = study.ask();
+      if (!s) break;
+      EXPECT_TRUE(seen.insert(tune::to_string(s->config)).second) << tune::to_string(s->config) << " ran twice";
+      for (const auto& h : held) study.tell(h.id, value(h.config));
+      held.clear();
+      if (std::get<std::int64_t>(s->config.at("a")) == 1) study.fail(s->id, "simulated crash");
+      else held.push_back(*s);
+    }
+    for (const auto& h : held) study.tell(h.id, value(h.config));
+    EXPECT_EQ(seen.size(), 30u) << tune::to_string(type);
+    EXPECT_FALSE(study.ask());
+    EXPECT_NE(study.stop_reason().find("every configuration of the space has run"), std::string::npos)
+        << study.stop_reason();
+    ASSERT_TRUE(study.best());
+    EXPECT_EQ(study.best()->value, 0.0);
+
+    // The same study with repeats allowed (the default) spends all 40 asks.
+    Study repeating(grid, strategy(true), {tune::Direction::minimize, 7});
+    std::set<std::string> distinct;
+    for (int i = 0; i < 40; ++i) {
+      const auto s = repeating.ask();
+      ASSERT_TRUE(s) << repeating.stop_reason();
+      distinct.insert(tune::to_string(s->config));
+      repeating.tell(s->id, value(s->config));
+    }
+    EXPECT_LT(distinct.size(), 40u);
+  }
+}
+
 TEST(Study, TellAndFailBookkeeping) {
   Study study(mixed_space(), strategy_named("random"), {tune::Direction::maximize, 1});
   const auto a = study.ask();

@@ -328,9 +328,14 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       }
       c.strategy_options = options;
     } else {
-      if (c.objective.deterministic) c.strategy = default_deterministic_strategy(c.space.dim());
       c.strategy_options = YAML::Node(YAML::NodeType::Map);
     }
+    // A deterministic objective gains nothing from running a configuration twice; `ei` and `ucb`
+    // would (the snapped acquisition optimum of a discrete space is often the incumbent's). An
+    // explicit `repeat_configurations` wins.
+    if (c.objective.deterministic && (c.strategy == "ei" || c.strategy == "ucb") &&
+        !c.strategy_options["repeat_configurations"])
+      c.strategy_options["repeat_configurations"] = false;
 
     if (const YAML::Node b = root["budget"]) {
       check_keys(b, "budget", {"trials", "cost", "wall", "failures"});

@@ -14,6 +14,53 @@
 
 namespace tune {
 
+namespace {
+std::vector<double> as_key(const Eigen::VectorXd& unit) { return {unit.data(), unit.data() + unit.size()}; }
+
+// The unit points of every trial made, running or failed: trials run at snapped points, so a
+// configuration is one exact point.
+std::set<std::vector<double>> configurations_run(const std::vector<Trial>& trials) {
+  std::set<std::vector<double>> ran;
+  for (const Trial& t : trials) ran.insert(as_key(t.unit));
+  return ran;
+}
+
+bool every_configuration_ran(const Space& space, const std::set<std::vector<double>>& ran) {
+  return space.is_finite() && ran.size() >= space.grid_size();
+}
+
+std::string every_configuration_ran_message(const std::set<std::vector<double>>& ran) {
+  return "every configuration of the space has run or is running (" + std::to_string(ran.size()) +
+         "), and the objective is deterministic";
+}
+
+// The point of a finite space, not yet run, with the highest acquisition; none if every
+// configuration has run or the space is too large to list.
+std::optional<ScoredPoint> best_untried_configuration(const GaussianProcess& gp, const Acquisition& acquisition,
+                                                      const Space& space,
+                                                      const std::set<std::vector<double>>& ran) {
+  constexpr std::size_t kMaxListed = std::size_t{1} << 16;
+  const std::size_t size = space.grid_size();
+  if (size == 0 || size > kMaxListed || ran.size() >= size) return std::nullopt;
+  std::optional<ScoredPoint> best;
+  Eigen::VectorXd u(static_cast<Eigen::Index>(space.dim()));
+  for (std::size_t index = 0; index < size; ++index) {
+    std::size_t rest = index;
+    for (std::size_t i = 0; i < space.dim(); ++i) {
+      const std::size_t k = space.parameters()[i].cardinality();
+      u[static_cast<Eigen::Index>(i)] = (static_cast<double>(rest % k) + 0.5) / static_cast<double>(k);
+      rest /= k;
+    }
+    const Eigen::VectorXd x = space.snap(u);
+    if (ran.count(as_key(x))) continue;
+    const Prediction p = gp.predict(x);
+    const double score = acquisition.score(p.mean, p.variance);
+    if (!best || score > best->score) best = ScoredPoint{x, score, p.variance};
+  }
+  return best;
+}
+}  // namespace
+
 double GpBanditOptions::effective_epsilon() const {
   if (horizon > 0.0 && schedule_alpha > 0.0) return epsilon_schedule(horizon, schedule_alpha);
   return epsilon;
@@ -49,10 +96,17 @@ Observation GpBandit::observation_of(const Trial& trial, Direction direction) co
 ProposalResult GpBandit::propose(const StrategyContext& context) {
   const std::size_t n_init = options_.initial_design_size(context.space.dim());
   if (design_index_ < n_init || dictionary_.size() < 2) {
+    const std::set<std::vector<double>> ran = options_.repeat_configurations ? std::set<std::vector<double>>{}
+                                                                              : configurations_run(context.trials);
     for (int attempt = 0; attempt < 1000; ++attempt) {
       Eigen::VectorXd u = shifted_sobol_point(context.space, context.seed, RngStream::initial_design, design_index_++);
-      if (coincides_with_pending(u, context.trials)) continue;
+      if (coincides_with_pending(u, context.trials) || ran.count(as_key(u))) continue;
       return {Proposal{.unit = u, .source = "initial_design", .in_model = true, .model_size = dictionary_.size()}, {}};
+    }
+    if (!options_.repeat_configurations) {
+      if (every_configuration_ran(context.space, ran)) return {std::nullopt, every_configuration_ran_message(ran)};
+      // A small finite space can run out of fresh design points; the model then picks among the rest.
+      if (dictionary_.size() >= 2) return propose_from_model(context);
     }
     return {std::nullopt, "every point of the space is pending"};
   }
@@ -190,6 +244,18 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
     Rng rng(mix64(derive_seed(context.seed, RngStream::acquisition, context.ask_index) ^ attempt));
     std::vector<ScoredPoint> ranked = rank_acquisition(gp, acquisition, snap, anchors, options_.optimizer, rng);
     if (failures.any_failure()) weigh_by_success(ranked, failures, options_.acquisition);
+    if (!options_.repeat_configurations) {
+      const std::set<std::vector<double>> ran = configurations_run(context.trials);
+      std::erase_if(ranked, [&](const ScoredPoint& p) { return ran.count(as_key(p.x)) > 0; });
+      if (ranked.empty()) {
+        const std::optional<ScoredPoint> untried = best_untried_configuration(gp, acquisition, context.space, ran);
+        if (!untried)
+          return {std::nullopt, every_configuration_ran(context.space, ran)
+                                    ? every_configuration_ran_message(ran)
+                                    : "every candidate point repeats a configuration that has run"};
+        ranked.push_back(*untried);
+      }
+    }
     auto first_free = std::find_if(ranked.begin(), ranked.end(),
                                    [&](const ScoredPoint& p) { return !coincides_with_pending(p.x, context.trials); });
     if (first_free == ranked.end()) return {std::nullopt, "every candidate point is already pending"};
@@ -309,6 +375,7 @@ void top_level_fields(Options& o, Visit&& visit) {
   visit("horizon", o.horizon);
   visit("schedule_alpha", o.schedule_alpha);
   visit("max_skipped_steps", o.max_skipped_steps);
+  visit("repeat_configurations", o.repeat_configurations);
   visit("beta_scale", o.beta_scale);
   visit("delta", o.delta);
   visit("initial_design", o.initial_design);

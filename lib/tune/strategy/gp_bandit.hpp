@@ -38,6 +38,12 @@ struct GpBanditOptions {
   double schedule_alpha = 0.0;
   RejectPolicy on_reject = RejectPolicy::next_informative;
   std::size_t max_skipped_steps = 1000;  // literal policy: consecutive rejections before giving up
+  // false for a deterministic objective: a configuration that ran, runs or failed is never proposed
+  // again (in a space with discrete parameters the snapped optimum of the acquisition is often the
+  // incumbent's configuration, and a noise-free run there only repeats a known value). When every
+  // candidate repeats one, the untried configuration of a finite space with the best acquisition
+  // runs; once every configuration has run, the study stops.
+  bool repeat_configurations = true;
 
   double beta_scale = 0.2;  // UCB: beta_t times this (the paper's beta_t explores far too much in practice)
   double delta = 0.1;       // UCB: confidence parameter of beta_t
