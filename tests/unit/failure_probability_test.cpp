@@ -69,6 +69,43 @@ TEST(FailureProbability, FarFromEveryTrialIsTheCampaignsShareAndElsewhereTheWeig
   }
 }
 
+TEST(FailureProbability, ALevelWhoseRunsFailIsWeighedByItsShareAgainstTheBestLevel) {
+  // Three levels: level 0 failed 3 times of 3, level 2 completed once, level 1 has not run (and a
+  // pending run of it does not count). Smoothed success shares s = (completed + 1/2) / (finished + 1):
+  // 0.5 / 4 = 0.125 and 1.5 / 2 = 0.75, an untried level's 1/2; T(l) = s_l / max s = 1/6, 1, 1.
+  const auto at = [](tune::Trial t, std::size_t level) {
+    t.level = level;
+    return t;
+  };
+  std::vector<tune::Trial> trials{at(trial(0, {0.1, 0.1}, tune::TrialStatus::failed), 0),
+                                  at(trial(1, {0.5, 0.5}, tune::TrialStatus::failed), 0),
+                                  at(trial(2, {0.9, 0.2}, tune::TrialStatus::failed), 0),
+                                  at(trial(3, {0.4, 0.8}, tune::TrialStatus::complete), 2),
+                                  at(trial(4, {0.7, 0.7}, tune::TrialStatus::pending), 1)};
+  const tune::FailureProbability leveled(trials, kSe, 3);
+  const tune::FailureProbability flat(trials, kSe);
+  EXPECT_NEAR(leveled.level_factor(0), 1.0 / 6.0, 1e-15);
+  EXPECT_EQ(leveled.level_factor(1), 1.0);
+  EXPECT_EQ(leveled.level_factor(2), 1.0);
+  EXPECT_EQ(leveled.level_factor(7), 1.0);  // beyond the last: the last
+  for (const Eigen::Vector2d& x : {Eigen::Vector2d(0.1, 0.1), Eigen::Vector2d(0.4, 0.8), Eigen::Vector2d(1.0, 0.0)}) {
+    // The configuration's part is the estimate without levels, bit for bit.
+    EXPECT_EQ(leveled.failure(x), flat.failure(x));
+    EXPECT_NEAR(leveled.success(x, 0), flat.success(x) / 6.0, 1e-15);
+    EXPECT_EQ(leveled.success(x, 2), flat.success(x));
+    EXPECT_EQ(flat.success(x, 0), flat.success(x));  // without levels every factor is 1
+  }
+  // Levels that fail alike keep factors near 1: 2 of 10 and 1 of 5 failed, s = 8.5 / 11, 4.5 / 6.
+  std::vector<tune::Trial> alike;
+  for (std::uint64_t i = 0; i < 15; ++i)
+    alike.push_back(at(trial(i, {0.05 * static_cast<double>(i), 0.5},
+                             (i < 10 ? i < 2 : i < 11) ? tune::TrialStatus::failed : tune::TrialStatus::complete),
+                       i < 10 ? 0 : 2));
+  const tune::FailureProbability both(alike, kSe, 3);
+  EXPECT_EQ(both.level_factor(0), 1.0);
+  EXPECT_NEAR(both.level_factor(2), (4.5 / 6.0) / (8.5 / 11.0), 1e-15);  // 0.97
+}
+
 TEST(FailureProbability, RefusesAPointOfTheWrongDimension) {
   std::vector<tune::Trial> trials{trial(0, {0.1, 0.1}, tune::TrialStatus::failed)};
   trials[0].unit = Eigen::Vector3d(0.1, 0.1, 0.1);

@@ -12,12 +12,27 @@ double failed_run_ceiling(std::vector<double> rewards) {
   return *middle;
 }
 
-FailureProbability::FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel) : kernel_(kernel) {
+FailureProbability::FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel, std::size_t levels)
+    : kernel_(kernel) {
   std::size_t finished = 0;
+  std::vector<double> finished_at(std::max<std::size_t>(levels, 1), 0.0), failed_at(finished_at.size(), 0.0);
+  const auto level_of = [&](const Trial& t) { return std::min(t.level.value_or(levels), finished_at.size() - 1); };
   for (const Trial& t : trials)
-    if (t.status != TrialStatus::pending) ++finished;
+    if (t.status != TrialStatus::pending) {
+      ++finished;
+      finished_at[level_of(t)] += 1.0;
+      if (t.status == TrialStatus::failed) failed_at[level_of(t)] += 1.0;
+    }
   points_.resize(static_cast<Eigen::Index>(kernel.dim()), static_cast<Eigen::Index>(finished));
   failed_.resize(static_cast<Eigen::Index>(finished));
+  if (levels >= 2) {
+    std::vector<double> share(levels, 0.5);
+    for (std::size_t l = 0; l < levels; ++l)
+      if (finished_at[l] > 0) share[l] = (finished_at[l] - failed_at[l] + 0.5) / (finished_at[l] + 1.0);
+    const double best = *std::max_element(share.begin(), share.end());
+    level_factors_.resize(levels);
+    for (std::size_t l = 0; l < levels; ++l) level_factors_[l] = finished_at[l] > 0 ? share[l] / best : 1.0;
+  }
   Eigen::Index j = 0;
   for (const Trial& t : trials) {
     if (t.status == TrialStatus::pending) continue;
@@ -25,8 +40,9 @@ FailureProbability::FailureProbability(const std::vector<Trial>& trials, const K
       throw std::invalid_argument("FailureProbability: trial " + std::to_string(t.id) + " has a point of dimension " +
                                   std::to_string(t.unit.size()) + ", the kernel " + std::to_string(points_.rows()));
     points_.col(j) = t.unit;
-    failed_(j) = t.status == TrialStatus::failed ? 1.0 : 0.0;
-    if (t.status == TrialStatus::failed) ++failed_count_;
+    const bool failed = t.status == TrialStatus::failed;
+    failed_(j) = failed ? 1.0 : 0.0;
+    if (failed) ++failed_count_;
     ++j;
   }
   prior_ = (static_cast<double>(failed_count_) + 0.5) / (static_cast<double>(finished) + 1.0);

@@ -37,16 +37,36 @@ namespace tune {
 // tests/behaviour/failure_region_test.cpp).
 double failed_run_ceiling(std::vector<double> rewards);
 
+// With resolution levels (levels >= 2), a run can also fail because of its level (one epoch is too
+// few for the scheduler, a 1% subset has a class missing), whatever the configuration: when every
+// cheap run failed, the estimate above was high everywhere and for every level alike, so cmets,
+// dividing by cost, kept choosing the cheap level (37 failed cheap runs in a 6 s campaign whose
+// crashes took 3 ms). So each level gets a factor T(l) = s_l / max_k s_k, s_l = (completed_l + 1/2)
+// / (finished_l + 1) its smoothed success share (1/2 for a level without a finished run, whose T
+// is 1), and P_success(x, l) = (1 - P_fail(x)) T(l). A level that failed 16 times of 16 has
+// T = 1/34 against an untried level's 1, so a cheap run is chosen only while CMES per expected
+// successful run's cost still favours it. P_fail(x) stays the estimate above, from every level:
+// discounting a failure by its level's T as well (it says less about where it ran) was measured
+// and dropped, because a cheap level also fails more where it explores the failing region: on a
+// square whose quarter x > 0.75 fails, cmets then reached its failure budget in 5 of 10 seeds.
 class FailureProbability {
  public:
   // Trials of any level count; pending ones do not. The kernel gives the correlation (its
-  // outputscale is divided out).
-  FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel);
+  // outputscale is divided out). `levels`: the number of resolution levels (0 or 1: none).
+  FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel, std::size_t levels = 0);
 
   bool any_failure() const { return failed_count_ > 0; }
   double prior() const { return prior_; }
+  // The configuration's part: how likely a run at `unit` fails whatever its level.
   double failure(const Eigen::Ref<const Eigen::VectorXd>& unit) const;
   double success(const Eigen::Ref<const Eigen::VectorXd>& unit) const { return 1.0 - failure(unit); }
+  // A run at `unit` and `level` (levels above the last count as the last).
+  double success(const Eigen::Ref<const Eigen::VectorXd>& unit, std::size_t level) const {
+    return success(unit) * level_factor(level);
+  }
+  double level_factor(std::size_t level) const {
+    return level_factors_.empty() ? 1.0 : level_factors_[std::min(level, level_factors_.size() - 1)];
+  }
   // Whether runs at `unit` fail more often than not: the failure is the configuration's, not chance.
   bool fails_here(const Eigen::Ref<const Eigen::VectorXd>& unit) const { return failure(unit) > 0.5; }
 
@@ -54,6 +74,7 @@ class FailureProbability {
   Kernel kernel_;
   Eigen::MatrixXd points_;  // finished trials' points, one per column
   Eigen::VectorXd failed_;  // 1 where the trial failed, 0 where it completed
+  std::vector<double> level_factors_;  // T(l); empty without levels
   std::size_t failed_count_ = 0;
   double prior_ = 0.0;
 };

@@ -374,7 +374,7 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
   // where runs fail more often than not (failed_run_ceiling): left out of the model, a failed run's
   // region stayed the most uncertain one, and cmets refined it: a 2-D campaign whose quarter
   // x > 0.75 diverged ended after 30 failed cheap runs and 2 results.
-  const FailureProbability failures(context.trials, model_->kernel());
+  const FailureProbability failures(context.trials, model_->kernel(), levels_);
   std::map<std::size_t, double> ceiling;  // level -> failed_run_ceiling of its rewards in the model
   if (failures.any_failure()) {
     std::map<std::size_t, std::vector<double>> rewards;
@@ -570,11 +570,12 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   const Eigen::VectorXd f_star = max_value_samples(gp, context.seed, context.ask_index);
   const QueryScores scores(gp, queries, posteriors, f_star, options_);
   // A run that fails informs about nothing and costs as much: the expected information per unit
-  // cost is CMES x P(success) / cost (1 without a failed trial).
-  const FailureProbability failures(context.trials, gp.kernel());
+  // cost is CMES x P(success at the node and level) / cost (1 without a failed trial).
+  const FailureProbability failures(context.trials, gp.kernel(), levels_);
   std::vector<double> success(pairs.size(), 1.0);
   if (failures.any_failure())
-    for (std::size_t i = 0; i < pairs.size(); ++i) success[i] = failures.success(active_->tree().node(pairs[i].first).centre());
+    for (std::size_t i = 0; i < pairs.size(); ++i)
+      success[i] = failures.success(active_->tree().node(pairs[i].first).centre(), pairs[i].second);
   // The best score per unit cost over every node and level (capped, acquisition), or per node at its
   // depth's level, compared by CmetsActiveSet::select with the depth's cost and its budget check.
   std::optional<NodeId> chosen;
@@ -715,7 +716,7 @@ std::set<std::pair<std::size_t, std::vector<double>>> MultiResolutionSearch::run
 }
 
 Eigen::VectorXd MultiResolutionSearch::success_probabilities(const StrategyContext& context, const Eigen::MatrixXd& X) const {
-  const FailureProbability failures(context.trials, model_->kernel());
+  const FailureProbability failures(context.trials, model_->kernel(), levels_);
   Eigen::VectorXd success = Eigen::VectorXd::Ones(X.cols());
   if (failures.any_failure())
     for (Eigen::Index j = 0; j < X.cols(); ++j) success(j) = failures.success(X.col(j));
