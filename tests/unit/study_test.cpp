@@ -209,6 +209,38 @@ TEST(Study, WithoutRepeatsEveryConfigurationRunsOnceAndTheStudyEnds) {
   }
 }
 
+TEST(Study, MaxTrialsEndsTheLoopAndSurvivesASave) {
+  // The README's loop, `while (auto s = study.ask())`, ends after max_trials trials, failed ones
+  // counted; the study is finished only once none is pending; a saved and loaded study keeps the limit.
+  tune::StudyOptions options{.direction = tune::Direction::minimize, .seed = 4};
+  options.max_trials = 7;
+  Study study(mixed_space(), strategy_named("ei"), options);
+  std::vector<tune::Suggestion> held;
+  std::size_t asked = 0;
+  while (auto s = study.ask()) {
+    ++asked;
+    if (asked == 3) study.fail(s->id, "diverged");
+    else if (asked >= 6) held.push_back(*s);  // the last two stay pending
+    else study.tell(s->id, objective(s->config));
+  }
+  EXPECT_EQ(asked, 7u);
+  EXPECT_EQ(study.stop_reason(), "the trial budget of 7 is spent");
+  EXPECT_FALSE(study.finished());
+  Study loaded = Study::from_yaml_string(study.to_yaml_string(), "test");
+  EXPECT_FALSE(loaded.ask());
+  for (const auto& h : held) {
+    study.tell(h.id, objective(h.config));
+    loaded.tell(h.id, objective(h.config));
+  }
+  EXPECT_FALSE(study.ask());
+  EXPECT_TRUE(study.finished());
+  EXPECT_FALSE(loaded.ask());
+  EXPECT_TRUE(loaded.finished());
+  EXPECT_EQ(loaded.trials().size(), 7u);
+  options.max_trials = 0;
+  EXPECT_THROW(Study(mixed_space(), strategy_named("ei"), options), std::invalid_argument);
+}
+
 TEST(Study, TellAndFailBookkeeping) {
   Study study(mixed_space(), strategy_named("random"), {tune::Direction::maximize, 1});
   const auto a = study.ask();

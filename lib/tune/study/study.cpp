@@ -12,6 +12,7 @@ Study::Study(Space space, std::unique_ptr<Strategy> strategy, StudyOptions optio
   if (options_.resolution) validate(*options_.resolution);
   if (options_.cost_budget && !(*options_.cost_budget > 0 && std::isfinite(*options_.cost_budget)))
     throw std::invalid_argument("Study: the cost budget must be finite and > 0");
+  if (options_.max_trials && *options_.max_trials == 0) throw std::invalid_argument("Study: max_trials must be >= 1");
 }
 
 Study::Study(Study&&) noexcept = default;
@@ -70,6 +71,11 @@ std::optional<Suggestion> Study::ask() {
     // One run at a time until a cost is measured: a guessed cost either blocks every run (a guess
     // above the budget) or lets every worker start one that may not fit.
     stop_reason_ = "waiting for the first run's measured cost to estimate the levels' costs";
+    return std::nullopt;
+  }
+  if (options_.max_trials && trials_.size() >= *options_.max_trials) {
+    stop_reason_ = "the trial budget of " + std::to_string(*options_.max_trials) + " is spent";
+    if (pending_count() == 0) finished_ = true;
     return std::nullopt;
   }
   const StrategyContext c = context();

@@ -28,6 +28,9 @@ struct StudyOptions {
   // units that cost-aware strategies (cmets) never overshoot.
   std::optional<Resolution> resolution;
   std::optional<double> cost_budget;
+  // At most this many trials (failed ones included): ask() then returns nothing, with the stop
+  // reason "the trial budget of N is spent", and the study is finished once none is pending.
+  std::optional<std::size_t> max_trials;
 };
 
 struct Suggestion {

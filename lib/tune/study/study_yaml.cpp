@@ -125,6 +125,7 @@ YAML::Node Study::header_yaml() const {
     root["resolution"] = res;
   }
   if (options_.cost_budget) root["cost_budget"] = yaml_double(*options_.cost_budget);
+  if (options_.max_trials) root["max_trials"] = *options_.max_trials;
   root["strategy"] = strategy_->save();
   return root;
 }
@@ -177,6 +178,11 @@ Study Study::from_yaml(const YAML::Node& root) {
       study.options_.resolution = std::move(r);
     }
     if (root["cost_budget"]) study.options_.cost_budget = read_double(root["cost_budget"], "cost_budget");
+    if (root["max_trials"]) {
+      study.options_.max_trials = read_uint(root["max_trials"], "max_trials");
+      if (*study.options_.max_trials == 0)
+        throw StateError("field 'max_trials' at " + position_of(root["max_trials"]) + ": must be >= 1 (remove it for no limit)");
+    }
     const YAML::Node trials = require(root, "trials");
     if (!trials.IsSequence()) throw StateError("field 'trials' at " + position_of(trials) + ": expected a list");
     for (std::size_t i = 0; i < trials.size(); ++i) study.trials_.push_back(trial_from_yaml(study.space_, trials[i], i));
