@@ -120,7 +120,7 @@ Eigen::VectorXd GpooStrategy::trial_point(const PartitionTree& tree, NodeId node
   return x;
 }
 
-GpooStrategy::Built GpooStrategy::build(const StrategyContext& context) const {
+GpooStrategy::Built GpooStrategy::build(const StrategyContext& context, bool take_cache) const {
   const std::size_t d = context.space.dim();
   std::vector<GpooObservationRecord> observations;
   observations.reserve(decided_);
@@ -130,7 +130,13 @@ GpooStrategy::Built GpooStrategy::build(const StrategyContext& context) const {
       throw StateError("gpoo round " + std::to_string(r) + " has neither a completed value nor a fantasy");
     observations.push_back({rounds_[r].node, refit_.standardise(reward ? *reward : *rounds_[r].fantasy)});
   }
-  Built b{GpooSearch::replay(d, search_options(d), observations, expand_sequence_), {}};
+  std::vector<double> values(observations.size());
+  for (std::size_t r = 0; r < values.size(); ++r) values[r] = observations[r].value;
+  const bool cached = cache_ && cache_->refresh_count == refit_.refresh_count && cache_->values == values;
+  Built b{cached ? (take_cache ? std::move(cache_->search) : cache_->search)
+                 : GpooSearch::replay(d, search_options(d), observations, expand_sequence_),
+          {}, std::move(values)};
+  if (take_cache) cache_.reset();
   for (std::size_t r = decided_; r < rounds_.size(); ++r) {
     const std::optional<double> reward = completed_reward(rounds_[r], context);
     double value = 0.0;
@@ -143,6 +149,7 @@ GpooStrategy::Built GpooStrategy::build(const StrategyContext& context) const {
       b.new_fantasies.emplace_back(refit_.unstandardise(value));
     }
     b.search.tell(rounds_[r].node, value);
+    b.values.push_back(value);
   }
   return b;
 }
@@ -194,7 +201,7 @@ ProposalResult GpooStrategy::propose(const StrategyContext& context) {
     return {Proposal{.unit = unit, .source = "gpoo", .in_model = true, .model_size = decided_}, {}};
   }
 
-  Built b = build(context);
+  Built b = build(context, true);
   for (std::size_t r = decided_; r < rounds_.size(); ++r)
     if (b.new_fantasies[r - decided_]) rounds_[r].fantasy = b.new_fantasies[r - decided_];
   expand_sequence_ = b.search.expand_sequence();
@@ -223,9 +230,10 @@ ProposalResult GpooStrategy::propose(const StrategyContext& context) {
       return {std::nullopt, "every leaf cell's point is pending or has failed; waiting for a pending trial"};
   }
   rounds_.push_back(Round{chosen, {id}, std::nullopt});
-  return {Proposal{.unit = unit, .source = "gpoo", .in_model = true, .model_size = s.rounds(),
-                   .acquisition = s.b_value(chosen)},
-          {}};
+  Proposal proposal{.unit = unit, .source = "gpoo", .in_model = true, .model_size = s.rounds(),
+                    .acquisition = s.b_value(chosen)};
+  cache_ = CachedSearch{std::move(b.search), std::move(b.values), refit_.refresh_count};
+  return {std::move(proposal), {}};
 }
 
 std::optional<Recommendation> GpooStrategy::recommend(const StrategyContext& context) const {
@@ -328,6 +336,7 @@ YAML::Node GpooStrategy::save() const {
 
 void GpooStrategy::restore(const YAML::Node& node, const StrategyContext& context) {
   const YAML::Node state = require(node, "state");
+  cache_.reset();
   rounds_.clear();
   const YAML::Node rounds = require(state, "rounds");
   if (!rounds.IsSequence()) throw StateError("field 'rounds' at " + position_of(rounds) + ": expected a list");
