@@ -232,6 +232,27 @@ TEST(TuneCli, DamagedStateIsRefusedAndLeftUntouched) {
   }
 }
 
+// The 1-based number of the first line of `text` that contains `fragment`.
+int line_of(const std::string& text, const std::string& fragment) {
+  const std::size_t at = text.find(fragment);
+  EXPECT_NE(at, std::string::npos) << fragment;
+  return static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
+}
+
+TEST(TuneCli, CampaignFileWithAKeyTwiceNamesBothLines) {
+  const fs::path d = fresh_dir("duplicate-key");
+  // yaml-cpp keeps both budgets and a lookup finds the first: the campaign would run 2 trials, not 50.
+  const std::string text = quadratic_campaign("dup", 2, 1) + "budget: {trials: 50}\n";
+  write(d / "c.yaml", text);
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::string expected = "c.yaml: field 'budget' at line " + std::to_string(line_of(text, "budget: {trials: 50}")) +
+                               ", column 1: duplicate key (also at line " +
+                               std::to_string(line_of(text, "budget: {trials: 2}")) + ", column 1)";
+  EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "dup")) << "a campaign directory was made from a refused file";
+}
+
 TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {
   const fs::path d = fresh_dir("invalid");
   const std::string base = quadratic_campaign("inv", 4, 1);
