@@ -213,23 +213,93 @@ TEST(TuneCli, TimeoutKillsTheTrialAndTheGrandchildrenItForked) {
   EXPECT_NE(::kill(static_cast<pid_t>(grandchild), 0), 0) << "grandchild " << grandchild << " survived the timeout";
 }
 
-TEST(TuneCli, DamagedStateIsRefusedAndLeftUntouched) {
+// The 1-based number of the first line of `text` that contains `fragment`.
+int line_of(const std::string& text, const std::string& fragment) {
+  const std::size_t at = text.find(fragment);
+  EXPECT_NE(at, std::string::npos) << fragment;
+  return static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1;
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return text.replace(at, from.size(), to);
+}
+
+TEST(TuneCli, DamagedStateIsRefusedAtItsLineAndLeftUntouched) {
   const fs::path d = fresh_dir("damaged");
   write(d / "c.yaml", quadratic_campaign("dmg", 4, 2));
   ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
   const fs::path state = d / "dmg" / "state.yaml";
   const std::string text = slurp(state);
-  for (const std::string& damaged : {text.substr(0, text.size() / 2), text + "\n  - {broken: [\n",
-                                     std::string("kind: something.else\n")}) {
-    write(state, damaged);
-    for (const std::vector<std::string>& args : {std::vector<std::string>{"resume", "dmg", "--quiet"},
-                                                std::vector<std::string>{"status", "dmg"}}) {
+  const YAML::Node trials = YAML::Load(text)["study"]["trials"];
+  ASSERT_EQ(trials.size(), 4u);
+  // Trial i's line in the study, and a fragment of it to edit.
+  const auto trial_line = [&](int id) {
+    return line_of(text, "    - {id: " + std::to_string(id) + ", status: complete, config:");
+  };
+  const std::string value1 = "value: " + trials[1]["value"].Scalar();
+  const std::string y2 = ", y: " + trials[2]["config"]["y"].Scalar() + "}";
+  const std::string unit3 = "unit: [" + trials[3]["unit"][0].Scalar() + ", " + trials[3]["unit"][1].Scalar() + "]";
+  struct Case {
+    std::string damaged, expected;
+  };
+  const std::vector<Case> cases{
+      // Truncated, not YAML, foreign.
+      {text.substr(0, text.size() / 2), "line"},
+      {text + "\n  - {broken: [\n", "line"},
+      {"kind: something.else\n", "not a tune campaign state"},
+      // A non-finite result: ei would refuse it later, without a line, and random would report it as the best.
+      {replaced(text, value1, "value: .nan"), "trial 1, field 'value' at line " + std::to_string(trial_line(1)) + ","},
+      // A config that misses a parameter; a unit point that is another configuration.
+      {replaced(text, y2, "}"), "trial 2, field 'config' at line " + std::to_string(trial_line(2)) + ","},
+      {replaced(text, unit3, "unit: [0.9, 0.9]"),
+       "trial 3, field 'unit' at line " + std::to_string(trial_line(3)) + ","},
+      // The wall budget adds up the active time.
+      {replaced(text, "active_seconds: " + YAML::Load(text)["active_seconds"].Scalar(), "active_seconds: .nan"),
+       "field 'active_seconds' at line " + std::to_string(line_of(text, "active_seconds:")) + ","},
+      // Keys the writer never writes, and a key given twice (a reader would see only the first).
+      {"colour: red\n" + text, "field 'colour' at line 1, column 1: unknown key"},
+      {replaced(text, "attempts: 1,", "attempts: 1, colour: red,"),
+       "field 'runs[0].colour' at line " + std::to_string(line_of(text, "  - {id: 0, status: complete, attempts"))},
+      {replaced(text, "finished: true\n", "finished: true\nfinished: false\n"),
+       "field 'finished' at line " + std::to_string(line_of(text, "finished: true") + 1) +
+           ", column 1: duplicate key (also at line " + std::to_string(line_of(text, "finished: true"))},
+      // The campaign's space edited without the study's: the command would get other parameters.
+      {replaced(text, "  space:\n    x: {type: float, low: -1, high: 1}",
+                "  space:\n    x: {type: float, low: -1, high: 2}"),
+       "field 'campaign.space' at line " + std::to_string(line_of(text, "\n  space:\n") + 2) +
+           ", column 5 disagrees with field 'study.space'"},
+  };
+  for (const Case& c : cases) {
+    write(state, c.damaged);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"resume", "dmg", "--quiet"}, std::vector<std::string>{"status", "dmg"},
+          std::vector<std::string>{"best", "dmg"}, std::vector<std::string>{"ask", "dmg"},
+          std::vector<std::string>{"tell", "dmg", "0", "1.5"}}) {
       const Result r = tune(d, args);
-      EXPECT_EQ(r.code, 1) << args[0];
-      EXPECT_NE(r.err.find("state.yaml"), std::string::npos) << r.err;
-      EXPECT_EQ(slurp(state), damaged) << "the damaged file was modified by " << args[0];
+      EXPECT_EQ(r.code, 1) << args[0] << ": " << r.err;
+      EXPECT_NE(r.err.find("state.yaml: "), std::string::npos) << args[0] << ": " << r.err;
+      EXPECT_NE(r.err.find(c.expected), std::string::npos) << args[0] << ": " << r.err;
+      EXPECT_EQ(slurp(state), c.damaged) << "the damaged file was modified by " << args[0];
     }
   }
+  write(state, text);
+  EXPECT_EQ(tune(d, {"status", "dmg"}).code, 0);  // the undamaged state loads
+}
+
+TEST(TuneCli, CampaignFileWithAKeyTwiceNamesBothLines) {
+  const fs::path d = fresh_dir("duplicate-key");
+  // yaml-cpp keeps both budgets and a lookup finds the first: the campaign would run 2 trials, not 50.
+  const std::string text = quadratic_campaign("dup", 2, 1) + "budget: {trials: 50}\n";
+  write(d / "c.yaml", text);
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  const std::string expected = "c.yaml: field 'budget' at line " + std::to_string(line_of(text, "budget: {trials: 50}")) +
+                               ", column 1: duplicate key (also at line " +
+                               std::to_string(line_of(text, "budget: {trials: 2}")) + ", column 1)";
+  EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "dup")) << "a campaign directory was made from a refused file";
 }
 
 TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -325,6 +326,275 @@ TEST(StudyFile, RefusesDamagedOrForeignFiles) {
   const std::size_t st = inconsistent.find("status: complete");
   inconsistent.replace(st, 16, "status: pending ");
   EXPECT_FALSE(load_error(inconsistent).empty());
+}
+
+// --- semantic damage: what parses but would be misused -------------------------------------------
+
+// Every kind of parameter, so that the unit point of each can be checked against its config.
+tune::Space every_kind_space() {
+  return tune::Space(
+      {tune::Parameter::floating("x", -5, 10), tune::Parameter::floating("lr", 1e-4, 1, tune::Scale::log),
+       tune::Parameter::integer("layers", 1, 8), tune::Parameter::integer("width", 8, 512, tune::Scale::log),
+       tune::Parameter::categorical("act", {"relu", "tanh", "gelu"}),
+       tune::Parameter::ordinal("batch", {"16", "32", "64"})});
+}
+
+double every_kind_objective(const tune::Config& c) {
+  const double x = std::get<double>(c.at("x"));
+  const double lr = std::log10(std::get<double>(c.at("lr")));
+  const double layers = static_cast<double>(std::get<std::int64_t>(c.at("layers")));
+  const double width = std::log2(static_cast<double>(std::get<std::int64_t>(c.at("width"))));
+  return std::pow(x - 2.0, 2) / 10 + std::pow(lr + 2, 2) + std::pow(layers - 3, 2) / 8 + std::pow(width - 6, 2) / 8 +
+         (std::get<std::string>(c.at("act")) == "tanh" ? 0.0 : 0.5) +
+         (std::get<std::string>(c.at("batch")) == "32" ? 0.0 : 0.3);
+}
+
+// A study of every kind of parameter, with optionally a resolution (measured costs, a cost budget):
+// `rounds` of ask two, tell the first, fail every fifth, tell the second, then one ask left pending.
+Study driven_study(const std::string& strategy, bool with_resolution, int rounds) {
+  tune::StudyOptions options{.direction = tune::Direction::minimize, .seed = 5};
+  if (with_resolution) {
+    options.resolution = tune::Resolution{"epochs", {1, 3, 9}, {}};
+    options.cost_budget = 1e6;
+  }
+  Study study(every_kind_space(), strategy_named(strategy), options);
+  for (int i = 0; i < rounds; ++i) {
+    const auto a = study.ask();
+    const auto b = study.ask();
+    const auto cost = [&](const tune::Suggestion& s) {
+      return with_resolution ? std::optional<double>(1.0 + static_cast<double>(*s.level)) : std::nullopt;
+    };
+    if (a) study.tell(a->id, every_kind_objective(a->config), cost(*a));
+    if (b && b->id % 5 == 0) study.fail(b->id, "simulated crash", cost(*b));
+    else if (b) study.tell(b->id, every_kind_objective(b->config), cost(*b));
+  }
+  (void)study.ask();  // pending at save time
+  return study;
+}
+
+// A saved study's text with one trial's line edited (`pattern` replaced by `replacement` on it), and
+// that line's number.
+struct EditedStudy {
+  std::string text;
+  int line = 0;
+};
+
+EditedStudy edit_trial(const std::string& text, std::uint64_t id, const std::string& pattern,
+                       const std::string& replacement) {
+  const std::size_t start = text.find("\n  - {id: " + std::to_string(id) + ",") + 1;
+  EXPECT_NE(start, 0u) << "no trial " << id;
+  const std::size_t end = text.find('\n', start);
+  const std::string line = text.substr(start, end - start);
+  const std::string edited =
+      std::regex_replace(line, std::regex(pattern), replacement, std::regex_constants::format_first_only);
+  EXPECT_NE(edited, line) << "'" << pattern << "' is not on the line of trial " << id << ": " << line;
+  return {text.substr(0, start) + edited + text.substr(end),
+          static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(start), '\n')) + 1};
+}
+
+// The value of `name` in trial `id`'s config as written, e.g. "3" or "relu".
+std::string config_text(const std::string& text, std::uint64_t id, const std::string& name) {
+  const std::size_t config = text.find("config: {", text.find("\n  - {id: " + std::to_string(id) + ","));
+  const std::size_t first = text.find("{" + name + ": ", config), later = text.find(" " + name + ": ", config);
+  const std::size_t at = std::min(first, later) + name.size() + 3;
+  return text.substr(at, text.find_first_of(",}", at) - at);
+}
+
+// The `index`-th coordinate of trial `id`'s unit point as written.
+double unit_coordinate(const std::string& text, std::uint64_t id, std::size_t index) {
+  const std::size_t start = text.find("\n  - {id: " + std::to_string(id) + ",");
+  std::size_t at = text.find("unit: [", start) + 7;
+  for (std::size_t i = 0; i < index; ++i) at = text.find(", ", at) + 2;
+  return std::stod(text.substr(at, text.find_first_of(",]", at) - at));
+}
+
+// Replaces the `index`-th coordinate of trial `id`'s unit point.
+std::string with_unit_coordinate(const std::string& text, std::uint64_t id, std::size_t index, double value) {
+  std::string pattern = R"(unit: \[)";
+  for (std::size_t i = 0; i < index; ++i) pattern += R"([^,\]]+, )";
+  std::string keep = pattern;
+  pattern = "(" + keep + R"()[^,\]]+)";
+  return edit_trial(text, id, pattern, "$01" + tune::format_double(value)).text;  // $01: a digit follows
+}
+
+TEST(StudyFile, EveryStrategySavesStudiesItLoadsBack) {
+  // Failed and pending trials, every kind of parameter, and levels and costs where the strategy uses
+  // a resolution: the checks of a loaded file must accept everything the writer writes.
+  const std::vector<std::pair<std::string, bool>> cases{{"random", false}, {"sobol", false}, {"ucb", false},
+                                                        {"ei", false},     {"gpoo", false},  {"bnb", false},
+                                                        {"ei", true},      {"cmets", true},  {"cmes", true}};
+  for (const auto& [strategy, with_resolution] : cases) {
+    const Study study = driven_study(strategy, with_resolution, 10);
+    ASSERT_GE(study.trials().size(), 15u) << strategy;
+    ASSERT_GE(study.pending_count(), 1u) << strategy;
+    const std::string text = study.to_yaml_string();
+    ASSERT_NE(text.find("status: failed"), std::string::npos) << strategy;
+    std::string loaded;
+    try {
+      loaded = Study::from_yaml_string(text, "saved.yaml").to_yaml_string();
+    } catch (const tune::StateError& e) {
+      FAIL() << strategy << (with_resolution ? " with a resolution" : "") << ": " << e.what();
+    }
+    EXPECT_EQ(loaded, text) << strategy;
+  }
+}
+
+TEST(StudyFile, RefusesNonFiniteOrOutOfRangeNumbersOfATrialNamingItsLineAndTheFix) {
+  const std::string text = driven_study("ei", true, 4).to_yaml_string();
+  ASSERT_NE(Study::from_yaml_string(text, "x").trial(2).status, tune::TrialStatus::pending);
+  struct Case {
+    std::uint64_t trial;
+    std::string pattern, replacement, field, fix;
+  };
+  const std::vector<Case> cases{
+      {0, "value: [^,}]+", "value: .nan", "'value'", "mark the trial failed"},
+      {0, "value: [^,}]+", "value: .inf", "'value'", "mark the trial failed"},
+      {2, "value: [^,}]+", "value: -.inf", "'value'", "mark the trial failed"},
+      {0, "cost: [^,}]+", "cost: .nan", "'cost'", "remove 'cost'"},
+      {0, "cost: [^,}]+", "cost: -1", "'cost'", "remove 'cost'"},
+      {0, R"(unit: \[[^,]+)", "unit: [.nan", "'unit'", "restore the point"},
+      {0, R"(unit: \[[^,]+)", "unit: [1.5", "'unit'", "restore the point"},
+      {0, "level: [0-9]+", "level: 3", "'level'", "restore the level"},
+  };
+  for (const Case& c : cases) {
+    const EditedStudy damaged = edit_trial(text, c.trial, c.pattern, c.replacement);
+    const std::string error = load_error(damaged.text);
+    EXPECT_NE(error.find("state.yaml"), std::string::npos) << c.replacement << ": " << error;
+    EXPECT_NE(error.find("trial " + std::to_string(c.trial) + ", field " + c.field), std::string::npos)
+        << c.replacement << ": " << error;
+    EXPECT_NE(error.find("at line " + std::to_string(damaged.line) + ","), std::string::npos)
+        << c.replacement << ": " << error;
+    EXPECT_NE(error.find(c.fix), std::string::npos) << c.replacement << ": " << error;
+  }
+  // A level without a resolution, and no level with one.
+  const std::string plain = driven_study("ei", false, 2).to_yaml_string();
+  EXPECT_NE(load_error(edit_trial(plain, 0, "source:", "level: 0, source:").text).find("no resolution"),
+            std::string::npos);
+  EXPECT_NE(load_error(edit_trial(text, 0, "level: [0-9]+, ", "").text).find("has no 'level'"), std::string::npos);
+  // A value on a trial that has none.
+  const std::string pending = load_error(edit_trial(plain, 4, "source:", "value: 1, source:").text);
+  EXPECT_NE(pending.find("a pending trial has no value"), std::string::npos) << pending;
+  // The budget and the ask count, beside the trials.
+  std::string budget = text;
+  budget = std::regex_replace(budget, std::regex("cost_budget: [^\n]+"), "cost_budget: .nan");
+  EXPECT_NE(load_error(budget).find("'cost_budget'"), std::string::npos);
+  std::string asks = text;
+  asks.replace(asks.find("ask_count: "), 13, "ask_count: 3\n");
+  const std::string ask_error = load_error(asks);
+  EXPECT_NE(ask_error.find("'ask_count' at line 5"), std::string::npos) << ask_error;
+}
+
+TEST(StudyFile, RefusesATrialWhoseConfigIsNotAPointOfTheSpace) {
+  const std::string text = driven_study("ei", false, 3).to_yaml_string();
+  struct Case {
+    std::string pattern, replacement, fragment;
+  };
+  const std::vector<Case> cases{
+      {"layers: [0-9]+, ", "", "parameter 'layers' is missing"},
+      {"x: [^,}]+", "x: 99", "parameter 'x': value 99 is outside the range [-5, 10]"},
+      {"lr: [^,}]+", "lr: 0", "parameter 'lr': value 0 is outside the range"},
+      {"width: [0-9]+", "width: 7", "parameter 'width': value 7 is outside the range [8, 512]"},
+      {"act: [a-z]+", "act: sigmoid", "parameter 'act': value 'sigmoid' is not one of the choices"},
+      {"batch: [0-9]+", "batch: 48", "parameter 'batch': value '48' is not one of the choices"},
+  };
+  for (const Case& c : cases) {
+    const EditedStudy damaged = edit_trial(text, 1, c.pattern, c.replacement);
+    const std::string error = load_error(damaged.text);
+    EXPECT_NE(error.find("trial 1, field 'config' at line " + std::to_string(damaged.line) + ","), std::string::npos)
+        << error;
+    EXPECT_NE(error.find(c.fragment), std::string::npos) << error;
+    // The fix: the unit point, intact, says what the config held.
+    EXPECT_NE(error.find("is the configuration {act: " + config_text(text, 1, "act")), std::string::npos) << error;
+  }
+}
+
+TEST(StudyFile, RefusesAUnitPointThatIsAnotherConfiguration) {
+  const std::string text = driven_study("ei", false, 3).to_yaml_string();
+  const Study study = Study::from_yaml_string(text, "x");
+  // Trial 1's unit point on trial 0's line.
+  std::string swapped = text;
+  const std::size_t line0 = swapped.find("\n  - {id: 0,");
+  const std::size_t from = swapped.find("unit: [", line0), to = swapped.find(']', from) + 1;
+  const std::size_t line1 = text.find("\n  - {id: 1,");
+  const std::size_t from1 = text.find("unit: [", line1), to1 = text.find(']', from1) + 1;
+  swapped.replace(from, to - from, text.substr(from1, to1 - from1));
+  const std::string error = load_error(swapped);
+  EXPECT_NE(error.find("trial 0, field 'unit' at line"), std::string::npos) << error;
+  EXPECT_NE(error.find("is the configuration " + tune::to_string(study.trial(1).config)), std::string::npos) << error;
+  EXPECT_NE(error.find("not the trial's config " + tune::to_string(study.trial(0).config)), std::string::npos) << error;
+  // Too few coordinates.
+  EXPECT_NE(load_error(edit_trial(text, 0, R"(unit: \[[^,]+, )", "unit: [").text)
+                .find("5 coordinates for a 6-parameter space"),
+            std::string::npos);
+}
+
+TEST(StudyFile, AUnitPointAgreesWithItsConfigWithinItsCellOrToRoundOff) {
+  // A float agrees to 1e-9 of its range (linear) or of itself (log); a discrete value wherever its
+  // unit coordinate lies in the value's cell, or within 1e-9 of it. Cells are computed here from
+  // their definition: k equal cells of [0, 1] for a linear integer of k values.
+  const std::string text = driven_study("random", false, 2).to_yaml_string();
+  const auto loads = [](const std::string& t) { return load_error(t).empty(); };
+  ASSERT_TRUE(loads(text));
+  const double x = std::stod(config_text(text, 0, "x"));
+  const auto with_x = [&](double v) { return edit_trial(text, 0, "x: [^,}]+", "x: " + tune::format_double(v)).text; };
+  EXPECT_TRUE(loads(with_x(x + 15 * 1e-12)));  // round-off
+  EXPECT_FALSE(loads(with_x(x + 15 * 1e-6)));  // an edit
+  const double lr = std::stod(config_text(text, 0, "lr"));
+  const auto with_lr = [&](double v) {
+    return edit_trial(text, 0, "lr: [^,}]+", "lr: " + tune::format_double(v)).text;
+  };
+  EXPECT_TRUE(loads(with_lr(lr * (1 + 1e-12))));
+  EXPECT_FALSE(loads(with_lr(lr * (1 + 1e-6))));
+
+  // layers (coordinate 2): value v in 1..8 has the cell [(v - 1) / 8, v / 8).
+  const double layers = std::stod(config_text(text, 0, "layers"));
+  const double lower = (layers - 1) / 8, upper = layers / 8;
+  ASSERT_GE(unit_coordinate(text, 0, 2), lower);
+  ASSERT_LT(unit_coordinate(text, 0, 2), upper);
+  EXPECT_TRUE(loads(with_unit_coordinate(text, 0, 2, lower + 0.01)));  // anywhere in the cell, not only its centre
+  EXPECT_TRUE(loads(with_unit_coordinate(text, 0, 2, upper - 0.01)));
+  const double outside = layers > 1 ? lower - 1e-6 : upper + 1e-6;  // just outside, toward a neighbour that exists
+  const double edge = layers > 1 ? lower - 1e-10 : upper + 1e-10;   // on the edge, to round-off
+  EXPECT_FALSE(loads(with_unit_coordinate(text, 0, 2, outside)));
+  EXPECT_TRUE(loads(with_unit_coordinate(text, 0, 2, edge)));
+}
+
+TEST(StudyFile, RefusesUnknownKeysAndDuplicateKeysNamingTheirLines) {
+  const std::string text = driven_study("ei", false, 2).to_yaml_string();
+  const std::string top = load_error("colour: red\n" + text);
+  EXPECT_NE(top.find("field 'colour' at line 1, column 1: unknown key"), std::string::npos) << top;
+  const EditedStudy trial_key = edit_trial(text, 1, "source:", "vaule: 3, source:");
+  const std::string in_trial = load_error(trial_key.text);
+  EXPECT_NE(in_trial.find("field 'trials[1].vaule' at line " + std::to_string(trial_key.line)), std::string::npos)
+      << in_trial;
+  // The second seed would be ignored: both lines are named.
+  std::string seeds = text;
+  seeds.insert(seeds.find("ask_count:"), "seed: 99\n");
+  const std::string duplicate = load_error(seeds);
+  EXPECT_NE(duplicate.find("field 'seed' at line 5, column 1: duplicate key (also at line 4, column 1)"),
+            std::string::npos)
+      << duplicate;
+  const EditedStudy twice = edit_trial(text, 0, "source:", "value: 0, source:");
+  EXPECT_NE(load_error(twice.text).find("field 'trials[0].value' at line " + std::to_string(twice.line)),
+            std::string::npos);
+}
+
+TEST(StudyFile, ARefusedFileIsLeftAsItWas) {
+  const auto path = temp_file("nan-value.yaml");
+  const std::string damaged =
+      edit_trial(driven_study("random", false, 2).to_yaml_string(), 0, "value: [^,}]+", "value: .nan").text;
+  { std::ofstream(path, std::ios::binary) << damaged; }
+  try {
+    Study::load(path);
+    ADD_FAILURE() << "a non-finite value was accepted";
+  } catch (const tune::StateError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": trial 0, field 'value' at line"), std::string::npos)
+        << e.what();
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream after;
+  after << in.rdbuf();
+  EXPECT_EQ(after.str(), damaged);
 }
 
 TEST(StudyFile, SaveIsAtomicAndLoadNeverWrites) {

@@ -21,17 +21,6 @@ std::string where(const YAML::Node& node) { return position_of(node); }
   throw CampaignError("field '" + field + "' at " + where(node) + ": " + what);
 }
 
-void check_keys(const YAML::Node& node, const std::string& field, const std::set<std::string>& known) {
-  if (!node.IsMap()) fail(node, field, "expected a map");
-  for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    if (known.count(key)) continue;
-    std::string list;
-    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-    fail(kv.first, field.empty() ? key : field + "." + key, "unknown key; expected one of: " + list);
-  }
-}
-
 std::size_t read_count(const YAML::Node& node, const std::string& field, std::size_t minimum) {
   std::uint64_t v = 0;
   try {
@@ -63,7 +52,7 @@ constexpr const char* kResolutionExample = "{param: epochs, levels: [1, 3, 9, 27
 // defaults to measured (the trials' run times in seconds).
 Resolution read_resolution(const YAML::Node& node, const Space& space) {
   if (!node.IsMap()) fail(node, "resolution", std::string("expected a map such as ") + kResolutionExample);
-  check_keys(node, "resolution", {"param", "levels", "cost"});
+  check_known_keys(node, "resolution", {"param", "levels", "cost"});
   Resolution r;
   const YAML::Node param = node["param"];
   if (!param)
@@ -171,11 +160,11 @@ ExecutorSpec read_executor(const YAML::Node& e) {
     for (const auto& kv : e)
       if (slurm.contains(kv.first.as<std::string>()))
         fail(kv.first, "executor." + kv.first.as<std::string>(), "an option of the Slurm executor; add 'kind: slurm' (or remove it)");
-    check_keys(e, "executor", common);
+    check_known_keys(e, "executor", common);
   } else if (x.kind == "slurm") {
     std::set<std::string> all = common;
     all.insert(slurm.begin(), slurm.end());
-    check_keys(e, "executor", all);
+    check_known_keys(e, "executor", all);
   } else {
     fail(e["kind"], "executor.kind", "expected 'local' (subprocesses on this machine) or 'slurm' (batch jobs), found '" + x.kind + "'");
   }
@@ -238,7 +227,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (!root || !root.IsMap())
       throw CampaignError("expected a campaign: a map with name, command, space, objective, ... "
                           "(run 'tune init' for a commented example)");
-    check_keys(root, "", {"name", "command", "space", "resolution", "objective", "strategy", "budget", "executor", "seed"});
+    check_known_keys(root, "", {"name", "command", "space", "resolution", "objective", "strategy", "budget", "executor", "seed"});
     CampaignConfig c;
     c.name = read_string(require(root, "name"), "name");
     if (c.name.empty() || c.name.find('/') != std::string::npos)
@@ -266,7 +255,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       if (o.IsScalar()) {
         c.objective.name = o.Scalar();
       } else {
-        check_keys(o, "objective", {"name", "direction", "deterministic"});
+        check_known_keys(o, "objective", {"name", "direction", "deterministic"});
         if (o["name"]) c.objective.name = read_string(o["name"], "objective.name");
         if (o["direction"]) {
           try {
@@ -338,7 +327,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       c.strategy_options["repeat_configurations"] = false;
 
     if (const YAML::Node b = root["budget"]) {
-      check_keys(b, "budget", {"trials", "cost", "wall", "failures"});
+      check_known_keys(b, "budget", {"trials", "cost", "wall", "failures"});
       if (b["trials"]) c.budget.trials = read_count(b["trials"], "budget.trials", 1);
       if (const YAML::Node cost = b["cost"]) {
         if (!c.resolution)

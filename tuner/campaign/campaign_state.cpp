@@ -1,11 +1,13 @@
 #include "tuner/campaign/campaign_state.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
+#include "tune/space/space_yaml.hpp"
 #include "tune/strategy/strategy_factory.hpp"
 
 namespace tune::tuner {
@@ -74,11 +76,15 @@ TrialRun run_from_yaml(const YAML::Node& n, std::uint64_t expected) {
   if (r.id != expected)
     throw StateError("run record at " + position_of(n) + ": id " + std::to_string(r.id) + " where " +
                      std::to_string(expected) + " was expected");
+  const std::string field = "runs[" + std::to_string(r.id) + "]";
+  check_known_keys(n, field, {"id", "status", "attempts", "started_at", "finished_at", "exit", "failure_reason",
+                              "intermediate", "metrics", "external", "job", "lost"});
   r.status = run_status_from_string(read_string(require(n, "status"), "status"), n["status"]);
   r.attempts = read_uint(require(n, "attempts"), "attempts");
   r.started_at = read_double(require(n, "started_at"), "started_at");
   r.finished_at = read_double(require(n, "finished_at"), "finished_at");
   if (const YAML::Node e = n["exit"]) {
+    check_known_keys(e, field + ".exit", {"kind", "code", "signal", "duration", "message"});
     adapters::TrialExit x;
     x.kind = exit_kind_from_string(read_string(require(e, "kind"), "exit.kind"), e);
     x.code = static_cast<int>(read_int(require(e, "code"), "exit.code"));
@@ -98,6 +104,36 @@ TrialRun run_from_yaml(const YAML::Node& n, std::uint64_t expected) {
   if (n["job"]) r.job = read_string(n["job"], "job");
   if (n["lost"]) r.lost = read_uint(n["lost"], "lost");
   return r;
+}
+
+// The wall budget adds up these times: a damaged one would end or prolong the campaign at random.
+double read_seconds(const YAML::Node& node, const std::string& field) {
+  const double v = read_double(node, field);
+  if (!(std::isfinite(v) && v >= 0))
+    throw StateError("field '" + field + "' at " + position_of(node) + ": expected seconds, finite and >= 0, found " +
+                     format_double(v) + ": restore it");
+  return v;
+}
+
+bool same_resolution(const std::optional<Resolution>& a, const std::optional<Resolution>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->parameter == b->parameter && a->values == b->values && a->costs == b->costs);
+}
+
+// Where the campaign and its study disagree: the key of each ("space" and "space", ...), or nothing.
+std::optional<std::pair<std::string, std::string>> campaign_study_disagreement(const CampaignConfig& config,
+                                                                               const Study& study) {
+  if (emit_yaml(space_to_yaml(config.space)) != emit_yaml(space_to_yaml(study.space()))) return {{"space", "space"}};
+  if (!same_resolution(config.resolution, study.resolution())) return {{"resolution", "resolution"}};
+  if (config.budget.cost != study.cost_budget()) return {{"budget", "cost_budget"}};
+  return std::nullopt;
+}
+
+// "field 'campaign.space' at line L, column C", or the section's own position when it lacks the key.
+std::string field_at(const YAML::Node& section, const std::string& section_name, const std::string& key) {
+  const YAML::Node node = section[key];
+  return node.IsDefined() ? "field '" + section_name + "." + key + "' at " + position_of(node)
+                          : "'" + section_name + "' (without '" + key + "') at " + position_of(section);
 }
 }  // namespace
 
@@ -188,14 +224,18 @@ CampaignState load_state(const std::filesystem::path& dir) {
     if (schema != kSchema)
       throw StateError("schema " + std::to_string(schema) + " is not supported by this version (it reads schema " +
                        std::to_string(kSchema) + ")");
+    check_known_keys(root, "", {"kind", "schema", "created_at", "updated_at", "active_seconds", "finished", "stop_reason",
+                                "campaign", "runs", "study"});
     CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign");
     Study study = Study::from_yaml(require(root, "study"));
-    if (config.resolution.has_value() != study.resolution().has_value() ||
-        config.budget.cost.has_value() != study.cost_budget().has_value())
-      throw StateError("the campaign and its study disagree on the resolution or the cost budget");
+    // The campaign names the trials' parameters and the study makes them: one edited without the
+    // other would run configurations the command cannot take.
+    if (const auto keys = campaign_study_disagreement(config, study))
+      throw StateError(field_at(root["campaign"], "campaign", keys->first) + " disagrees with " +
+                       field_at(root["study"], "study", keys->second) + "; one of them was edited: restore it");
     CampaignState s{std::move(config), std::move(study), {}, 0.0, 0.0, {}, false};
-    s.created_at = read_double(require(root, "created_at"), "created_at");
-    s.active_seconds = read_double(require(root, "active_seconds"), "active_seconds");
+    s.created_at = read_seconds(require(root, "created_at"), "created_at");
+    s.active_seconds = read_seconds(require(root, "active_seconds"), "active_seconds");
     s.finished = read_bool(require(root, "finished"), "finished");
     if (root["stop_reason"] && !root["stop_reason"].IsNull()) s.stop_reason = read_string(root["stop_reason"], "stop_reason");
     const YAML::Node runs = require(root, "runs");

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace tune {
 
@@ -16,12 +18,53 @@ std::string format_double(double value) {
   return std::string(buf, r.ptr);
 }
 
+namespace {
+std::string line_and_column(const YAML::Mark& mark) {
+  return "line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
+}
+
+// Refuses a key given twice in one map of the tree under `node`, naming both. A node reached again
+// through an alias is checked once: nodes are told apart by their position in the text and their
+// kind, so that a self-referencing alias cannot loop and nested aliases cost no more than their
+// text. (A map that starts where its parent map starts, a flow map as a key, is then skipped; no
+// reader here uses such keys.)
+void check_unique_keys(const YAML::Node& node, const std::string& path,
+                       std::unordered_set<std::size_t>& visited) {
+  if (!visited.insert(2 * node.Mark().pos + (node.IsMap() ? 1 : 0)).second) return;
+  const auto is_collection = [](const YAML::Node& n) { return n.IsMap() || n.IsSequence(); };
+  if (node.IsSequence()) {
+    std::size_t i = 0;
+    for (const YAML::Node& item : node) {
+      if (is_collection(item)) check_unique_keys(item, path + "[" + std::to_string(i) + "]", visited);
+      ++i;
+    }
+    return;
+  }
+  std::unordered_map<std::string, YAML::Mark> seen;
+  for (const auto& kv : node) {
+    const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+    const auto field = [&] { return path.empty() ? key : path + "." + key; };
+    if (kv.first.IsScalar()) {
+      const auto [first, added] = seen.emplace(key, kv.first.Mark());
+      if (!added)
+        throw StateError("field '" + field() + "' at " + line_and_column(kv.first.Mark()) +
+                         ": duplicate key (also at " + line_and_column(first->second) +
+                         "); a map holds each key once and readers would disagree on which one counts: "
+                         "remove one of them");
+    }
+    if (is_collection(kv.second)) check_unique_keys(kv.second, field(), visited);
+  }
+}
+}  // namespace
+
 YAML::Node parse_yaml(const std::string& text) {
   try {
-    return YAML::Load(text);
+    YAML::Node root = YAML::Load(text);
+    std::unordered_set<std::size_t> visited;
+    if (root.IsMap() || root.IsSequence()) check_unique_keys(root, "", visited);
+    return root;
   } catch (const YAML::Exception& e) {
-    throw StateError("line " + std::to_string(e.mark.line + 1) + ", column " + std::to_string(e.mark.column + 1) +
-                     ": not valid YAML (" + e.msg + ")");
+    throw StateError(line_and_column(e.mark) + ": not valid YAML (" + e.msg + ")");
   }
 }
 
@@ -64,7 +107,7 @@ YAML::Node yaml_vector(const Eigen::VectorXd& v) {
 std::string position_of(const YAML::Node& node) {
   const YAML::Mark m = node.Mark();
   if (m.is_null()) return "unknown position";
-  return "line " + std::to_string(m.line + 1) + ", column " + std::to_string(m.column + 1);
+  return line_and_column(m);
 }
 
 namespace {
@@ -78,6 +121,17 @@ std::string scalar_of(const YAML::Node& node, const std::string& field) {
   return node.Scalar();
 }
 }  // namespace
+
+void check_known_keys(const YAML::Node& node, const std::string& field, const std::set<std::string>& known) {
+  if (!node.IsMap()) fail(node, field, "expected a map");
+  for (const auto& kv : node) {
+    const std::string key = kv.first.Scalar();
+    if (known.contains(key)) continue;
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    fail(kv.first, field.empty() ? key : field + "." + key, "unknown key; expected one of: " + list);
+  }
+}
 
 const YAML::Node require(const YAML::Node& parent, const std::string& field) {
   if (!parent.IsMap()) fail(parent, field, "expected a map containing '" + field + "'");

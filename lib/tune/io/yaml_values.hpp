@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <filesystem>
+#include <set>
 #include <string_view>
 #include <stdexcept>
 #include <string>
@@ -22,7 +23,9 @@ class StateError : public std::runtime_error {
 
 std::string format_double(double value);  // shortest round-trip; .inf, -.inf, .nan
 
-// Parses YAML text; throws StateError("line L, column C: not valid YAML (...)").
+// Parses YAML text; throws StateError("line L, column C: not valid YAML (...)"). A key given twice in
+// one map is refused too, naming both lines: yaml-cpp keeps both pairs, a lookup sees only the first
+// and an iteration sees both, so the file would mean different things to different readers.
 YAML::Node parse_yaml(const std::string& text);
 // Reads and parses a file; throws StateError ("cannot open", or the parse error with its position).
 YAML::Node load_yaml_file(const std::filesystem::path& path);
@@ -35,6 +38,10 @@ YAML::Node yaml_vector(const Eigen::VectorXd& v);  // flow sequence
 
 // "line L, column C" of a node (1-based), or "unknown position".
 std::string position_of(const YAML::Node& node);
+
+// Refuses a key of the map `node` that is not in `known`, so that a misspelt key is not silently
+// ignored: StateError("field '<field>.<key>' at line L, column C: unknown key; expected one of: ...").
+void check_known_keys(const YAML::Node& node, const std::string& field, const std::set<std::string>& known);
 
 // Required fields: throw StateError("<field> at line L, column C: ...") when missing or malformed.
 const YAML::Node require(const YAML::Node& parent, const std::string& field);

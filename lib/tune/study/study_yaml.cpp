@@ -1,6 +1,13 @@
 // Study <-> YAML. The file is the whole truth of a study: space, strategy options and state, seed,
-// counters and every trial, so that load() continues exactly where save() left off.
+// counters and every trial, so that load() continues exactly where save() left off. Loading refuses
+// what the strategies would trip over later, or silently misuse: a trial whose numbers are not
+// finite, whose config misses a parameter or leaves its range, or whose unit point is another
+// configuration, and keys the writer never writes.
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
+#include <set>
 #include <sstream>
 
 #include "tune/io/atomic_file.hpp"
@@ -33,33 +40,149 @@ YAML::Node trial_to_yaml(const Space& space, const Trial& t) {
   return n;
 }
 
-Trial trial_from_yaml(const Space& space, const YAML::Node& n, std::uint64_t expected_id) {
+// The keys the writer gives a trial. test_statistic and acquisition are for observability only and
+// hold .nan where there was no model (random, sobol, an initial design): they are read as written.
+const std::set<std::string> kTrialKeys{"id", "status", "config", "unit", "value", "failure_reason", "source",
+                                       "in_model", "test_statistic", "model_size", "acquisition", "level", "cost"};
+
+[[noreturn]] void refuse_trial(std::uint64_t id, const YAML::Node& node, const std::string& field,
+                               const std::string& what) {
+  throw StateError("trial " + std::to_string(id) + ", field '" + field + "' at " + position_of(node) + ": " + what);
+}
+
+std::string unit_text(const Eigen::VectorXd& unit) {
+  std::string s = "[";
+  for (Eigen::Index i = 0; i < unit.size(); ++i) s += (i ? ", " : "") + format_double(unit(i));
+  return s + "]";
+}
+
+// Whether `config` is the configuration at `unit`, as ask() made it (config = decode(unit)). A file
+// written here agrees bit for bit; the tolerances admit one written where exp and log round
+// differently, and nothing an edit would make: a float within 1e-9 of its range (linear) or of
+// itself (log), plus the round-off of the bounds' magnitude; a discrete value when the unit
+// coordinate is within 1e-9 of the value's cell (a coordinate on a cell's edge may decode either
+// way). Comparing encode(config) with the unit instead would fail: discrete units need not be cell
+// centres.
+bool unit_decodes_to(const Space& space, const Eigen::VectorXd& unit, const Config& config) {
+  constexpr double tolerance = 1e-9;
+  const Config at = space.decode(unit);
+  const Config below = space.decode((unit.array() - tolerance).matrix());
+  const Config above = space.decode((unit.array() + tolerance).matrix());
+  for (const Parameter& p : space.parameters()) {
+    const Value& value = config.at(p.name);
+    if (p.type == ParamType::floating) {
+      const double x = std::get<double>(value);
+      const double decoded = std::get<double>(at.at(p.name));
+      const double width = p.scale == Scale::log ? std::fabs(x) : p.high - p.low;
+      const double round_off =
+          8 * std::numeric_limits<double>::epsilon() * std::max(std::fabs(p.low), std::fabs(p.high));
+      if (!(std::fabs(x - decoded) <= tolerance * width + round_off)) return false;
+    } else if (value != at.at(p.name) && value != below.at(p.name) && value != above.at(p.name)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The trial's point of the unit cube: as many coordinates as parameters, each in [0, 1].
+Eigen::VectorXd read_unit(const Space& space, std::uint64_t id, const YAML::Node& node) {
+  const Eigen::VectorXd unit = read_vector(node, "unit");
+  const std::string fix = "restore the point of the unit cube the trial was made from";
+  if (static_cast<std::size_t>(unit.size()) != space.dim())
+    refuse_trial(id, node, "unit", std::to_string(unit.size()) + " coordinates for a " + std::to_string(space.dim()) +
+                                       "-parameter space; " + fix);
+  for (Eigen::Index i = 0; i < unit.size(); ++i)
+    if (!(unit(i) >= 0.0 && unit(i) <= 1.0))
+      refuse_trial(id, node, "unit", "coordinate " + std::to_string(i + 1) + " ('" +
+                                         space.parameters()[static_cast<std::size_t>(i)].name + "') is " +
+                                         format_double(unit(i)) + "; unit coordinates lie in [0, 1]: " + fix);
+  return unit;
+}
+
+// The trial's configuration: a value of every parameter, in its range or among its choices. The
+// unit point, read first, says what a damaged config held.
+Config read_config(const Space& space, std::uint64_t id, const YAML::Node& node, const Eigen::VectorXd& unit) {
+  const Config config = config_from_yaml(space, node);
+  const std::string hint = "; its unit point " + unit_text(unit) + " is the configuration " + to_string(space.decode(unit));
+  for (const Parameter& p : space.parameters())
+    if (!config.contains(p.name))
+      refuse_trial(id, node, "config",
+                   "parameter '" + p.name + "' is missing; every parameter of the space has a value: restore it" + hint);
+  try {
+    (void)space.encode(config);
+  } catch (const SpaceError& e) {
+    refuse_trial(id, node, "config",
+                 std::string(e.what()) + ": restore the value the trial ran with (or the space, if it was edited)" + hint);
+  }
+  return config;
+}
+
+Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resolution, const YAML::Node& n,
+                      std::uint64_t expected_id) {
   Trial t;
   t.id = read_uint(require(n, "id"), "id");
   if (t.id != expected_id)
     throw StateError("trial at " + position_of(n) + ": id " + std::to_string(t.id) + " where " +
                      std::to_string(expected_id) + " was expected (trials must be listed in id order)");
+  const std::string trial = "trial " + std::to_string(t.id);
+  check_known_keys(n, "trials[" + std::to_string(t.id) + "]", kTrialKeys);
   try {
     t.status = trial_status_from_string(read_string(require(n, "status"), "status"));
   } catch (const std::invalid_argument& e) {
     throw StateError("field 'status' at " + position_of(n["status"]) + ": " + e.what());
   }
-  t.config = config_from_yaml(space, require(n, "config"));
-  t.unit = read_vector(require(n, "unit"), "unit");
-  if (static_cast<std::size_t>(t.unit.size()) != space.dim())
-    throw StateError("field 'unit' at " + position_of(n["unit"]) + ": " + std::to_string(t.unit.size()) +
-                     " coordinates for a " + std::to_string(space.dim()) + "-parameter space");
-  if (n["value"]) t.value = read_double(n["value"], "value");
+  const YAML::Node unit = require(n, "unit");
+  t.unit = read_unit(space, t.id, unit);
+  t.config = read_config(space, t.id, require(n, "config"), t.unit);
+  if (!unit_decodes_to(space, t.unit, t.config))
+    refuse_trial(t.id, unit, "unit",
+                 "the unit point " + unit_text(t.unit) + " is the configuration " + to_string(space.decode(t.unit)) +
+                     ", not the trial's config " + to_string(t.config) +
+                     "; one of them was edited: restore it (the config's point is " +
+                     unit_text(space.encode(t.config)) + ")");
+
+  const std::string value_fix = "restore the value the trial reported, or mark the trial failed (status: failed";
+  if (const YAML::Node value = n["value"]) {
+    t.value = read_double(value, "value");
+    if (t.status != TrialStatus::complete)
+      refuse_trial(t.id, value, "value",
+                   std::string("a ") + to_string(t.status) +
+                       " trial has no value: remove 'value', or mark the trial complete");
+    if (!std::isfinite(*t.value))
+      refuse_trial(t.id, value, "value",
+                   "a complete trial's value is finite, not " + format_double(*t.value) + ": " + value_fix +
+                       ", without 'value')");
+  }
   if (t.status == TrialStatus::complete && !t.value)
-    throw StateError("trial " + std::to_string(t.id) + " at " + position_of(n) + " is complete but has no 'value'");
+    throw StateError(trial + " at " + position_of(n) + " is complete but has no 'value': " + value_fix + ")");
   if (n["failure_reason"]) t.failure_reason = read_string(n["failure_reason"], "failure_reason");
   t.source = read_string(require(n, "source"), "source");
   t.in_model = read_bool(require(n, "in_model"), "in_model");
   t.test_statistic = read_double(require(n, "test_statistic"), "test_statistic");
   t.model_size = read_uint(require(n, "model_size"), "model_size");
   t.acquisition = read_double(require(n, "acquisition"), "acquisition");
-  if (n["level"]) t.level = read_uint(n["level"], "level");
-  if (n["cost"]) t.cost = read_double(n["cost"], "cost");
+
+  if (const YAML::Node level = n["level"]) {
+    t.level = read_uint(level, "level");
+    if (!resolution)
+      refuse_trial(t.id, level, "level", "the study has no resolution, so its trials have no level: remove 'level'");
+    if (*t.level > resolution->top())
+      refuse_trial(t.id, level, "level",
+                   "level " + std::to_string(*t.level) + " of a resolution with " +
+                       std::to_string(resolution->levels()) + " levels (0 to " + std::to_string(resolution->top()) +
+                       "): restore the level the trial ran at");
+  } else if (resolution) {
+    throw StateError(trial + " at " + position_of(n) +
+                     " has no 'level', but the study has a resolution: restore the level the trial ran at (0 to " +
+                     std::to_string(resolution->top()) + ")");
+  }
+  if (const YAML::Node cost = n["cost"]) {
+    t.cost = read_double(cost, "cost");
+    if (!(std::isfinite(*t.cost) && *t.cost >= 0))
+      refuse_trial(t.id, cost, "cost",
+                   "a cost is finite and >= 0, not " + format_double(*t.cost) +
+                       ": restore what the trial cost (e.g. its run time in seconds), or remove 'cost'");
+  }
   return t;
 }
 }  // namespace
@@ -148,6 +271,8 @@ Study Study::from_yaml(const YAML::Node& root) {
     if (schema != kSchema)
       throw StateError("schema " + std::to_string(schema) + " is not supported by this version of tune (it reads schema " +
                        std::to_string(kSchema) + "); use the tune version that wrote the file");
+    check_known_keys(root, "", {"kind", "schema", "direction", "seed", "ask_count", "finished", "stop_reason", "space",
+                                "resolution", "cost_budget", "max_trials", "strategy", "trials"});
     Study study;
     try {
       study.options_.direction = direction_from_string(read_string(require(root, "direction"), "direction"));
@@ -160,6 +285,7 @@ Study Study::from_yaml(const YAML::Node& root) {
     study.stop_reason_ = root["stop_reason"] && !root["stop_reason"].IsNull() ? read_string(root["stop_reason"], "stop_reason") : "";
     study.space_ = space_from_yaml(require(root, "space"));
     if (const YAML::Node res = root["resolution"]) {
+      check_known_keys(res, "resolution", {"parameter", "levels", "cost"});
       Resolution r;
       r.parameter = read_string(require(res, "parameter"), "resolution.parameter");
       const YAML::Node levels = require(res, "levels");
@@ -177,7 +303,13 @@ Study Study::from_yaml(const YAML::Node& root) {
       }
       study.options_.resolution = std::move(r);
     }
-    if (root["cost_budget"]) study.options_.cost_budget = read_double(root["cost_budget"], "cost_budget");
+    if (const YAML::Node budget = root["cost_budget"]) {
+      study.options_.cost_budget = read_double(budget, "cost_budget");
+      if (!(std::isfinite(*study.options_.cost_budget) && *study.options_.cost_budget > 0))
+        throw StateError("field 'cost_budget' at " + position_of(budget) +
+                         ": the cost budget is finite and > 0, not " + format_double(*study.options_.cost_budget) +
+                         ": restore it");
+    }
     if (root["max_trials"]) {
       study.options_.max_trials = read_uint(root["max_trials"], "max_trials");
       if (*study.options_.max_trials == 0)
@@ -185,7 +317,15 @@ Study Study::from_yaml(const YAML::Node& root) {
     }
     const YAML::Node trials = require(root, "trials");
     if (!trials.IsSequence()) throw StateError("field 'trials' at " + position_of(trials) + ": expected a list");
-    for (std::size_t i = 0; i < trials.size(); ++i) study.trials_.push_back(trial_from_yaml(study.space_, trials[i], i));
+    for (std::size_t i = 0; i < trials.size(); ++i)
+      study.trials_.push_back(trial_from_yaml(study.space_, study.options_.resolution, trials[i], i));
+    // Every trial was made by an ask, and the strategies draw their random numbers by ask count.
+    if (study.ask_count_ < study.trials_.size()) {
+      const std::string count = std::to_string(study.trials_.size());
+      throw StateError("field 'ask_count' at " + position_of(root["ask_count"]) + ": " +
+                       std::to_string(study.ask_count_) + " asks for " + count +
+                       " trials; every trial comes from an ask: restore the count (at least " + count + ")");
+    }
     const YAML::Node strategy = require(root, "strategy");
     const std::string name = read_string(require(strategy, "name"), "strategy.name");
     try {
