@@ -232,6 +232,28 @@ TEST(TuneCli, DamagedStateIsRefusedAndLeftUntouched) {
   }
 }
 
+// A directory that is not a campaign is a mistyped argument, not a damaged state: nothing to restore
+// from a backup.
+TEST(TuneCli, CommandsOnADirectoryWithoutACampaignSayHowToStartOne) {
+  const fs::path d = fresh_dir("no-campaign");
+  fs::create_directories(d / "empty");
+  const std::vector<std::vector<std::string>> commands{{"status"}, {"best"}, {"ask"}, {"tell", "0", "0.5"},
+                                                       {"resume", "--quiet"}, {"stop"}};
+  for (const std::string dir : {"missing", "empty"}) {
+    for (std::vector<std::string> args : commands) {
+      args.insert(args.begin() + 1, dir);
+      const Result r = tune(d, args);
+      EXPECT_EQ(r.code, 2) << args[0] << " " << dir << ": " << r.err;
+      EXPECT_NE(r.err.find(dir == "missing" ? "missing does not exist" : "empty holds no campaign"), std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find("tune run CAMPAIGN.yaml"), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("backup"), std::string::npos) << r.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(d / "missing"));
+  EXPECT_TRUE(fs::is_empty(d / "empty"));  // ask and tell took no lock there
+}
+
 TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {
   const fs::path d = fresh_dir("invalid");
   const std::string base = quadratic_campaign("inv", 4, 1);

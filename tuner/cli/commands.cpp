@@ -244,6 +244,21 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   return kExitComplete;
 }
 
+// Every command but run and init works on an existing campaign. Without DIR/state.yaml there is
+// nothing damaged to restore: the directory is simply not a campaign, which is a usage error.
+bool holds_campaign(const std::filesystem::path& dir, const char* command) {
+  if (has_state(dir)) return true;
+  std::error_code ec;
+  const char* what = !std::filesystem::exists(dir, ec)       ? "does not exist"
+                     : !std::filesystem::is_directory(dir, ec) ? "is not a directory"
+                                                               : "holds no campaign (no state.yaml)";
+  std::fprintf(stderr,
+               "tune %s: %s %s; give the directory of a campaign (the one 'tune run' created: ./<name>, or its "
+               "--dir), or start one with 'tune run CAMPAIGN.yaml' ('tune init' writes an example)\n",
+               command, dir.c_str(), what);
+  return false;
+}
+
 // `tune ask` and `tune tell` change the campaign, so they need it to themselves.
 std::optional<CampaignLock> lock_for_ask_tell(const std::filesystem::path& dir) {
   std::string holder;
@@ -367,10 +382,7 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
 }
 
 int resume(const std::filesystem::path& dir, const SessionFlags& flags) {
-  if (!has_state(dir)) {
-    std::fprintf(stderr, "tune: %s holds no campaign (no state.yaml); start one with 'tune run CAMPAIGN.yaml'\n", dir.c_str());
-    return kExitError;
-  }
+  if (!holds_campaign(dir, "resume")) return kExitUsage;
   load_state(dir);  // refuse a damaged state before detaching
   return drive(dir, flags);
 }
@@ -386,6 +398,7 @@ int init(const std::filesystem::path& file) {
 }
 
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
+  if (!holds_campaign(dir, "status")) return kExitUsage;
   const CampaignState s = load_state(dir);
   std::string holder;
   const bool running = !CampaignLock::try_acquire(dir, &holder).has_value();
@@ -449,6 +462,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
 }
 
 int best(const std::filesystem::path& dir, bool json) {
+  if (!holds_campaign(dir, "best")) return kExitUsage;
   const CampaignState s = load_state(dir);
   if (s.config.resolution) return best_with_resolution(dir, s, json);
   const Trial* b = s.study.best();
@@ -490,6 +504,7 @@ int best(const std::filesystem::path& dir, bool json) {
 }
 
 int ask(const std::filesystem::path& dir, bool json) {
+  if (!holds_campaign(dir, "ask")) return kExitUsage;  // before the lock, which would create tune.lock
   const auto lock = lock_for_ask_tell(dir);
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
@@ -537,6 +552,7 @@ int ask(const std::filesystem::path& dir, bool json) {
 
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
          const std::optional<std::string>& failure, std::optional<double> cost) {
+  if (!holds_campaign(dir, "tell")) return kExitUsage;
   const auto lock = lock_for_ask_tell(dir);
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
@@ -595,6 +611,7 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
 }
 
 int stop(const std::filesystem::path& dir) {
+  if (!holds_campaign(dir, "stop")) return kExitUsage;
   std::ifstream in(dir / "tuner.pid");
   long pid = 0;
   if (!(in >> pid) || pid <= 0) {

@@ -15,8 +15,9 @@ namespace {
 
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
-damaged state, I/O); 2 bad command line; 3 stopped by a signal or 'tune stop' (resume continues);
-4 stopped after budget.failures failed trials; 5 another tuner drives the campaign.)";
+damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign); 3 stopped by a signal
+or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5 another tuner
+drives the campaign.)";
 
 }  // namespace
 
