@@ -284,6 +284,33 @@ TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {
   EXPECT_NE(tune(d, {"init", "campaign.yaml"}).code, 0);  // never overwrites
 }
 
+// A zero is a well-formed duration, so "expected a duration" misleads: the message says what a zero
+// would do and what to write instead.
+TEST(TuneCli, ZeroDurationsSayWhatIsWrongAndTheFix) {
+  const fs::path d = fresh_dir("zero-duration");
+  const std::string base = quadratic_campaign_with("z", 4, "{workers: 1}");
+  struct Case {
+    std::string replaced, by, fix;
+  };
+  const std::vector<Case> cases{
+      {"budget: {trials: 4}", "budget: {trials: 4, wall: 0s}", "remove budget.wall for no time limit"},
+      {"executor: {workers: 1}", "executor: {workers: 1, timeout: 0m}", "remove executor.timeout for no time limit"},
+  };
+  for (const Case& c : cases) {
+    std::string text = base;
+    ASSERT_NE(text.find(c.replaced), std::string::npos) << text;
+    text.replace(text.find(c.replaced), c.replaced.size(), c.by);
+    write(d / "zero.yaml", text);
+    const Result r = tune(d, {"run", "zero.yaml", "--quiet"});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("zero.yaml: field '"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(" of zero would "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.fix), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("expected a duration"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "z"));
+  }
+}
+
 TEST(TuneCli, SecondTunerIsLockedOutAndSigintStopsResumably) {
   const fs::path d = fresh_dir("lock");
   write(d / "c.yaml", quadratic_campaign("lk", 6, 2));
