@@ -161,7 +161,7 @@ struct Misbehaviour {
 TEST(TuneCli, MisbehavingTrialsFailWithTheRightReason) {
   const std::vector<Misbehaviour> cases{
       {"crash", "failed", "exited with status 3; last stderr line: about to fail"},
-      {"garbage", "failed", "no value reported"},
+      {"garbage", "failed", "the value '0.5abc' for objective is not a number (stdout line 1: 'objective=0.5abc')"},
       {"nan", "failed", "not a finite number"},
       {"nothing", "failed", "no value reported"},
       {"segv", "failed", "killed by signal 11 (SIGSEGV)"},

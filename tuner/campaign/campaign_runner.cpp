@@ -310,6 +310,8 @@ class Runner {
         r.intermediate = report.intermediate;
         r.metrics = report.metrics;
         if (report.failure) reason = *report.failure;
+        else if (!report.objective && report.unreadable_objective)
+          reason = *report.unreadable_objective;
         else if (!report.objective)
           reason = "no value reported: expected a line '" + state_.config.objective.name +
                    "=<value>' on stdout, a JSON object line, or a result file at $TUNE_RESULT_FILE";
