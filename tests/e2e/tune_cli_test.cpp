@@ -196,6 +196,34 @@ TEST(TuneCli, MisbehavingTrialsFailWithTheRightReason) {
   }
 }
 
+// "No trial has completed yet" after a finished campaign suggests waiting; when every trial failed,
+// best says so and where the reasons are.
+TEST(TuneCli, BestOfACampaignWhoseTrialsAllFailedSaysSoAndWhereToLook) {
+  const fs::path d = fresh_dir("all-failed");
+  const std::string crashing = "command: [" + (kTrainers / "misbehave.sh").string() +
+                               ", \"{mode}\"]\nspace:\n  mode: {type: categorical, choices: [crash, crash_]}\n"
+                               "strategy: random\nbudget: {trials: 3}\n";
+  write(d / "c.yaml", "name: af\n" + crashing);
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  // The same with a resolution, whose best reports full-resolution trials only.
+  write(d / "r.yaml", "name: afr\n" + crashing + "resolution: {param: epochs, levels: [1, 3], cost: [1, 3]}\n");
+  ASSERT_EQ(tune(d, {"run", "r.yaml", "--quiet"}).code, 0);
+  for (const std::string campaign : {"af", "afr"}) {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"best", campaign},
+                                                std::vector<std::string>{"best", campaign, "--json"}}) {
+      const Result r = tune(d, args);
+      EXPECT_EQ(r.code, 1);
+      EXPECT_EQ(r.out, "");
+      EXPECT_NE(r.err.find("all 3 trials of " + campaign + " failed"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("'tune status " + campaign + "'"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(campaign + "/trials/<id>/stdout and stderr"), std::string::npos) << r.err;
+    }
+  }
+  // The status it points to holds the reasons.
+  EXPECT_NE(tune(d, {"status", "af"}).out.find("exited with status 3; last stderr line: about to fail"),
+            std::string::npos);
+}
+
 TEST(TuneCli, TimeoutKillsTheTrialAndTheGrandchildrenItForked) {
   const fs::path d = fresh_dir("timeout");
   write(d / "c.yaml", "name: t\ncommand: [" + (kTrainers / "misbehave.sh").string() +

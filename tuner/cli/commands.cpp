@@ -167,6 +167,21 @@ std::string region_summary(const StudyRecommendation& rec, const std::string& ob
          format_short(rec.sd);
 }
 
+// Why `tune best` has no trial to report (none has completed), and where to look.
+std::string why_no_best(const std::filesystem::path& dir, const CampaignState& s) {
+  const std::size_t failed = s.count(RunStatus::failed);
+  const std::string look = "; 'tune status " + dir.string() + "' shows why each failed, and " +
+                           (dir / "trials" / "<id>").string() + "/stdout and stderr what each printed";
+  if (s.runs.empty()) return "no trial of " + dir.string() + " has run yet ('tune resume " + dir.string() + "' runs them)";
+  if (failed == s.runs.size())
+    return (failed == 1 ? "the only trial of " + dir.string() + " failed"
+                        : "all " + std::to_string(failed) + " trials of " + dir.string() + " failed") +
+           look;
+  return "no trial of " + dir.string() + " has completed yet (" + std::to_string(failed) + " failed, " +
+         std::to_string(s.count(RunStatus::running)) + " running, " + std::to_string(s.count(RunStatus::queued)) +
+         " queued)" + (failed > 0 ? look : "");
+}
+
 // `tune best` of a multi-resolution campaign: the model's recommendation (posterior mean and sd of
 // the objective at the full resolution) and the best observed full-resolution trial; a trial of a
 // lower level is never reported as the best (its value is not comparable). The top-level keys are
@@ -178,6 +193,10 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   const Trial* b = s.study.best();
   const std::optional<StudyRecommendation> rec = s.study.recommendation();
   const std::string& objective = s.config.objective.name;
+  if (!b && !rec && s.count(RunStatus::complete) == 0) {
+    std::fprintf(stderr, "tune best: no best configuration: %s\n", why_no_best(dir, s).c_str());
+    return kExitError;
+  }
   if (!b && !rec) {
     std::fprintf(stderr, "tune: no full-resolution trial (%s = %s) of %s has completed yet, and the model has no "
                          "recommendation yet\n",
@@ -467,7 +486,7 @@ int best(const std::filesystem::path& dir, bool json) {
   if (s.config.resolution) return best_with_resolution(dir, s, json);
   const Trial* b = s.study.best();
   if (!b) {
-    std::fprintf(stderr, "tune: no trial of %s has completed yet\n", dir.c_str());
+    std::fprintf(stderr, "tune best: no best configuration: %s\n", why_no_best(dir, s).c_str());
     return kExitError;
   }
   // gpoo recommends a region: `recommendation` adds it, with the point the model prefers in it.
