@@ -74,6 +74,25 @@ TEST(TuneCli, InlineFormBuildsTheSpaceFromTheCommand) {
   for (const auto& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
 }
 
+// The inline form's options would silently lose to the campaign file; they are refused, naming the
+// key of the file that sets the same thing.
+TEST(TuneCli, InlineOptionsWithACampaignFileAreRefusedNamingTheKey) {
+  const fs::path d = fresh_dir("inline-with-file");
+  write(d / "c.yaml", quadratic_campaign("q", 4, 1));
+  const Result r = tune(d, {"run", "c.yaml", "--trials", "2", "--quiet", "--seed", "7", "--maximize"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--trials is an option of the inline form (a command after --); with a campaign file, set "
+                       "'budget.trials' in c.yaml instead"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--seed is an option of the inline form"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'objective.direction: maximize'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "q"));
+  // --dir is not one of them.
+  EXPECT_EQ(tune(d, {"run", "c.yaml", "--dir", "elsewhere", "--quiet"}).code, 0);
+  EXPECT_EQ(state_of(d / "elsewhere")["study"]["trials"].size(), 4u);
+}
+
 // Runs campaign "k" of d/c.yaml, kill -9-ing the tuner `kills` times at random instants (every
 // other time leaving `pause_ms` for trials to end while it is dead) and resuming, then lets it
 // finish; expects exit 0. Returns how many kills hit a live tuner.
