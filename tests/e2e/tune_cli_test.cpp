@@ -74,6 +74,42 @@ TEST(TuneCli, InlineFormBuildsTheSpaceFromTheCommand) {
   for (const auto& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
 }
 
+// The inline form's campaign is YAML built from the command line: its errors cite the argument or
+// option the user wrote, never a line of that YAML, and are usage errors.
+TEST(TuneCli, InlineFormErrorsCiteTheArgumentAndExitTwo) {
+  const fs::path d = fresh_dir("inline-errors");
+  const std::string trainer = (kTrainers / "quadratic.sh").string();
+  struct Case {
+    std::vector<std::string> options;
+    std::vector<std::string> command;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {{}, {"--x~loguniform(0,1)"},
+       "tune run: argument '--x~loguniform(0,1)': parameter 'x': log scale needs low > 0 (got [0, 1])"},
+      {{}, {"--x~uniform(1,1)"}, "tune run: argument '--x~uniform(1,1)': parameter 'x': low must be less than high"},
+      {{}, {"--x~unifrom(0,1)"}, "tune run: argument '--x~unifrom(0,1)': unknown prior 'unifrom'"},
+      {{}, {}, "tune run: no parameter to tune: mark one with NAME~PRIOR"},
+      {{"--strategy", "nope"}, {"--x~uniform(0,1)"}, "tune run: --strategy 'nope': unknown strategy 'nope'"},
+      {{"--timeout", "0s"}, {"--x~uniform(0,1)"},
+       "tune run: --timeout '0s': a timeout of zero would stop every trial as it starts; remove --timeout for no "
+       "time limit"},
+      {{"--trials", "0"}, {"--x~uniform(0,1)"}, "tune run: --trials 0: expected a whole number >= 1"},
+      {{"--objective", ""}, {"--x~uniform(0,1)"}, "tune run: --objective '': expected the name the trial reports"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args{"run", "--name", "e", "--quiet"};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    args.insert(args.end(), {"--", trainer});
+    args.insert(args.end(), c.command.begin(), c.command.end());
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind(c.message, 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find(", column "), std::string::npos) << r.err;  // no position in YAML the user never wrote
+    EXPECT_FALSE(fs::exists(d / "e"));
+  }
+}
+
 // The inline form's options would silently lose to the campaign file; they are refused, naming the
 // key of the file that sets the same thing.
 TEST(TuneCli, InlineOptionsWithACampaignFileAreRefusedNamingTheKey) {
@@ -314,6 +350,7 @@ TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {
       {"name: x\ncommand: \"python3 train.py\"\nspace:\n  x: {type: float, low: 0, high: 1}\n", "argument vector"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 1, high: 0}\n", "'x'"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 0, high: 1}\nexecutor: {workers: 0}\n", "executor.workers"},
+      {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: \"\"}\n", "objective.name"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: {name: ei, epsilonn: 1}\n", "epsilonn"},
       {"name: x\ncommand: [echo\nspace: {\n", "line"},
   };

@@ -18,7 +18,7 @@ namespace {
 std::string where(const YAML::Node& node) { return position_of(node); }
 
 [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& what) {
-  throw CampaignError("field '" + field + "' at " + where(node) + ": " + what);
+  throw CampaignError("field '" + field + "' at " + where(node) + ": " + what, field, what);
 }
 
 void check_keys(const YAML::Node& node, const std::string& field, const std::set<std::string>& known) {
@@ -279,9 +279,16 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (const YAML::Node o = root["objective"]) {
       if (o.IsScalar()) {
         c.objective.name = o.Scalar();
+        if (c.objective.name.empty())
+          fail(o, "objective", "expected the name the trial reports its value as, e.g. val_acc (printed as "
+                               "val_acc=0.93), or a map {name: val_acc, direction: maximize}");
       } else {
         check_keys(o, "objective", {"name", "direction", "deterministic"});
         if (o["name"]) c.objective.name = read_string(o["name"], "objective.name");
+        // No trial can print an empty key: every trial would fail with "no value reported".
+        if (c.objective.name.empty())
+          fail(o["name"], "objective.name", "expected the name the trial reports its value as, e.g. val_acc (printed as "
+                                            "val_acc=0.93); without it the name is 'objective'");
         if (o["direction"]) {
           try {
             c.objective.direction = direction_from_string(read_string(o["direction"], "objective.direction"));
@@ -376,7 +383,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (root["seed"]) c.seed = read_uint(root["seed"], "seed");
     return c;
   } catch (const CampaignError& e) {
-    throw CampaignError(source + ": " + e.what());
+    throw CampaignError(source + ": " + e.what(), e.field(), e.problem());
   } catch (const StateError& e) {
     throw CampaignError(source + ": " + e.what());
   }

@@ -79,6 +79,29 @@ void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& 
   }
 }
 
+// An error in the campaign the inline form built, told as the command-line option that set the
+// field: the user never saw the YAML whose line and column the message would cite.
+std::string inline_option_error(const CampaignError& error, const InlineSettings& s) {
+  const std::string& field = error.field();
+  std::string option;
+  if (field == "name") option = "--name '" + s.name + "'";
+  else if (field == "objective.name") option = "--objective '" + s.objective + "'";
+  else if (field == "strategy" || field.rfind("strategy.", 0) == 0) option = "--strategy '" + s.strategy + "'";
+  else if (field == "budget.trials") option = "--trials " + std::to_string(s.trials);
+  else if (field == "executor.workers") option = "--workers " + std::to_string(s.workers);
+  else if (field == "executor.timeout") option = "--timeout '" + s.timeout.value_or("") + "'";
+  else if (field == "seed") option = "--seed " + std::to_string(s.seed);
+  if (option.empty()) return error.what();  // the command after --: parse_inline_command checked it
+  std::string problem = error.problem();
+  // "remove executor.timeout for no time limit" reads "remove --timeout ..." here (a dotted key only:
+  // "name" or "strategy" are words of the message too).
+  const std::string flag = option.substr(0, option.find(' '));
+  if (field.find('.') != std::string::npos)
+    for (std::size_t at = problem.find(field); at != std::string::npos; at = problem.find(field, at + flag.size()))
+      problem.replace(at, field.size(), flag);
+  return option + ": " + problem;
+}
+
 // Creates DIR with a fresh state for `config`, or checks that DIR already holds this campaign.
 int prepare(const CampaignConfig& config, const std::filesystem::path& dir) {
   if (has_state(dir)) {
@@ -378,7 +401,13 @@ int run_campaign_file(const std::filesystem::path& file, std::optional<std::file
 
 int run_inline(const InlineSettings& s, const std::vector<std::string>& command, std::optional<std::filesystem::path> dir,
                const SessionFlags& flags) {
-  const adapters::InlineCampaign inline_campaign = adapters::parse_inline_command(command);
+  adapters::InlineCampaign inline_campaign;
+  try {
+    inline_campaign = adapters::parse_inline_command(command);  // its errors cite the argument
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "tune run: %s\n", e.what());
+    return kExitUsage;
+  }
   // Build the campaign as YAML so that it goes through exactly the checks of a campaign file.
   YAML::Node n;
   n["name"] = s.name;
@@ -393,7 +422,13 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   n["seed"] = s.seed;
   YAML::Emitter e;
   e << n;
-  CampaignConfig config = campaign_from_yaml(YAML::Load(e.c_str()), "command line");
+  CampaignConfig config;
+  try {
+    config = campaign_from_yaml(YAML::Load(e.c_str()), "command line");
+  } catch (const CampaignError& error) {
+    std::fprintf(stderr, "tune run: %s\n", inline_option_error(error, s).c_str());
+    return kExitUsage;
+  }
   anchor_relative_paths(config, std::filesystem::current_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
   if (const int rc = prepare(config, d); rc >= 0) return rc;
