@@ -32,6 +32,24 @@ std::string quadratic_campaign(const std::string& name, int trials, int workers,
   return quadratic_campaign_with(name, trials, "{workers: " + std::to_string(workers) + "}", extra);
 }
 
+// DIR/events.jsonl, one object per line (JSON is YAML).
+std::vector<YAML::Node> events_of(const fs::path& campaign) {
+  std::vector<YAML::Node> events;
+  std::istringstream in(slurp(campaign / "events.jsonl"));
+  for (std::string line; std::getline(in, line);) events.push_back(YAML::Load(line));
+  return events;
+}
+
+// Per trial id, how many outcome events (complete or fail) the campaign's event log holds.
+std::map<std::uint64_t, int> outcome_events(const fs::path& campaign) {
+  std::map<std::uint64_t, int> n;
+  for (const YAML::Node& e : events_of(campaign)) {
+    const std::string event = e["event"].as<std::string>();
+    if (event == "complete" || event == "fail") ++n[e["trial"].as<std::uint64_t>()];
+  }
+  return n;
+}
+
 TEST(TuneCli, CampaignFindsTheOptimumRegionWithDistinctParallelTrials) {
   const fs::path d = fresh_dir("optimum");
   write(d / "c.yaml", quadratic_campaign("quad", 24, 3));
@@ -174,8 +192,59 @@ TEST(TuneCli, KillNineAtRandomInstantsLosesAndRepeatsNothing) {
       EXPECT_EQ(slurp(out), "loss=" + slurp(out).substr(5));
       EXPECT_DOUBLE_EQ(t["value"].as<double>(), std::stod(slurp(out).substr(5)));
     }
+    // The event log has each trial's outcome once: none lost to a kill, none repeated by a resume.
+    const std::map<std::uint64_t, int> outcomes = outcome_events(d / "k");
+    EXPECT_EQ(outcomes.size(), 10u) << "campaign " << campaign;
+    for (const auto& [id, count] : outcomes) EXPECT_EQ(count, 1) << "campaign " << campaign << " trial " << id;
   }
   EXPECT_GE(kills, 20);
+}
+
+// A tuner killed after a trial's outcome event and before the checkpoint that records it (what
+// restoring that checkpoint stands for) collects the trial again on resume: the log keeps one
+// outcome per trial.
+TEST(TuneCli, ResumeDoesNotRepeatAnOutcomeTheEventLogHas) {
+  const fs::path d = fresh_dir("events-once");
+  write(d / "c.yaml", quadratic_campaign("e", 1, 1));
+  const pid_t pid = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "1"}});
+  const fs::path state = d / "e" / "state.yaml";
+  for (int i = 0; i < 100 && slurp(state).find("status: running") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string running = slurp(state);
+  ASSERT_NE(running.find("status: running"), std::string::npos);
+  ASSERT_EQ(finish(d, pid).code, 0);
+  ASSERT_EQ(outcome_events(d / "e"), (std::map<std::uint64_t, int>{{0, 1}}));
+  write(state, running);
+  const Result resumed = tune(d, {"resume", "e", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(state_of(d / "e")["runs"][0]["status"].as<std::string>(), "complete");
+  EXPECT_EQ(outcome_events(d / "e"), (std::map<std::uint64_t, int>{{0, 1}}));
+}
+
+// Events carry numbers as JSON numbers, and trials told from outside have their events too.
+TEST(TuneCli, EventLogHasJsonNumbersAndTheTrialsOfAskAndTell) {
+  const fs::path d = fresh_dir("events-json");
+  write(d / "c.yaml", quadratic_campaign("j", 2, 1));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "j"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "j", "2", "0.0625"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "j"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "j", "3", "--failed", "diverged"}).code, 0);
+  const std::string log = slurp(d / "j" / "events.jsonl");
+  EXPECT_NE(log.find("\"event\": \"launch\", \"trial\": 0, \"attempt\": 1}"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"event\": \"session_start\", \"trials\": 0}"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"event\": \"ask\", \"trial\": 2}"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"event\": \"complete\", \"trial\": 2, \"value\": 0.0625, \"external\": true}"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("\"event\": \"fail\", \"trial\": 3, \"reason\": \"diverged\", \"external\": true}"),
+            std::string::npos)
+      << log;
+  // The tuner's own outcomes: the value as state.yaml has it, as a number.
+  const YAML::Node s = state_of(d / "j");
+  const std::string value = s["study"]["trials"][0]["value"].as<std::string>();
+  EXPECT_NE(log.find("\"event\": \"complete\", \"trial\": 0, \"value\": " + value + "}"), std::string::npos) << log;
+  EXPECT_EQ(outcome_events(d / "j"), (std::map<std::uint64_t, int>{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
 }
 
 // With one worker the order of asks and tells is fixed, so a campaign killed and resumed must make

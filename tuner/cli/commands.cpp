@@ -579,6 +579,9 @@ int ask(const std::filesystem::path& dir, bool json) {
   // A multi-resolution campaign also hands out the level to run at.
   const std::optional<Resolution>& res = s.study.resolution();
   const bool leveled = res && suggestion->level;
+  EventFields fields{{"trial", json_number(suggestion->id)}};
+  if (leveled) fields.emplace_back("level", json_number(std::uint64_t{*suggestion->level}));
+  EventLog(dir / "events.jsonl").write("ask", fields);
   if (json) {
     std::string level;
     if (leveled)
@@ -661,6 +664,11 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
     r.status = RunStatus::complete;
   }
   save_state(dir, s);
+  // After the state, as a tuner writes its events; one lost to a crash in between is recovered by
+  // the next session or tell.
+  EventLog events(dir / "events.jsonl");
+  events.write_outcome(s, id);
+  events.recover_outcomes(s);
   return kExitComplete;
 }
 
