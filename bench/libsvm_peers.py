@@ -77,7 +77,7 @@ def run_tune(a):
         if e["event"] != "complete":
             continue
         n += 1
-        cmd = open(os.path.join(cdir, "trials", e["trial"], "command.yaml")).read().split("\n")
+        cmd = open(os.path.join(cdir, "trials", str(e["trial"]), "command.yaml")).read().split("\n")
         argv = [l.strip().lstrip("- ").strip('"') for l in cmd if l.strip().startswith("- ")]
         lc = float(argv[argv.index("--log2c") + 1])
         lg = float(argv[argv.index("--log2g") + 1])

@@ -14,11 +14,13 @@
 //      busy = sum of trial durations / (4 x (last end - first start)); target >= 95 %.
 //
 // Where a gap goes, from the tuner's own records: the 'complete' event (the tuner has read the
-// trial's report and told the study; written before its checkpoint), runs[i].started_at in
-// state.yaml (taken after the ask, just before the launch checkpoint) and the 'launch' event (the
-// supervisor process has been exec'd). So a slot gap (the trial whose end it starts at being the
-// slot-matched one; for 1 worker both gaps are the same) = detect (supervisor tail + poll + collect) +
-// checkpoint-and-ask + tuner launch (checkpoint, command.yaml, fork/exec) + supervisor start-up.
+// trial's report, told the study and checkpointed the state), runs[i].started_at in state.yaml
+// (taken after the ask, just before the launch checkpoint) and the 'launch' event (the supervisor
+// process has been exec'd). So a slot gap (the trial whose end it starts at being the slot-matched
+// one; for 1 worker both gaps are the same) = detect (supervisor tail + poll + collect + checkpoint)
+// + ask + tuner launch (checkpoint, command.yaml, fork/exec) + supervisor start-up. (Before the
+// event log wrote an event after the checkpoint that records it, the checkpoint fell in the second
+// part: bench/results/tuner_overhead.md was measured so.)
 // The checkpoint is also timed on its own (rebuilding and emitting the final state.yaml and writing
 // it atomically, as save_state does), and the strategy's ask() is timed in-process on the same
 // space, seed and values.
@@ -87,13 +89,13 @@ struct TrialRow {
   double launch_ev = kNaN;     // 'launch' event: the supervisor has been exec'd
   double start = kNaN;         // exit.yaml started_at (supervisor, just before it forks the command)
   double end = kNaN;           // exit.yaml finished_at (supervisor, after the command was reaped)
-  double collected_ev = kNaN;  // 'complete'/'fail' event: report read, study told (before the checkpoint)
+  double collected_ev = kNaN;  // 'complete'/'fail' event: report read, study told, state checkpointed
   // Derived, in seconds; NaN for the first W trials.
   double gap = kNaN;       // start minus the latest end before it (the brief's definition)
   double gap_slot = kNaN;  // k-th start after the first W minus the k-th end
   // The decomposition follows the slot-matched predecessor (for 1 worker the same trial).
-  double detect = kNaN;    // slot predecessor: end -> collected
-  double ask_ckpt = kNaN;  // slot predecessor collected -> this launch_rec (checkpoint after collect + ask)
+  double detect = kNaN;    // slot predecessor: end -> collected (its checkpoint included)
+  double ask_ckpt = kNaN;  // slot predecessor collected -> this launch_rec (the ask)
   double tuner_launch = kNaN;      // launch_rec -> launch_ev (checkpoint + command.yaml + fork/exec)
   double supervisor_start = kNaN;  // launch_ev -> start (supervisor start-up until it forks the command)
   std::optional<std::uint64_t> predecessor;       // the trial whose end `gap` is measured from
@@ -528,7 +530,7 @@ int main(int argc, char** argv) {
                 fmt(r.wall_s, "%.2f").c_str());
 
   std::printf("\nWhere a slot gap goes (median ms; detect: the slot predecessor's end -> its report read and told)\n\n");
-  std::printf("| scenario | detect (exit.yaml, poll, collect, tell) | checkpoint + ask | tuner launch (checkpoint, fork/exec) | supervisor start-up | in-process ask median / p90 / max | checkpoint build+emit | checkpoint write (fsync) | state.yaml KB | startup s | tail s |\n");
+  std::printf("| scenario | detect (exit.yaml, poll, collect, tell, checkpoint) | ask | tuner launch (checkpoint, fork/exec) | supervisor start-up | in-process ask median / p90 / max | checkpoint build+emit | checkpoint write (fsync) | state.yaml KB | startup s | tail s |\n");
   std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Result& r : results)
     std::printf("| %s | %s | %s | %s | %s | %s / %s / %s | %s | %s | %s | %s | %s |\n", r.scenario.name.c_str(),

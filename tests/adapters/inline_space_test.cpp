@@ -256,16 +256,16 @@ TEST(InlineSpace, TooFewChoicesIsAnError) {
   expect_contains(m, "choice(relu, tanh)");
 }
 
-TEST(InlineSpace, SpaceErrorsPropagate) {
-  EXPECT_THROW(parse_inline_command({"run", "--lr~uniform(1, 0)"}), SpaceError);
-  EXPECT_THROW(parse_inline_command({"run", "--lr~loguniform(0, 1)"}), SpaceError);
-  EXPECT_THROW(parse_inline_command({"run", "--act~choice(a, a)"}), SpaceError);
-  try {
-    parse_inline_command({"run", "--lr~loguniform(-1, 1)"});
-    ADD_FAILURE() << "expected SpaceError";
-  } catch (const SpaceError& e) {
-    expect_contains(e.what(), "'lr'");
-  }
+// The space's own checks, with the argument that declared the parameter (the user wrote no space).
+TEST(InlineSpace, SpaceErrorsNameTheArgument) {
+  const std::string inverted = error_of([] { parse_inline_command({"run", "--lr~uniform(1, 0)"}); });
+  expect_contains(inverted, "argument '--lr~uniform(1, 0)': parameter 'lr'");
+  expect_contains(inverted, "swap the bounds");
+  const std::string log = error_of([] { parse_inline_command({"run", "--lr~loguniform(0, 1)"}); });
+  expect_contains(log, "argument '--lr~loguniform(0, 1)': parameter 'lr'");
+  expect_contains(log, "log scale needs low > 0");
+  expect_contains(error_of([] { parse_inline_command({"run", "--act~choice(a, a)"}); }),
+                  "argument '--act~choice(a, a)': parameter 'act'");
 }
 
 TEST(InlineSpace, NoDeclarationIsAnError) {

@@ -356,6 +356,28 @@ TEST(TrialReport, MalformedKeyValueLinesIgnored) {
   EXPECT_TRUE(r.metrics.empty());
 }
 
+// A trial that printed its objective with a value that is not a number still reports no value, but
+// says which value and which line, so that its failure reason is not a bare "no value reported".
+TEST(TrialReport, ObjectiveValueThatIsNotANumberIsExplained) {
+  TrialReport r = parse("epoch 1\nval_acc=abc\n", "", named("val_acc"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unreadable_objective, "the value 'abc' for val_acc is not a number (stdout line 2: 'val_acc=abc')");
+
+  r = parse("{\"objective\": \"0.9 (best)\", \"loss\": 0.1}\n");
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unreadable_objective,
+            "the value '0.9 (best)' for objective is not a number (stdout line 1: "
+            "'{\"objective\": \"0.9 (best)\", \"loss\": 0.1}')");
+
+  r = parse("", "val_acc: n/a\n", named("val_acc"));
+  EXPECT_EQ(r.unreadable_objective, "the value 'n/a' for val_acc is not a number (result file)");
+
+  // Another key's unreadable value is not the objective's; a readable objective leaves no note.
+  EXPECT_FALSE(parse("loss=abc\n").unreadable_objective.has_value());
+  r = parse("objective=abc\nobjective=0.5\n");
+  EXPECT_EQ(r.objective, 0.5);
+}
+
 TEST(TrialReport, BinaryBytesIgnored) {
   std::string out = "objective=0.3\n";
   out += std::string("\x00\x01\xff\xfe objective=0.9\n", 18);

@@ -32,6 +32,24 @@ std::string quadratic_campaign(const std::string& name, int trials, int workers,
   return quadratic_campaign_with(name, trials, "{workers: " + std::to_string(workers) + "}", extra);
 }
 
+// DIR/events.jsonl, one object per line (JSON is YAML).
+std::vector<YAML::Node> events_of(const fs::path& campaign) {
+  std::vector<YAML::Node> events;
+  std::istringstream in(slurp(campaign / "events.jsonl"));
+  for (std::string line; std::getline(in, line);) events.push_back(YAML::Load(line));
+  return events;
+}
+
+// Per trial id, how many outcome events (complete or fail) the campaign's event log holds.
+std::map<std::uint64_t, int> outcome_events(const fs::path& campaign) {
+  std::map<std::uint64_t, int> n;
+  for (const YAML::Node& e : events_of(campaign)) {
+    const std::string event = e["event"].as<std::string>();
+    if (event == "complete" || event == "fail") ++n[e["trial"].as<std::uint64_t>()];
+  }
+  return n;
+}
+
 TEST(TuneCli, CampaignFindsTheOptimumRegionWithDistinctParallelTrials) {
   const fs::path d = fresh_dir("optimum");
   write(d / "c.yaml", quadratic_campaign("quad", 24, 3));
@@ -72,6 +90,61 @@ TEST(TuneCli, InlineFormBuildsTheSpaceFromTheCommand) {
   EXPECT_EQ(s["campaign"]["command"][1].as<std::string>(), "--x");
   EXPECT_EQ(s["campaign"]["command"][2].as<std::string>(), "{x}");
   for (const auto& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
+}
+
+// The inline form's campaign is YAML built from the command line: its errors cite the argument or
+// option the user wrote, never a line of that YAML, and are usage errors.
+TEST(TuneCli, InlineFormErrorsCiteTheArgumentAndExitTwo) {
+  const fs::path d = fresh_dir("inline-errors");
+  const std::string trainer = (kTrainers / "quadratic.sh").string();
+  struct Case {
+    std::vector<std::string> options;
+    std::vector<std::string> command;
+    std::string message;
+  };
+  const std::vector<Case> cases{
+      {{}, {"--x~loguniform(0,1)"},
+       "tune run: argument '--x~loguniform(0,1)': parameter 'x': log scale needs low > 0 (got [0, 1])"},
+      {{}, {"--x~uniform(1,1)"}, "tune run: argument '--x~uniform(1,1)': parameter 'x': low must be less than high"},
+      {{}, {"--x~unifrom(0,1)"}, "tune run: argument '--x~unifrom(0,1)': unknown prior 'unifrom'"},
+      {{}, {}, "tune run: no parameter to tune: mark one with NAME~PRIOR"},
+      {{"--strategy", "nope"}, {"--x~uniform(0,1)"}, "tune run: --strategy 'nope': unknown strategy 'nope'"},
+      {{"--timeout", "0s"}, {"--x~uniform(0,1)"},
+       "tune run: --timeout '0s': a timeout of zero would stop every trial as it starts; remove --timeout for no "
+       "time limit"},
+      {{"--trials", "0"}, {"--x~uniform(0,1)"}, "tune run: --trials 0: expected a whole number >= 1"},
+      {{"--objective", ""}, {"--x~uniform(0,1)"}, "tune run: --objective '': expected the name the trial reports"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args{"run", "--name", "e", "--quiet"};
+    args.insert(args.end(), c.options.begin(), c.options.end());
+    args.insert(args.end(), {"--", trainer});
+    args.insert(args.end(), c.command.begin(), c.command.end());
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err.rfind(c.message, 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find(", column "), std::string::npos) << r.err;  // no position in YAML the user never wrote
+    EXPECT_FALSE(fs::exists(d / "e"));
+  }
+}
+
+// The inline form's options would silently lose to the campaign file; they are refused, naming the
+// key of the file that sets the same thing.
+TEST(TuneCli, InlineOptionsWithACampaignFileAreRefusedNamingTheKey) {
+  const fs::path d = fresh_dir("inline-with-file");
+  write(d / "c.yaml", quadratic_campaign("q", 4, 1));
+  const Result r = tune(d, {"run", "c.yaml", "--trials", "2", "--quiet", "--seed", "7", "--maximize"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--trials is an option of the inline form (a command after --); with a campaign file, set "
+                       "'budget.trials' in c.yaml instead"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--seed is an option of the inline form"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'objective.direction: maximize'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "q"));
+  // --dir is not one of them.
+  EXPECT_EQ(tune(d, {"run", "c.yaml", "--dir", "elsewhere", "--quiet"}).code, 0);
+  EXPECT_EQ(state_of(d / "elsewhere")["study"]["trials"].size(), 4u);
 }
 
 // Runs campaign "k" of d/c.yaml, kill -9-ing the tuner `kills` times at random instants (every
@@ -119,8 +192,59 @@ TEST(TuneCli, KillNineAtRandomInstantsLosesAndRepeatsNothing) {
       EXPECT_EQ(slurp(out), "loss=" + slurp(out).substr(5));
       EXPECT_DOUBLE_EQ(t["value"].as<double>(), std::stod(slurp(out).substr(5)));
     }
+    // The event log has each trial's outcome once: none lost to a kill, none repeated by a resume.
+    const std::map<std::uint64_t, int> outcomes = outcome_events(d / "k");
+    EXPECT_EQ(outcomes.size(), 10u) << "campaign " << campaign;
+    for (const auto& [id, count] : outcomes) EXPECT_EQ(count, 1) << "campaign " << campaign << " trial " << id;
   }
   EXPECT_GE(kills, 20);
+}
+
+// A tuner killed after a trial's outcome event and before the checkpoint that records it (what
+// restoring that checkpoint stands for) collects the trial again on resume: the log keeps one
+// outcome per trial.
+TEST(TuneCli, ResumeDoesNotRepeatAnOutcomeTheEventLogHas) {
+  const fs::path d = fresh_dir("events-once");
+  write(d / "c.yaml", quadratic_campaign("e", 1, 1));
+  const pid_t pid = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "1"}});
+  const fs::path state = d / "e" / "state.yaml";
+  for (int i = 0; i < 100 && slurp(state).find("status: running") == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const std::string running = slurp(state);
+  ASSERT_NE(running.find("status: running"), std::string::npos);
+  ASSERT_EQ(finish(d, pid).code, 0);
+  ASSERT_EQ(outcome_events(d / "e"), (std::map<std::uint64_t, int>{{0, 1}}));
+  write(state, running);
+  const Result resumed = tune(d, {"resume", "e", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(state_of(d / "e")["runs"][0]["status"].as<std::string>(), "complete");
+  EXPECT_EQ(outcome_events(d / "e"), (std::map<std::uint64_t, int>{{0, 1}}));
+}
+
+// Events carry numbers as JSON numbers, and trials told from outside have their events too.
+TEST(TuneCli, EventLogHasJsonNumbersAndTheTrialsOfAskAndTell) {
+  const fs::path d = fresh_dir("events-json");
+  write(d / "c.yaml", quadratic_campaign("j", 2, 1));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "j"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "j", "2", "0.0625"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "j"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "j", "3", "--failed", "diverged"}).code, 0);
+  const std::string log = slurp(d / "j" / "events.jsonl");
+  EXPECT_NE(log.find("\"event\": \"launch\", \"trial\": 0, \"attempt\": 1}"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"event\": \"session_start\", \"trials\": 0}"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"event\": \"ask\", \"trial\": 2}"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"event\": \"complete\", \"trial\": 2, \"value\": 0.0625, \"external\": true}"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("\"event\": \"fail\", \"trial\": 3, \"reason\": \"diverged\", \"external\": true}"),
+            std::string::npos)
+      << log;
+  // The tuner's own outcomes: the value as state.yaml has it, as a number.
+  const YAML::Node s = state_of(d / "j");
+  const std::string value = s["study"]["trials"][0]["value"].as<std::string>();
+  EXPECT_NE(log.find("\"event\": \"complete\", \"trial\": 0, \"value\": " + value + "}"), std::string::npos) << log;
+  EXPECT_EQ(outcome_events(d / "j"), (std::map<std::uint64_t, int>{{0, 1}, {1, 1}, {2, 1}, {3, 1}}));
 }
 
 // With one worker the order of asks and tells is fixed, so a campaign killed and resumed must make
@@ -161,7 +285,7 @@ struct Misbehaviour {
 TEST(TuneCli, MisbehavingTrialsFailWithTheRightReason) {
   const std::vector<Misbehaviour> cases{
       {"crash", "failed", "exited with status 3; last stderr line: about to fail"},
-      {"garbage", "failed", "no value reported"},
+      {"garbage", "failed", "the value '0.5abc' for objective is not a number (stdout line 1: 'objective=0.5abc')"},
       {"nan", "failed", "not a finite number"},
       {"nothing", "failed", "no value reported"},
       {"segv", "failed", "killed by signal 11 (SIGSEGV)"},
@@ -194,6 +318,34 @@ TEST(TuneCli, MisbehavingTrialsFailWithTheRightReason) {
       EXPECT_EQ(run["intermediate"][0][1].as<double>(), 0.75);
     }
   }
+}
+
+// "No trial has completed yet" after a finished campaign suggests waiting; when every trial failed,
+// best says so and where the reasons are.
+TEST(TuneCli, BestOfACampaignWhoseTrialsAllFailedSaysSoAndWhereToLook) {
+  const fs::path d = fresh_dir("all-failed");
+  const std::string crashing = "command: [" + (kTrainers / "misbehave.sh").string() +
+                               ", \"{mode}\"]\nspace:\n  mode: {type: categorical, choices: [crash, crash_]}\n"
+                               "strategy: random\nbudget: {trials: 3}\n";
+  write(d / "c.yaml", "name: af\n" + crashing);
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  // The same with a resolution, whose best reports full-resolution trials only.
+  write(d / "r.yaml", "name: afr\n" + crashing + "resolution: {param: epochs, levels: [1, 3], cost: [1, 3]}\n");
+  ASSERT_EQ(tune(d, {"run", "r.yaml", "--quiet"}).code, 0);
+  for (const std::string campaign : {"af", "afr"}) {
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"best", campaign},
+                                                std::vector<std::string>{"best", campaign, "--json"}}) {
+      const Result r = tune(d, args);
+      EXPECT_EQ(r.code, 1);
+      EXPECT_EQ(r.out, "");
+      EXPECT_NE(r.err.find("all 3 trials of " + campaign + " failed"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("'tune status " + campaign + "'"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(campaign + "/trials/<id>/stdout and stderr"), std::string::npos) << r.err;
+    }
+  }
+  // The status it points to holds the reasons.
+  EXPECT_NE(tune(d, {"status", "af"}).out.find("exited with status 3; last stderr line: about to fail"),
+            std::string::npos);
 }
 
 TEST(TuneCli, TimeoutKillsTheTrialAndTheGrandchildrenItForked) {
@@ -302,6 +454,28 @@ TEST(TuneCli, CampaignFileWithAKeyTwiceNamesBothLines) {
   EXPECT_FALSE(fs::exists(d / "dup")) << "a campaign directory was made from a refused file";
 }
 
+// A directory that is not a campaign is a mistyped argument, not a damaged state: nothing to restore
+// from a backup.
+TEST(TuneCli, CommandsOnADirectoryWithoutACampaignSayHowToStartOne) {
+  const fs::path d = fresh_dir("no-campaign");
+  fs::create_directories(d / "empty");
+  const std::vector<std::vector<std::string>> commands{{"status"}, {"best"}, {"ask"}, {"tell", "0", "0.5"},
+                                                       {"resume", "--quiet"}, {"stop"}};
+  for (const std::string dir : {"missing", "empty"}) {
+    for (std::vector<std::string> args : commands) {
+      args.insert(args.begin() + 1, dir);
+      const Result r = tune(d, args);
+      EXPECT_EQ(r.code, 2) << args[0] << " " << dir << ": " << r.err;
+      EXPECT_NE(r.err.find(dir == "missing" ? "missing does not exist" : "empty holds no campaign"), std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find("tune run CAMPAIGN.yaml"), std::string::npos) << r.err;
+      EXPECT_EQ(r.err.find("backup"), std::string::npos) << r.err;
+    }
+  }
+  EXPECT_FALSE(fs::exists(d / "missing"));
+  EXPECT_TRUE(fs::is_empty(d / "empty"));  // ask and tell took no lock there
+}
+
 TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {
   const fs::path d = fresh_dir("invalid");
   const std::string base = quadratic_campaign("inv", 4, 1);
@@ -315,6 +489,7 @@ TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {
       {"name: x\ncommand: \"python3 train.py\"\nspace:\n  x: {type: float, low: 0, high: 1}\n", "argument vector"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 1, high: 0}\n", "'x'"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 0, high: 1}\nexecutor: {workers: 0}\n", "executor.workers"},
+      {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: \"\"}\n", "objective.name"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: {name: ei, epsilonn: 1}\n", "epsilonn"},
       {"name: x\ncommand: [echo\nspace: {\n", "line"},
   };
@@ -330,6 +505,33 @@ TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {
   }
   EXPECT_EQ(tune(d, {"init", "campaign.yaml"}).code, 0);
   EXPECT_NE(tune(d, {"init", "campaign.yaml"}).code, 0);  // never overwrites
+}
+
+// A zero is a well-formed duration, so "expected a duration" misleads: the message says what a zero
+// would do and what to write instead.
+TEST(TuneCli, ZeroDurationsSayWhatIsWrongAndTheFix) {
+  const fs::path d = fresh_dir("zero-duration");
+  const std::string base = quadratic_campaign_with("z", 4, "{workers: 1}");
+  struct Case {
+    std::string replaced, by, fix;
+  };
+  const std::vector<Case> cases{
+      {"budget: {trials: 4}", "budget: {trials: 4, wall: 0s}", "remove budget.wall for no time limit"},
+      {"executor: {workers: 1}", "executor: {workers: 1, timeout: 0m}", "remove executor.timeout for no time limit"},
+  };
+  for (const Case& c : cases) {
+    std::string text = base;
+    ASSERT_NE(text.find(c.replaced), std::string::npos) << text;
+    text.replace(text.find(c.replaced), c.replaced.size(), c.by);
+    write(d / "zero.yaml", text);
+    const Result r = tune(d, {"run", "zero.yaml", "--quiet"});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_NE(r.err.find("zero.yaml: field '"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(" of zero would "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.fix), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("expected a duration"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "z"));
+  }
 }
 
 TEST(TuneCli, SecondTunerIsLockedOutAndSigintStopsResumably) {

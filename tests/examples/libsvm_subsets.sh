@@ -25,7 +25,7 @@ grep -q 'last session ended: the cost budget is spent' <<< "$status" || fail "th
 grep -q '^trials: [0-9]* complete, 0 running, 0 queued, 0 failed' <<< "$status" || fail "a trial failed"
 
 # The level of every trial, from the launch events.
-levels=$(sed -n 's/.*"event": "launch".*"level": "\([0-9]*\)".*/\1/p' run/events.jsonl)
+levels=$(sed -n 's/.*"event": "launch".*"level": \([0-9]*\).*/\1/p' run/events.jsonl)
 first=$(head -n 1 <<< "$levels")
 ((first < 3)) || fail "the first trial ran at the full resolution, not on a subset"
 distinct=$(sort -u <<< "$levels" | wc -l)

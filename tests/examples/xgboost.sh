@@ -43,7 +43,7 @@ for dir in run/trials/*/; do
 done
 ((trials >= 5)) || fail "only $trials trials ran"
 
-levels=$(sed -n 's/.*"event": "launch".*"level": "\([0-9]*\)".*/\1/p' run/events.jsonl)
+levels=$(sed -n 's/.*"event": "launch".*"level": \([0-9]*\).*/\1/p' run/events.jsonl)
 distinct=$(sort -u <<< "$levels" | wc -l)
 ((distinct >= 2)) || fail "every trial ran at one level"
 

@@ -18,7 +18,7 @@ namespace {
 std::string where(const YAML::Node& node) { return position_of(node); }
 
 [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& what) {
-  throw CampaignError("field '" + field + "' at " + where(node) + ": " + what);
+  throw CampaignError("field '" + field + "' at " + where(node) + ": " + what, field, what);
 }
 
 std::size_t read_count(const YAML::Node& node, const std::string& field, std::size_t minimum) {
@@ -33,11 +33,13 @@ std::size_t read_count(const YAML::Node& node, const std::string& field, std::si
   return static_cast<std::size_t>(v);
 }
 
-double read_duration(const YAML::Node& node, const std::string& field) {
+// `if_zero`: the message for a zero, saying what it would do and what to write instead (a zero is a
+// duration, so "expected a duration" would not tell the user what is wrong).
+double read_duration(const YAML::Node& node, const std::string& field, const std::string& if_zero) {
   const std::string text = node.IsScalar() ? node.Scalar() : "";
   const auto seconds = parse_duration(text);
-  if (!seconds || *seconds <= 0)
-    fail(node, field, "expected a duration such as 90s, 30m, 6h or 1h30m, found '" + text + "'");
+  if (!seconds) fail(node, field, "expected a duration such as 90s, 30m, 6h or 1h30m, found '" + text + "'");
+  if (*seconds <= 0) fail(node, field, if_zero);
   return *seconds;
 }
 
@@ -169,14 +171,23 @@ ExecutorSpec read_executor(const YAML::Node& e) {
     fail(e["kind"], "executor.kind", "expected 'local' (subprocesses on this machine) or 'slurm' (batch jobs), found '" + x.kind + "'");
   }
   if (e["workers"]) x.workers = read_count(e["workers"], "executor.workers", 1);
-  if (e["timeout"]) x.timeout_seconds = read_duration(e["timeout"], "executor.timeout");
-  if (e["grace"]) x.grace_seconds = read_duration(e["grace"], "executor.grace");
+  if (e["timeout"])
+    x.timeout_seconds = read_duration(e["timeout"], "executor.timeout",
+                                      "a timeout of zero would stop every trial as it starts; remove executor.timeout "
+                                      "for no time limit, or give a positive duration such as 30m");
+  if (e["grace"])
+    x.grace_seconds = read_duration(e["grace"], "executor.grace",
+                                    "a grace of zero leaves a trial no time between SIGTERM and SIGKILL to clean up; "
+                                    "give a positive duration such as 10s (the default)");
   if (x.kind != "slurm") return x;
 
   SlurmSpec& s = x.slurm;
   if (e["partition"]) s.partition = read_word(e["partition"], "executor.partition", "gpu");
   if (const YAML::Node t = e["time"]) {
-    s.time_seconds = read_duration(t, "executor.time");
+    s.time_seconds = read_duration(t, "executor.time",
+                                   "a Slurm time limit of zero would end every job as it starts; remove "
+                                   "executor.time for the default (timeout + grace + 1 minute), or give a positive "
+                                   "duration such as 2h");
     if (*s.time_seconds > 365.0 * 86400) fail(t, "executor.time", "expected at most a year, found '" + t.Scalar() + "'");
   }
   if (e["cpus"]) s.cpus = read_count(e["cpus"], "executor.cpus", 1);
@@ -215,7 +226,10 @@ ExecutorSpec read_executor(const YAML::Node& e) {
                                     "[module load cuda, source ~/venv/bin/activate]");
     }
   }
-  if (e["poll"]) s.poll_seconds = read_duration(e["poll"], "executor.poll");
+  if (e["poll"])
+    s.poll_seconds = read_duration(e["poll"], "executor.poll",
+                                   "a poll interval of zero would call squeue without a pause; give a positive "
+                                   "duration such as 5s (the default)");
   if (e["retries"]) s.retries = read_count(e["retries"], "executor.retries", 0);
   return x;
 }
@@ -254,9 +268,16 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (const YAML::Node o = root["objective"]) {
       if (o.IsScalar()) {
         c.objective.name = o.Scalar();
+        if (c.objective.name.empty())
+          fail(o, "objective", "expected the name the trial reports its value as, e.g. val_acc (printed as "
+                               "val_acc=0.93), or a map {name: val_acc, direction: maximize}");
       } else {
         check_known_keys(o, "objective", {"name", "direction", "deterministic"});
         if (o["name"]) c.objective.name = read_string(o["name"], "objective.name");
+        // No trial can print an empty key: every trial would fail with "no value reported".
+        if (c.objective.name.empty())
+          fail(o["name"], "objective.name", "expected the name the trial reports its value as, e.g. val_acc (printed as "
+                                            "val_acc=0.93); without it the name is 'objective'");
         if (o["direction"]) {
           try {
             c.objective.direction = direction_from_string(read_string(o["direction"], "objective.direction"));
@@ -344,7 +365,11 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
                                         " of the cheapest level: no trial could run; raise it");
         if (!b["trials"]) c.budget.trials.reset();  // the cost budget is the limit
       }
-      if (b["wall"]) c.budget.wall_seconds = read_duration(b["wall"], "budget.wall");
+      if (b["wall"])
+        c.budget.wall_seconds =
+            read_duration(b["wall"], "budget.wall",
+                          "a wall-time budget of zero would end the campaign before its first trial; remove "
+                          "budget.wall for no time limit, or give a positive duration such as 6h");
       if (b["failures"]) c.budget.max_failures = read_count(b["failures"], "budget.failures", 1);
     }
 
@@ -352,7 +377,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (root["seed"]) c.seed = read_uint(root["seed"], "seed");
     return c;
   } catch (const CampaignError& e) {
-    throw CampaignError(source + ": " + e.what());
+    throw CampaignError(source + ": " + e.what(), e.field(), e.problem());
   } catch (const StateError& e) {
     throw CampaignError(source + ": " + e.what());
   }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tune/space/space.hpp"
@@ -20,6 +21,16 @@ namespace tune::tuner {
 class CampaignError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // An error in one field, whose message reads "field 'F' at <position>: PROBLEM": the parts let the
+  // inline form cite its command-line option instead of a position in the YAML it generated.
+  CampaignError(const std::string& message, std::string field, std::string problem)
+      : std::runtime_error(message), field_(std::move(field)), problem_(std::move(problem)) {}
+  const std::string& field() const { return field_; }  // empty when the error is not about one field
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string field_;
+  std::string problem_;
 };
 
 struct ObjectiveSpec {

@@ -94,13 +94,15 @@ class Runner {
   int run() {
     started_ = std::chrono::steady_clock::now();
     base_active_ = state_.active_seconds;
-    resume_running_trials();
+    const std::vector<std::pair<std::string, EventFields>> resumed = resume_running_trials();
     checkpoint();
-    events_.write("session_start", {{"trials", std::to_string(state_.runs.size())}});
+    events_.write("session_start", {{"trials", json_number(std::uint64_t{state_.runs.size()})}});
+    events_.recover_outcomes(state_);
+    for (const auto& [event, fields] : resumed) events_.write(event, fields);
     int code = loop();
     state_.active_seconds = active_seconds();
     checkpoint();
-    events_.write("session_end", {{"reason", state_.stop_reason}});
+    events_.write("session_end", {{"reason", json_string(state_.stop_reason)}});
     progress_.finish(state_, active_seconds());
     return code;
   }
@@ -117,7 +119,9 @@ class Runner {
 
   // Trials that were running (or launched but not yet recorded as running) when the last tuner
   // stopped: follow the ones whose supervisor is alive or left an exit record, re-queue the others.
-  void resume_running_trials() {
+  // Returns their events, to be written once the state that records them is checkpointed.
+  std::vector<std::pair<std::string, EventFields>> resume_running_trials() {
+    std::vector<std::pair<std::string, EventFields>> events;
     for (TrialRun& r : state_.runs) {
       if (r.external || r.status == RunStatus::complete || r.status == RunStatus::failed) continue;
       if (r.status == RunStatus::queued && r.attempts == 0) continue;
@@ -127,14 +131,15 @@ class Runner {
       if (std::filesystem::exists(tdir) && executor_->attach(run)) {
         r.status = RunStatus::running;
         if (const std::string job = executor_->job_of(run.id); !job.empty()) r.job = job;
-        events_.write("reattach", {{"trial", std::to_string(r.id)}});
+        events.push_back({"reattach", {{"trial", json_number(r.id)}}});
         progress_.log("trial " + std::to_string(r.id) + " re-attached");
       } else if (r.status == RunStatus::running) {
         r.status = RunStatus::queued;
-        events_.write("requeue", {{"trial", std::to_string(r.id)}, {"reason", "its run was lost"}});
+        events.push_back({"requeue", {{"trial", json_number(r.id)}, {"reason", json_string("its run was lost")}}});
         progress_.log("trial " + std::to_string(r.id) + " re-queued: its run was lost with the previous tuner");
       }
     }
+    return events;
   }
 
   std::size_t failed_count() const { return state_.count(RunStatus::failed); }
@@ -220,10 +225,9 @@ class Runner {
       throw;
     }
     if (!r.job.empty()) checkpoint();  // the job id, so that a resumed tuner follows this job
-    std::vector<std::pair<std::string, std::string>> fields{{"trial", std::to_string(r.id)},
-                                                            {"attempt", std::to_string(r.attempts)}};
-    if (!r.job.empty()) fields.emplace_back("job", r.job);
-    if (resolution) fields.emplace_back("level", std::to_string(resolution->level));
+    EventFields fields{{"trial", json_number(r.id)}, {"attempt", json_number(std::uint64_t{r.attempts})}};
+    if (!r.job.empty()) fields.emplace_back("job", json_string(r.job));
+    if (resolution) fields.emplace_back("level", json_number(std::uint64_t{resolution->level}));
     events_.write("launch", fields);
     progress_.log("trial " + std::to_string(r.id) + (r.job.empty() ? " started: " : " submitted as job " + r.job + ": ") +
                   tune::to_string(t.config) +
@@ -248,12 +252,6 @@ class Runner {
     return e.finished_at - e.started_at;
   }
 
-  static std::vector<std::pair<std::string, std::string>> with_cost(std::vector<std::pair<std::string, std::string>> fields,
-                                                                   const std::optional<double>& cost) {
-    if (cost) fields.emplace_back("cost", format_double(*cost));
-    return fields;
-  }
-
   void collect(const adapters::FinishedTrial& f) {
     const std::uint64_t id = std::stoull(f.id);
     TrialRun& r = state_.runs.at(id);
@@ -267,10 +265,10 @@ class Runner {
       if (e.kind == adapters::ExitKind::lost) ++r.lost;
       r.status = RunStatus::queued;
       r.job.clear();
-      events_.write("requeue", {{"trial", f.id}, {"reason", e.message}});
       progress_.log("trial " + f.id + (e.kind == adapters::ExitKind::lost ? " lost (" + e.message + ")" : " interrupted") +
                     "; it will run again");
       checkpoint();
+      events_.write("requeue", {{"trial", json_number(id)}, {"reason", json_string(e.message)}});
       return;
     }
     const std::filesystem::path tdir = trial_dir(dir_, id);
@@ -310,13 +308,14 @@ class Runner {
         r.intermediate = report.intermediate;
         r.metrics = report.metrics;
         if (report.failure) reason = *report.failure;
+        else if (!report.objective && report.unreadable_objective)
+          reason = *report.unreadable_objective;
         else if (!report.objective)
           reason = "no value reported: expected a line '" + state_.config.objective.name +
                    "=<value>' on stdout, a JSON object line, or a result file at $TUNE_RESULT_FILE";
         else {
           state_.study.tell(id, *report.objective, cost);
           r.status = RunStatus::complete;
-          events_.write("complete", with_cost({{"trial", f.id}, {"value", format_double(*report.objective)}}, cost));
           progress_.log("trial " + f.id + " " + state_.config.objective.name + "=" + format_double(*report.objective));
         }
       } catch (const std::exception& ex) {
@@ -327,11 +326,11 @@ class Runner {
       state_.study.fail(id, reason, cost);
       r.status = RunStatus::failed;
       r.failure_reason = reason;
-      events_.write("fail", with_cost({{"trial", f.id}, {"reason", reason}}, cost));
       progress_.log("trial " + f.id + " failed: " + reason);
     }
     ask_blocked_ = false;  // a told trial may let the strategy propose again (or free cost budget)
     checkpoint();
+    events_.write_outcome(state_, id);
   }
 
   void cancel_running() {

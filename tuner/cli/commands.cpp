@@ -79,6 +79,29 @@ void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& 
   }
 }
 
+// An error in the campaign the inline form built, told as the command-line option that set the
+// field: the user never saw the YAML whose line and column the message would cite.
+std::string inline_option_error(const CampaignError& error, const InlineSettings& s) {
+  const std::string& field = error.field();
+  std::string option;
+  if (field == "name") option = "--name '" + s.name + "'";
+  else if (field == "objective.name") option = "--objective '" + s.objective + "'";
+  else if (field == "strategy" || field.rfind("strategy.", 0) == 0) option = "--strategy '" + s.strategy + "'";
+  else if (field == "budget.trials") option = "--trials " + std::to_string(s.trials);
+  else if (field == "executor.workers") option = "--workers " + std::to_string(s.workers);
+  else if (field == "executor.timeout") option = "--timeout '" + s.timeout.value_or("") + "'";
+  else if (field == "seed") option = "--seed " + std::to_string(s.seed);
+  if (option.empty()) return error.what();  // the command after --: parse_inline_command checked it
+  std::string problem = error.problem();
+  // "remove executor.timeout for no time limit" reads "remove --timeout ..." here (a dotted key only:
+  // "name" or "strategy" are words of the message too).
+  const std::string flag = option.substr(0, option.find(' '));
+  if (field.find('.') != std::string::npos)
+    for (std::size_t at = problem.find(field); at != std::string::npos; at = problem.find(field, at + flag.size()))
+      problem.replace(at, field.size(), flag);
+  return option + ": " + problem;
+}
+
 // Creates DIR with a fresh state for `config`, or checks that DIR already holds this campaign.
 int prepare(const CampaignConfig& config, const std::filesystem::path& dir) {
   if (has_state(dir)) {
@@ -167,6 +190,21 @@ std::string region_summary(const StudyRecommendation& rec, const std::string& ob
          format_short(rec.sd);
 }
 
+// Why `tune best` has no trial to report (none has completed), and where to look.
+std::string why_no_best(const std::filesystem::path& dir, const CampaignState& s) {
+  const std::size_t failed = s.count(RunStatus::failed);
+  const std::string look = "; 'tune status " + dir.string() + "' shows why each failed, and " +
+                           (dir / "trials" / "<id>").string() + "/stdout and stderr what each printed";
+  if (s.runs.empty()) return "no trial of " + dir.string() + " has run yet ('tune resume " + dir.string() + "' runs them)";
+  if (failed == s.runs.size())
+    return (failed == 1 ? "the only trial of " + dir.string() + " failed"
+                        : "all " + std::to_string(failed) + " trials of " + dir.string() + " failed") +
+           look;
+  return "no trial of " + dir.string() + " has completed yet (" + std::to_string(failed) + " failed, " +
+         std::to_string(s.count(RunStatus::running)) + " running, " + std::to_string(s.count(RunStatus::queued)) +
+         " queued)" + (failed > 0 ? look : "");
+}
+
 // `tune best` of a multi-resolution campaign: the model's recommendation (posterior mean and sd of
 // the objective at the full resolution) and the best observed full-resolution trial; a trial of a
 // lower level is never reported as the best (its value is not comparable). The top-level keys are
@@ -178,6 +216,10 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   const Trial* b = s.study.best();
   const std::optional<StudyRecommendation> rec = s.study.recommendation();
   const std::string& objective = s.config.objective.name;
+  if (!b && !rec && s.count(RunStatus::complete) == 0) {
+    std::fprintf(stderr, "tune best: no best configuration: %s\n", why_no_best(dir, s).c_str());
+    return kExitError;
+  }
   if (!b && !rec) {
     std::fprintf(stderr, "tune: no full-resolution trial (%s = %s) of %s has completed yet, and the model has no "
                          "recommendation yet\n",
@@ -242,6 +284,21 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   e << n;
   std::printf("%s\n%s\n", summary.c_str(), e.c_str());
   return kExitComplete;
+}
+
+// Every command but run and init works on an existing campaign. Without DIR/state.yaml there is
+// nothing damaged to restore: the directory is simply not a campaign, which is a usage error.
+bool holds_campaign(const std::filesystem::path& dir, const char* command) {
+  if (has_state(dir)) return true;
+  std::error_code ec;
+  const char* what = !std::filesystem::exists(dir, ec)       ? "does not exist"
+                     : !std::filesystem::is_directory(dir, ec) ? "is not a directory"
+                                                               : "holds no campaign (no state.yaml)";
+  std::fprintf(stderr,
+               "tune %s: %s %s; give the directory of a campaign (the one 'tune run' created: ./<name>, or its "
+               "--dir), or start one with 'tune run CAMPAIGN.yaml' ('tune init' writes an example)\n",
+               command, dir.c_str(), what);
+  return false;
 }
 
 // `tune ask` and `tune tell` change the campaign, so they need it to themselves.
@@ -344,7 +401,13 @@ int run_campaign_file(const std::filesystem::path& file, std::optional<std::file
 
 int run_inline(const InlineSettings& s, const std::vector<std::string>& command, std::optional<std::filesystem::path> dir,
                const SessionFlags& flags) {
-  const adapters::InlineCampaign inline_campaign = adapters::parse_inline_command(command);
+  adapters::InlineCampaign inline_campaign;
+  try {
+    inline_campaign = adapters::parse_inline_command(command);  // its errors cite the argument
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "tune run: %s\n", e.what());
+    return kExitUsage;
+  }
   // Build the campaign as YAML so that it goes through exactly the checks of a campaign file.
   YAML::Node n;
   n["name"] = s.name;
@@ -359,7 +422,13 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   n["seed"] = s.seed;
   YAML::Emitter e;
   e << n;
-  CampaignConfig config = campaign_from_yaml(YAML::Load(e.c_str()), "command line");
+  CampaignConfig config;
+  try {
+    config = campaign_from_yaml(YAML::Load(e.c_str()), "command line");
+  } catch (const CampaignError& error) {
+    std::fprintf(stderr, "tune run: %s\n", inline_option_error(error, s).c_str());
+    return kExitUsage;
+  }
   anchor_relative_paths(config, std::filesystem::current_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
   if (const int rc = prepare(config, d); rc >= 0) return rc;
@@ -367,10 +436,7 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
 }
 
 int resume(const std::filesystem::path& dir, const SessionFlags& flags) {
-  if (!has_state(dir)) {
-    std::fprintf(stderr, "tune: %s holds no campaign (no state.yaml); start one with 'tune run CAMPAIGN.yaml'\n", dir.c_str());
-    return kExitError;
-  }
+  if (!holds_campaign(dir, "resume")) return kExitUsage;
   load_state(dir);  // refuse a damaged state before detaching
   return drive(dir, flags);
 }
@@ -386,6 +452,7 @@ int init(const std::filesystem::path& file) {
 }
 
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
+  if (!holds_campaign(dir, "status")) return kExitUsage;
   const CampaignState s = load_state(dir);
   std::string holder;
   const bool running = !CampaignLock::try_acquire(dir, &holder).has_value();
@@ -449,11 +516,12 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
 }
 
 int best(const std::filesystem::path& dir, bool json) {
+  if (!holds_campaign(dir, "best")) return kExitUsage;
   const CampaignState s = load_state(dir);
   if (s.config.resolution) return best_with_resolution(dir, s, json);
   const Trial* b = s.study.best();
   if (!b) {
-    std::fprintf(stderr, "tune: no trial of %s has completed yet\n", dir.c_str());
+    std::fprintf(stderr, "tune best: no best configuration: %s\n", why_no_best(dir, s).c_str());
     return kExitError;
   }
   // gpoo recommends a region: `recommendation` adds it, with the point the model prefers in it.
@@ -490,6 +558,7 @@ int best(const std::filesystem::path& dir, bool json) {
 }
 
 int ask(const std::filesystem::path& dir, bool json) {
+  if (!holds_campaign(dir, "ask")) return kExitUsage;  // before the lock, which would create tune.lock
   const auto lock = lock_for_ask_tell(dir);
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
@@ -510,6 +579,9 @@ int ask(const std::filesystem::path& dir, bool json) {
   // A multi-resolution campaign also hands out the level to run at.
   const std::optional<Resolution>& res = s.study.resolution();
   const bool leveled = res && suggestion->level;
+  EventFields fields{{"trial", json_number(suggestion->id)}};
+  if (leveled) fields.emplace_back("level", json_number(std::uint64_t{*suggestion->level}));
+  EventLog(dir / "events.jsonl").write("ask", fields);
   if (json) {
     std::string level;
     if (leveled)
@@ -537,6 +609,7 @@ int ask(const std::filesystem::path& dir, bool json) {
 
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
          const std::optional<std::string>& failure, std::optional<double> cost) {
+  if (!holds_campaign(dir, "tell")) return kExitUsage;
   const auto lock = lock_for_ask_tell(dir);
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
@@ -591,10 +664,16 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
     r.status = RunStatus::complete;
   }
   save_state(dir, s);
+  // After the state, as a tuner writes its events; one lost to a crash in between is recovered by
+  // the next session or tell.
+  EventLog events(dir / "events.jsonl");
+  events.write_outcome(s, id);
+  events.recover_outcomes(s);
   return kExitComplete;
 }
 
 int stop(const std::filesystem::path& dir) {
+  if (!holds_campaign(dir, "stop")) return kExitUsage;
   std::ifstream in(dir / "tuner.pid");
   long pid = 0;
   if (!(in >> pid) || pid <= 0) {

@@ -15,8 +15,27 @@ namespace {
 
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
-damaged state, I/O); 2 bad command line; 3 stopped by a signal or 'tune stop' (resume continues);
-4 stopped after budget.failures failed trials; 5 another tuner drives the campaign.)";
+damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign); 3 stopped by a signal
+or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5 another tuner
+drives the campaign.)";
+
+// The inline form's options and the campaign-file keys that set the same thing: with a campaign
+// file they are refused rather than ignored (the file is the campaign's one definition).
+struct InlineOptionKey {
+  const char* option;
+  const char* key;
+  const char* note = "";
+};
+constexpr InlineOptionKey kInlineOptionKeys[] = {
+    {"--name", "name", " (--dir chooses the campaign's directory)"},
+    {"--trials", "budget.trials"},
+    {"--workers", "executor.workers"},
+    {"--objective", "objective.name"},
+    {"--maximize", "objective.direction: maximize"},
+    {"--strategy", "strategy"},
+    {"--timeout", "executor.timeout"},
+    {"--seed", "seed"},
+};
 
 }  // namespace
 
@@ -128,7 +147,18 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tune run: give a campaign file or an inline command after --, not both\n");
         return kExitUsage;
       }
-      if (!campaign_file.empty()) return run_campaign_file(campaign_file, dir, flags);
+      if (!campaign_file.empty()) {
+        bool inline_options = false;
+        for (const InlineOptionKey& o : kInlineOptionKeys)
+          if (run->count(o.option) > 0) {
+            std::fprintf(stderr, "tune run: %s is an option of the inline form (a command after --); with a campaign "
+                                 "file, set '%s' in %s instead%s\n",
+                         o.option, o.key, campaign_file.c_str(), o.note);
+            inline_options = true;
+          }
+        if (inline_options) return kExitUsage;
+        return run_campaign_file(campaign_file, dir, flags);
+      }
       if (inline_command.empty()) {
         std::fprintf(stderr, "tune run: give a campaign file (see 'tune init') or an inline command after --\n");
         return kExitUsage;

@@ -219,7 +219,13 @@ Parameter parse_prior(const std::string& name, std::string_view text, const Argu
          "write it as in " + example);
   }
   const std::vector<std::string> items = split_items(rest.substr(1, rest.size() - 2), *prior, fail);
-  return make_parameter(name, *prior, items, fail);
+  Parameter parameter = make_parameter(name, *prior, items, fail);
+  try {
+    Space({parameter});  // its checks (bounds, log scale, duplicate choices), citing this argument
+  } catch (const SpaceError& e) {
+    fail(e.what());
+  }
+  return parameter;
 }
 
 }  // namespace

@@ -149,8 +149,11 @@ struct Record {
   std::optional<double> step;
   std::optional<std::string> status;  // upper case; only statuses we know
   std::vector<std::pair<std::string, double>> metrics;
+  // The objective's key and its text, when that text is not a number.
+  std::optional<std::pair<std::string, std::string>> unreadable_objective;
 
   void clear() {
+    unreadable_objective.reset();
     named.reset();
     generic.reset();
     cost.reset();
@@ -172,7 +175,10 @@ bool set_value(Record& r, std::string_view key, std::string_view text,
     return true;
   }
   const std::optional<double> value = parse_number(text);
-  if (!value) return !strict;
+  if (!value) {
+    if (key == options.objective_name || key == "objective") r.unreadable_objective.emplace(key, text);
+    return !strict;
+  }
   if (key == options.objective_name) {
     r.named = value;
   } else if (key == "objective") {
@@ -387,7 +393,24 @@ struct Source {
   }
 };
 
-void parse_line(std::string_view line, Record& r, Source& source, TrialReport& report,
+// At most `limit` characters of `s` for an error message, control and non-ASCII bytes as '?'.
+std::string excerpt(std::string_view s, std::size_t limit = 60) {
+  std::string out;
+  for (const char c : s.substr(0, limit)) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u < 0x20 || u >= 0x7F) ? '?' : c;
+  }
+  if (s.size() > limit) out += "...";
+  return out;
+}
+
+// The message for an objective whose value is not a number, `where` the record came from.
+std::string unreadable_message(const std::pair<std::string, std::string>& key_and_text, const std::string& where) {
+  return "the value '" + excerpt(key_and_text.second) + "' for " + excerpt(key_and_text.first) + " is not a number (" +
+         where + ")";
+}
+
+void parse_line(std::string_view line, std::size_t line_number, Record& r, Source& source, TrialReport& report,
                 const ProtocolOptions& options) {
   line = trim(line);
   if (line.empty()) return;
@@ -405,17 +428,10 @@ void parse_line(std::string_view line, Record& r, Source& source, TrialReport& r
     ok = parse_pairs(line, r, options);
   }
   if (ok) source.take(r, report.metrics);
-}
-
-// At most `limit` characters of `s` for an error message, control and non-ASCII bytes as '?'.
-std::string excerpt(std::string_view s, std::size_t limit = 60) {
-  std::string out;
-  for (const char c : s.substr(0, limit)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u >= 0x7F) ? '?' : c;
+  if (r.unreadable_objective) {
+    report.unreadable_objective = unreadable_message(
+        *r.unreadable_objective, "stdout line " + std::to_string(line_number) + ": '" + excerpt(line, 100) + "'");
   }
-  if (s.size() > limit) out += "...";
-  return out;
 }
 
 void parse_result_file(const std::string& text, Source& source, TrialReport& report,
@@ -446,6 +462,7 @@ void parse_result_file(const std::string& text, Source& source, TrialReport& rep
   Record r;
   take_mapping(doc, r, options);
   source.take(r, report.metrics);
+  if (r.unreadable_objective) report.unreadable_objective = unreadable_message(*r.unreadable_objective, "result file");
 }
 
 bool only_whitespace(std::string_view s) {
@@ -467,14 +484,14 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
   std::string_view text(stdout_text);
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
   std::size_t pos = 0;
-  for (;;) {
+  for (std::size_t line_number = 1;; ++line_number) {
     const std::size_t newline = text.find('\n', pos);
     if (newline == std::string_view::npos) break;  // an unterminated last line is not complete
     std::string_view line = text.substr(pos, newline - pos);
     pos = newline + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > kMaxLineBytes) continue;
-    parse_line(line, record, out, report, options);
+    parse_line(line, line_number, record, out, report, options);
   }
 
   if (!only_whitespace(result_file_text)) parse_result_file(result_file_text, file, report, options);

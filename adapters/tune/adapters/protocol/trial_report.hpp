@@ -27,6 +27,10 @@ struct TrialReport {
   std::vector<IntermediateValue> intermediate; // in the order reported
   std::map<std::string, double> metrics;       // every other numeric key=value reported
   std::optional<std::string> failure;          // the trial said it failed (SMAC status), or the value is non-finite
+  // The last line (or result-file entry) that gave the objective a value that is not a number, e.g.
+  // "the value 'abc' for val_acc is not a number (stdout line 3: 'val_acc=abc')": why a trial that
+  // reported no value failed, more useful than "no value reported". Such a line is still ignored.
+  std::optional<std::string> unreadable_objective;
 };
 
 struct ProtocolOptions {
