@@ -15,13 +15,10 @@
 namespace tune {
 
 namespace {
-std::vector<double> as_key(const Eigen::VectorXd& unit) { return {unit.data(), unit.data() + unit.size()}; }
-
-// The unit points of every trial made, running or failed: trials run at snapped points, so a
-// configuration is one exact point.
+// The unit points of every trial made, running or failed (unit_key).
 std::set<std::vector<double>> configurations_run(const std::vector<Trial>& trials) {
   std::set<std::vector<double>> ran;
-  for (const Trial& t : trials) ran.insert(as_key(t.unit));
+  for (const Trial& t : trials) ran.insert(unit_key(t.unit));
   return ran;
 }
 
@@ -52,7 +49,7 @@ std::optional<ScoredPoint> best_untried_configuration(const GaussianProcess& gp,
       rest /= k;
     }
     const Eigen::VectorXd x = space.snap(u);
-    if (ran.count(as_key(x))) continue;
+    if (ran.count(unit_key(x))) continue;
     const Prediction p = gp.predict(x);
     const double score = acquisition.score(p.mean, p.variance);
     if (!best || score > best->score) best = ScoredPoint{x, score, p.variance};
@@ -100,7 +97,7 @@ ProposalResult GpBandit::propose(const StrategyContext& context) {
                                                                               : configurations_run(context.trials);
     for (int attempt = 0; attempt < 1000; ++attempt) {
       Eigen::VectorXd u = shifted_sobol_point(context.space, context.seed, RngStream::initial_design, design_index_++);
-      if (coincides_with_pending(u, context.trials) || ran.count(as_key(u))) continue;
+      if (coincides_with_pending(u, context.trials) || ran.count(unit_key(u))) continue;
       return {Proposal{.unit = u, .source = "initial_design", .in_model = true, .model_size = dictionary_.size()}, {}};
     }
     if (!options_.repeat_configurations) {
@@ -237,6 +234,8 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   const double noise = gp.noise_variance(0);
   const double rho = variance_ratio_threshold(epsilon);
   const SnapFunction snap = [&](const Eigen::VectorXd& x) { return context.space.snap(x); };
+  const std::set<std::vector<double>> ran = options_.repeat_configurations ? std::set<std::vector<double>>{}
+                                                                            : configurations_run(context.trials);
 
   for (std::size_t attempt = 0;; ++attempt) {
     const std::size_t t = context.trials.size() + skipped_.size() + 1;
@@ -245,8 +244,7 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
     std::vector<ScoredPoint> ranked = rank_acquisition(gp, acquisition, snap, anchors, options_.optimizer, rng);
     if (failures.any_failure()) weigh_by_success(ranked, failures, options_.acquisition);
     if (!options_.repeat_configurations) {
-      const std::set<std::vector<double>> ran = configurations_run(context.trials);
-      std::erase_if(ranked, [&](const ScoredPoint& p) { return ran.count(as_key(p.x)) > 0; });
+      std::erase_if(ranked, [&](const ScoredPoint& p) { return ran.count(unit_key(p.x)) > 0; });
       if (ranked.empty()) {
         const std::optional<ScoredPoint> untried = best_untried_configuration(gp, acquisition, context.space, ran);
         if (!untried)

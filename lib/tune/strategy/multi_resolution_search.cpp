@@ -559,7 +559,7 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   if (!ran.empty())
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       const Eigen::VectorXd& x = std::get<PointQuery>(queries[i].query).x;
-      repeats[i] = ran.count({pairs[i].second, std::vector<double>(x.data(), x.data() + x.size())}) > 0;
+      repeats[i] = ran.count({pairs[i].second, unit_key(x)}) > 0;
     }
   sync_node_targets(active);
   std::vector<PairPrediction> posteriors;
@@ -711,7 +711,7 @@ std::set<std::pair<std::size_t, std::vector<double>>> MultiResolutionSearch::run
   if (!discrete || options_.allow_requery || options_.window == ObservationWindow::cell) return ran;
   const std::size_t top = levels_ - 1;
   for (const Trial& t : context.trials)
-    ran.insert({std::min(t.level.value_or(top), top), std::vector<double>(t.unit.data(), t.unit.data() + t.unit.size())});
+    ran.insert({std::min(t.level.value_or(top), top), unit_key(t.unit)});
   return ran;
 }
 

@@ -16,4 +16,6 @@ bool coincides_with_pending(const Eigen::VectorXd& unit, const std::vector<Trial
   return false;
 }
 
+std::vector<double> unit_key(const Eigen::VectorXd& unit) { return {unit.data(), unit.data() + unit.size()}; }
+
 }  // namespace tune

@@ -98,4 +98,8 @@ const Trial& trial_by_id(const std::vector<Trial>& trials, std::uint64_t id);
 // Whether `unit` equals the point of a pending trial (parallel suggestions must differ).
 bool coincides_with_pending(const Eigen::VectorXd& unit, const std::vector<Trial>& trials);
 
+// A unit point as an ordered key: trials run at snapped points, so in a space with a discrete
+// parameter one configuration is one exact point (the strategies' sets of configurations run).
+std::vector<double> unit_key(const Eigen::VectorXd& unit);
+
 }  // namespace tune
