@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -66,8 +67,7 @@ std::string unit_text(const Eigen::VectorXd& unit) {
 bool unit_decodes_to(const Space& space, const Eigen::VectorXd& unit, const Config& config) {
   constexpr double tolerance = 1e-9;
   const Config at = space.decode(unit);
-  const Config below = space.decode((unit.array() - tolerance).matrix());
-  const Config above = space.decode((unit.array() + tolerance).matrix());
+  std::optional<Config> below, above;  // decoded only when a discrete value differs from `at`
   for (const Parameter& p : space.parameters()) {
     const Value& value = config.at(p.name);
     if (p.type == ParamType::floating) {
@@ -77,8 +77,12 @@ bool unit_decodes_to(const Space& space, const Eigen::VectorXd& unit, const Conf
       const double round_off =
           8 * std::numeric_limits<double>::epsilon() * std::max(std::fabs(p.low), std::fabs(p.high));
       if (!(std::fabs(x - decoded) <= tolerance * width + round_off)) return false;
-    } else if (value != at.at(p.name) && value != below.at(p.name) && value != above.at(p.name)) {
-      return false;
+    } else if (value != at.at(p.name)) {
+      if (!below) {
+        below = space.decode((unit.array() - tolerance).matrix());
+        above = space.decode((unit.array() + tolerance).matrix());
+      }
+      if (value != below->at(p.name) && value != above->at(p.name)) return false;
     }
   }
   return true;
@@ -103,16 +107,19 @@ Eigen::VectorXd read_unit(const Space& space, std::uint64_t id, const YAML::Node
 // unit point, read first, says what a damaged config held.
 Config read_config(const Space& space, std::uint64_t id, const YAML::Node& node, const Eigen::VectorXd& unit) {
   const Config config = config_from_yaml(space, node);
-  const std::string hint = "; its unit point " + unit_text(unit) + " is the configuration " + to_string(space.decode(unit));
+  // Formatted only for a refusal: most loads refuse nothing.
+  const auto hint = [&] {
+    return "; its unit point " + unit_text(unit) + " is the configuration " + to_string(space.decode(unit));
+  };
   for (const Parameter& p : space.parameters())
     if (!config.contains(p.name))
       refuse_trial(id, node, "config",
-                   "parameter '" + p.name + "' is missing; every parameter of the space has a value: restore it" + hint);
+                   "parameter '" + p.name + "' is missing; every parameter of the space has a value: restore it" + hint());
   try {
     (void)space.encode(config);
   } catch (const SpaceError& e) {
     refuse_trial(id, node, "config",
-                 std::string(e.what()) + ": restore the value the trial ran with (or the space, if it was edited)" + hint);
+                 std::string(e.what()) + ": restore the value the trial ran with (or the space, if it was edited)" + hint());
   }
   return config;
 }
