@@ -303,6 +303,36 @@ TEST(StudyFile, RoundTripIsExact) {
   EXPECT_EQ(Study::from_yaml_string(text, "x").to_yaml_string(), text);
 }
 
+// save() keeps the text of finished trials between calls; a trial saved while pending and then told
+// or failed must be written anew, and every file must match a fresh formatting of the same study.
+TEST(StudyFile, SavingAfterEveryEventWritesWhatAFreshStudyWould) {
+  Study study(mixed_space(), strategy_named("ei"), {.seed = 4});
+  const std::filesystem::path path = temp_file("every_event.yaml");
+  auto fresh_text = [&] { return Study::from_yaml_string(study.to_yaml_string(), "copy").to_yaml_string(); };
+  for (int i = 0; i < 12; ++i) {
+    const auto a = study.ask();
+    ASSERT_TRUE(a.has_value());
+    const auto b = study.ask();
+    ASSERT_TRUE(b.has_value());
+    study.save(path);
+    study.tell(a->id, objective(a->config));
+    study.save(path);
+    std::ifstream in(path);
+    std::stringstream told;
+    told << in.rdbuf();
+    if (i % 3 == 0) study.fail(b->id, "crashed");
+    else study.tell(b->id, objective(b->config));
+    const Study loaded = Study::load(path);
+    EXPECT_EQ(loaded.trial(a->id).status, tune::TrialStatus::complete);
+    EXPECT_EQ(loaded.trial(b->id).status, tune::TrialStatus::pending);
+    EXPECT_EQ(told.str(), loaded.to_yaml_string());
+    study.save(path);
+    const Study after = Study::load(path);
+    EXPECT_EQ(after.trial(b->id).status, i % 3 == 0 ? tune::TrialStatus::failed : tune::TrialStatus::complete);
+    EXPECT_EQ(study.to_yaml_string(), fresh_text());
+  }
+}
+
 TEST(StudyFile, RefusesDamagedOrForeignFiles) {
   const std::string text = saved_text();
   // Truncation in the middle of the trials.

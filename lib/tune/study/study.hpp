@@ -136,6 +136,9 @@ class Study {
   std::uint64_t ask_count_ = 0;
   bool finished_ = false;
   std::string stop_reason_;
+  // save() and to_yaml_string() format only the trials that changed since the last call: a study
+  // of thousands of trials saved after every tell would otherwise spend ~50 us per trial.
+  mutable StudyYamlCache yaml_cache_;
 };
 
 }  // namespace tune

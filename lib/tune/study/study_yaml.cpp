@@ -196,8 +196,7 @@ Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resol
 
 std::string Study::to_yaml_string() const {
   std::string out;
-  StudyYamlCache cache;
-  append_yaml(out, 0, cache);
+  append_yaml(out, 0, yaml_cache_);
   return out;
 }
 
