@@ -290,8 +290,8 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
             c.objective.deterministic = read_bool(det, "objective.deterministic");
           } catch (const StateError&) {
             fail(det, "objective.deterministic",
-                 "expected true (the same configuration always gives the same value; the default strategy is then "
-                 "bnb) or false, found '" + (det.IsScalar() ? det.Scalar() : std::string("a list or map")) + "'");
+                 "expected true (the same configuration always gives the same value, so none runs twice) or "
+                 "false, found '" + (det.IsScalar() ? det.Scalar() : std::string("a list or map")) + "'");
           }
         }
       }
@@ -475,7 +475,7 @@ space:
 # strategy cmets the tuner chooses the level too. cost: measured (run time, seconds) or [1, 3, 9, 27].
 # resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}
 objective: {name: val_acc, direction: maximize}   # the key the trial prints; minimize or maximize
-# objective: {name: loss, deterministic: true}    # no noise: the default strategy becomes bnb
+# objective: {name: loss, deterministic: true}    # no noise: no configuration runs twice
 #                                                 # (up to 3 parameters; ei above)
 strategy:
   name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (or cmes);

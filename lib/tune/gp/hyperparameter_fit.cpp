@@ -75,15 +75,32 @@ struct Objective {
     return theta;
   }
 
+  // The noise block [noise_at, noise_at + noise_count) under the pooled prior, if pooled.
+  Eigen::Index noise_at = 0, noise_count = 0;
+  double pooling_sd = 0.0;
+
   double log_prior(const Eigen::VectorXd& theta, Eigen::VectorXd& grad) const {
     double lp = 0.0;
     for (Eigen::Index i = 0; i < theta.size(); ++i) {
-      if (prior_sd(i) <= 0.0) continue;
+      if (prior_sd(i) <= 0.0 || (i >= noise_at && i < noise_at + noise_count)) continue;
       const double z = (theta(i) - prior_mean(i)) / prior_sd(i);
       lp += -0.5 * z * z;
       grad(i) += -z / prior_sd(i);
     }
+    if (noise_count > 0) lp += pooled_noise_log_prior(theta, grad);
     return lp;
+  }
+
+  // -1/2 r' S^-1 r for r = theta_noise - mean, S = (t^2 - s^2) 11' + s^2 I (t the marginal sd, s
+  // the pooling sd): by Sherman-Morrison S^-1 = (I - c 11') / s^2, c = (t^2 - s^2) / (s^2 + G (t^2 - s^2)).
+  double pooled_noise_log_prior(const Eigen::VectorXd& theta, Eigen::VectorXd& grad) const {
+    const Eigen::VectorXd r =
+        theta.segment(noise_at, noise_count) - prior_mean.segment(noise_at, noise_count);
+    const double t2 = prior_sd(noise_at) * prior_sd(noise_at), s2 = pooling_sd * pooling_sd;
+    const double c = (t2 - s2) / (s2 + static_cast<double>(noise_count) * (t2 - s2));
+    const Eigen::VectorXd precision_r = (r.array() - c * r.sum()).matrix() / s2;
+    grad.segment(noise_at, noise_count) -= precision_r;
+    return -0.5 * r.dot(precision_r);
   }
 
   double operator()(unsigned n, const double* x, double* g) {
@@ -337,6 +354,12 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
   block(dim, options.lengthscale_min, options.lengthscale_max, {std::log(ls_median), options.lengthscale_prior_log_sd},
         true);
   block(1, options.outputscale_min, options.outputscale_max, options.outputscale_prior, true);
+  if (groups >= 2 && options.fit_noise && options.noise_prior.log_sd > 0 && options.noise_pooling_log_sd > 0 &&
+      options.noise_pooling_log_sd < options.noise_prior.log_sd) {
+    objective.noise_at = at;
+    objective.noise_count = static_cast<Eigen::Index>(groups);
+    objective.pooling_sd = options.noise_pooling_log_sd;
+  }
   block(groups, options.noise_min, options.noise_max, options.noise_prior, options.fit_noise);
   block(warm_start.discrepancy_ratios.size(), options.discrepancy_min, options.discrepancy_max,
         options.discrepancy_prior, true);
@@ -354,6 +377,14 @@ HyperparameterFitResult fit_hyperparameters(const std::vector<Observation>& all_
 
   // Starts: the warm start, then draws from the priors, all clamped into the box.
   std::vector<Eigen::VectorXd> starts{to_theta(warm_start)};
+  if (options.smooth_start_noise > 0 && options.fit_noise) {
+    Eigen::VectorXd theta = to_theta(warm_start);
+    for (Eigen::Index i = 0; i < p; ++i)
+      if (objective.prior_sd(i) > 0) theta(i) = objective.prior_mean(i);
+    for (std::size_t k = 0; k < groups; ++k)
+      theta(static_cast<Eigen::Index>(dim + 1 + k)) = std::log(options.smooth_start_noise);
+    starts.push_back(theta);
+  }
   for (std::size_t r = 0; r < options.random_restarts; ++r) {
     Eigen::VectorXd theta(p);
     for (Eigen::Index i = 0; i < p; ++i) {

@@ -33,6 +33,15 @@ struct HyperparameterFitOptions {
   LogNormalPrior outputscale_prior{0.0, 1.5};
   LogNormalPrior noise_prior{-6.9, 3.0};  // median 1e-3, broad
   bool fit_noise = true;                  // false: noise variances stay at the warm start's
+  // If > 0, several noise groups (one per resolution level) share what their noises have in common:
+  // the log noise variances are jointly normal, each with the marginal noise_prior, any two
+  // correlated 1 - pooling^2 / noise_prior.log_sd^2, so a level with a handful of runs leans on the
+  // levels with many. 0 (or >= noise_prior.log_sd): independent. Not the default: with 1.0, noisy
+  // cmets campaigns' recommendations were better calibrated (|z| > 2 in fewer seeds on all four
+  // problems of bench/results/noisy_recommendation.md), but their regret was better on two and worse
+  // on one, and noise-free campaigns paid (Park's cost to target 2.9 -> 5.8): there a cheap level's
+  // noise holds its misfit, which the full runs then inherit.
+  double noise_pooling_log_sd = 0.0;
   // Discrepancy ratios of the offset groups (GpHyperparameters::discrepancy_ratios; fitted when the
   // warm start has them): a low level is believed to track f fairly closely unless the data say
   // otherwise.
@@ -58,6 +67,13 @@ struct HyperparameterFitOptions {
   LogNormalPrior discrepancy_lengthscale_factor_prior{0.0, 1.0};
 
   std::size_t random_restarts = 1;   // in addition to the warm start
+  // If > 0, one more start: every prior at its median and every noise variance at this value
+  // (standardised units). A MAP fit of noisy values has two modes, one that interpolates them (short
+  // lengthscales, noise at the floor) and a smooth one (noise near the truth); from a warm start in
+  // the first, L-BFGS never finds the second, and the posterior cannot weigh them. 0: no such start.
+  // Not a default: on noisy cmets campaigns (bench/results/noisy_recommendation.md) 0.1 helped the
+  // trainer-shaped problem and Hartmann-3 and cost Forrester and Branin.
+  double smooth_start_noise = 0.0;
   std::size_t max_evaluations = 30;  // per start
   // Fits on at most this many observations (a seeded random subset) so that a refit stays cheap
   // for large models; the model itself keeps all of them.

@@ -34,6 +34,7 @@ void fit_fields(Options& o, Visit&& visit) {
   visit("outputscale_prior_log_sd", f.outputscale_prior.log_sd);
   visit("noise_prior_log_median", f.noise_prior.log_median);
   visit("noise_prior_log_sd", f.noise_prior.log_sd);
+  visit("noise_pooling_log_sd", f.noise_pooling_log_sd);
   visit("fit_noise", f.fit_noise);
   visit("discrepancy_min", f.discrepancy_min);
   visit("discrepancy_max", f.discrepancy_max);
@@ -52,6 +53,7 @@ void fit_fields(Options& o, Visit&& visit) {
   visit("discrepancy_lengthscale_factor_prior_log_median", f.discrepancy_lengthscale_factor_prior.log_median);
   visit("discrepancy_lengthscale_factor_prior_log_sd", f.discrepancy_lengthscale_factor_prior.log_sd);
   visit("random_restarts", f.random_restarts);
+  visit("smooth_start_noise", f.smooth_start_noise);
   visit("max_evaluations", f.max_evaluations);
   visit("max_points", f.max_points);
 }
