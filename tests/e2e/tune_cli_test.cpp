@@ -114,6 +114,11 @@ TEST(TuneCli, InlineFormErrorsCiteTheArgumentAndExitTwo) {
        "time limit"},
       {{"--trials", "0"}, {"--x~uniform(0,1)"}, "tune run: --trials 0: expected a whole number >= 1"},
       {{"--objective", ""}, {"--x~uniform(0,1)"}, "tune run: --objective '': expected the name the trial reports"},
+      // The argument as typed and its place after --, not its index in the command after --x~... became
+      // two elements (that was command[4]).
+      {{}, {"--x~uniform(0,1)", "--bad", "{nope}"},
+       "tune run: argument '{nope}' (the 4th after --): unknown placeholder '{nope}'; known placeholders: x, "
+       "trial_id"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args{"run", "--name", "e", "--quiet"};
