@@ -293,6 +293,12 @@ TEST(TuneCli, MisbehavingTrialsFailWithTheRightReason) {
       {"garbage", "failed", "the value '0.5abc' for objective is not a number (stdout line 1: 'objective=0.5abc')"},
       {"nan", "failed", "not a finite number"},
       {"nothing", "failed", "no value reported"},
+      {"truncated_json", "failed",
+       "no value reported: stdout line 2 looks like a JSON object but does not parse (end of map flow not found at "
+       "column 1; a JSON report is one object on one line, closed by '}'): '{\"objective\": 0.9'; no other stdout "
+       "line or result file reported a value for objective"},
+      {"binary_prefix", "failed",
+       "no value reported: stdout line 1 holds bytes that are not UTF-8 (the first is byte 1) and was not read"},
       {"segv", "failed", "killed by signal 11 (SIGSEGV)"},
       {"flood", "complete", "0.25"},
       {"result_file", "complete", "0.125"},
