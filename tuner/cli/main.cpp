@@ -15,9 +15,9 @@ namespace {
 
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
-damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign); 3 stopped by a signal
-or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5 another tuner
-drives the campaign.)";
+damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
+campaign without a command); 3 stopped by a signal or 'tune stop' (resume continues); 4 stopped after
+budget.failures failed trials; 5 another tuner drives the campaign.)";
 
 // The inline form's options and the campaign-file keys that set the same thing: with a campaign
 // file they are refused rather than ignored (the file is the campaign's one definition).
