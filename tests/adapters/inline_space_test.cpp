@@ -282,6 +282,29 @@ TEST(InlineSpace, BadBracesInOtherArgumentsAreReported) {
   expect_contains(m, "{{");
 }
 
+// The user typed the arguments, not the rewritten command (where --lr~... became two elements): an
+// unknown placeholder is cited as its argument and its place after --.
+TEST(InlineSpace, PlaceholderErrorsCiteTheArgumentAsTyped) {
+  const std::string m = error_of(
+      [] { parse_inline_command({"python3", "train.py", "--lr~loguniform(1e-5,1)", "--bad", "{nope}"}); });
+  EXPECT_EQ(m,
+            "argument '{nope}' (the 5th after --): unknown placeholder '{nope}'; known placeholders: lr, trial_id, "
+            "trial_dir, result_file (write {{ and }} for literal braces)");
+  // After two declarations, the 11th, 12th and 22nd arguments: ordinals beyond "th".
+  Args many{"run", "--a~uniform(0,1)", "--b~uniform(0,1)"};
+  while (many.size() < 10) many.push_back("x");
+  many.push_back("{bad}");
+  expect_contains(error_of([&] { parse_inline_command(many); }), "argument '{bad}' (the 11th after --)");
+  many.back() = "y";
+  many.push_back("x{");
+  expect_contains(error_of([&] { parse_inline_command(many); }),
+                  "argument 'x{' (the 12th after --): unclosed '{' at position 1");
+  many.back() = "y";
+  while (many.size() < 21) many.push_back("x");
+  many.push_back("}");
+  expect_contains(error_of([&] { parse_inline_command(many); }), "argument '}' (the 22nd after --): stray '}'");
+}
+
 TEST(InlineSpace, RoundTripRendersTheExpectedArgv) {
   const InlineCampaign c = parse_inline_command(
       {"python3", "train.py", "--lr~loguniform(1e-4, 1e-2)", "--layers~int(2,3)", "--layers2~int(3,4)",

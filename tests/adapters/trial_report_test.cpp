@@ -378,6 +378,62 @@ TEST(TrialReport, ObjectiveValueThatIsNotANumberIsExplained) {
   EXPECT_EQ(r.objective, 0.5);
 }
 
+// A trial whose report line could not be read reports no value; the report says which line looked
+// as if it meant to report one, and why it was not read.
+TEST(TrialReport, UnreadReportLineIsExplained) {
+  // A JSON object cut short (the trainer died mid-print, or pretty-printed it over lines).
+  TrialReport r = parse("epoch 1\nepoch 2\n{\"val_acc\": 0.9\n", "", named("val_acc"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unread_line,
+            "stdout line 3 looks like a JSON object but does not parse (end of map flow not found at column 1; a "
+            "JSON report is one object on one line, closed by '}'): '{\"val_acc\": 0.9'");
+  // Two objects on one line: the parser reads both, and a report is one.
+  r = parse("{\"a\": 1} {\"b\": 2}\n");
+  EXPECT_EQ(r.unread_line,
+            "stdout line 1 looks like a JSON object but does not parse (text follows the object): "
+            "'{\"a\": 1} {\"b\": 2}'");
+
+  // Bytes that are not UTF-8 before the pair: the line is not read (where garbage ends cannot be
+  // told safely), and the report says so, with the first such byte.
+  r = parse("epoch 1\n\xff\xfeval_acc=0.9\n", "", named("val_acc"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unread_line,
+            "stdout line 2 holds bytes that are not UTF-8 (the first is byte 1) and was not read; print the report "
+            "on a line of its own: '??val_acc=0.9'");
+  r = parse("ok \xc3\x28 {\"objective\": 0.9}\n");
+  EXPECT_NE(r.unread_line->find("stdout line 1 holds bytes that are not UTF-8 (the first is byte 4)"),
+            std::string::npos)
+      << *r.unread_line;
+
+  // Text before the pair, and the generic key under another objective name.
+  r = parse("Epoch 3: val_acc=0.9\n", "", named("val_acc"));
+  EXPECT_EQ(r.unread_line,
+            "stdout line 1 names val_acc but is not a report line (one holds only key=value pairs, each value a "
+            "number, e.g. val_acc=0.93): 'Epoch 3: val_acc=0.9'");
+  r = parse("final objective: 0.9\n", "", named("val_acc"));
+  EXPECT_NE(r.unread_line->find("stdout line 1 names objective but"), std::string::npos) << *r.unread_line;
+
+  // The most telling line wins: a JSON line naming the objective over a later prose line naming it,
+  // which wins over a JSON line naming nothing known.
+  r = parse("{\"val_acc\": 0.9,\nval_acc is computed\n{\"x\": 1,}\n", "", named("val_acc"));
+  EXPECT_NE(r.unread_line->find("stdout line 1 looks like a JSON object"), std::string::npos) << *r.unread_line;
+  r = parse("{\"x\": 1,}x}\nval_acc is computed\n", "", named("val_acc"));
+  EXPECT_NE(r.unread_line->find("stdout line 2 names val_acc"), std::string::npos) << *r.unread_line;
+}
+
+TEST(TrialReport, UnreadLineNoteOnlyWhenItCouldExplainAMissingValue) {
+  // A value found elsewhere: nothing to explain.
+  EXPECT_FALSE(parse("{\"val_acc\": 0.9\nval_acc=0.8\n", "", named("val_acc")).unread_line.has_value());
+  EXPECT_FALSE(parse("{\"val_acc\": 0.9\n", "val_acc: 0.7\n", named("val_acc")).unread_line.has_value());
+  // Lines that name neither the objective (as a word: not val_loss for loss) nor look like JSON.
+  EXPECT_FALSE(parse("val_loss 0.3\nloss_history saved\n", "", named("loss")).unread_line.has_value());
+  EXPECT_FALSE(parse("\xff\xfe garbage\nEpoch 3: acc=1\n").unread_line.has_value());
+  // An objective whose value is not a number has its own message.
+  const TrialReport r = parse("val_acc=abc\n", "", named("val_acc"));
+  EXPECT_FALSE(r.unread_line.has_value());
+  EXPECT_TRUE(r.unreadable_objective.has_value());
+}
+
 TEST(TrialReport, BinaryBytesIgnored) {
   std::string out = "objective=0.3\n";
   out += std::string("\x00\x01\xff\xfe objective=0.9\n", 18);

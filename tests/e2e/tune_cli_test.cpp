@@ -114,6 +114,11 @@ TEST(TuneCli, InlineFormErrorsCiteTheArgumentAndExitTwo) {
        "time limit"},
       {{"--trials", "0"}, {"--x~uniform(0,1)"}, "tune run: --trials 0: expected a whole number >= 1"},
       {{"--objective", ""}, {"--x~uniform(0,1)"}, "tune run: --objective '': expected the name the trial reports"},
+      // The argument as typed and its place after --, not its index in the command after --x~... became
+      // two elements (that was command[4]).
+      {{}, {"--x~uniform(0,1)", "--bad", "{nope}"},
+       "tune run: argument '{nope}' (the 4th after --): unknown placeholder '{nope}'; known placeholders: x, "
+       "trial_id"},
   };
   for (const Case& c : cases) {
     std::vector<std::string> args{"run", "--name", "e", "--quiet"};
@@ -288,6 +293,12 @@ TEST(TuneCli, MisbehavingTrialsFailWithTheRightReason) {
       {"garbage", "failed", "the value '0.5abc' for objective is not a number (stdout line 1: 'objective=0.5abc')"},
       {"nan", "failed", "not a finite number"},
       {"nothing", "failed", "no value reported"},
+      {"truncated_json", "failed",
+       "no value reported: stdout line 2 looks like a JSON object but does not parse (end of map flow not found at "
+       "column 1; a JSON report is one object on one line, closed by '}'): '{\"objective\": 0.9'; no other stdout "
+       "line or result file reported a value for objective"},
+      {"binary_prefix", "failed",
+       "no value reported: stdout line 1 holds bytes that are not UTF-8 (the first is byte 1) and was not read"},
       {"segv", "failed", "killed by signal 11 (SIGSEGV)"},
       {"flood", "complete", "0.25"},
       {"result_file", "complete", "0.125"},
@@ -487,6 +498,7 @@ TEST(TuneCli, InvalidCampaignFilesNameTheLineTheFieldAndTheFix) {
       {base + "seed: many\n", "seed"},
       {"name: x\ncommand: [echo, \"{nope}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n", "nope"},
       {"name: x\ncommand: \"python3 train.py\"\nspace:\n  x: {type: float, low: 0, high: 1}\n", "argument vector"},
+      {"name: x\ncommand: []\nspace:\n  x: {type: float, low: 0, high: 1}\n", "leave it out for a campaign driven by tune ask"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 1, high: 0}\n", "'x'"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 0, high: 1}\nexecutor: {workers: 0}\n", "executor.workers"},
       {"name: x\ncommand: [echo]\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: \"\"}\n", "objective.name"},
@@ -574,8 +586,7 @@ TEST(TuneCli, SecondSignalTerminatesTrialsThatIgnoreSigtermAtOnce) {
 TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   const fs::path d = fresh_dir("asktell");
   write(d / "c.yaml", quadratic_campaign("at", 3, 1));
-  // Create the campaign without running trials: a zero-trial run is not allowed, so ask first on a
-  // campaign made by init-style run with a stop right away is awkward; use ask on a created state.
+  // A campaign whose trials tune run ran (AskFromACampaignFile... creates one without running any).
   ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
   const Result a = tune(d, {"ask", "at"});
   // The budget is spent, but ask hands out more on request (external orchestration decides).
@@ -587,6 +598,103 @@ TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   EXPECT_NE(tune(d, {"tell", "at", id, "0.5"}).code, 0);  // told already
   const YAML::Node s = state_of(d / "at");
   EXPECT_EQ(s["study"]["trials"][std::stoi(id)]["value"].as<double>(), 0.0625);
+}
+
+// `tune ask campaign.yaml` creates the campaign as tune run would, runs nothing, and hands out trial 0;
+// asked again it continues. A file without `command` is a campaign for ask/tell only, which run and
+// resume refuse.
+TEST(TuneCli, AskFromACampaignFileCreatesTheCampaignWithoutRunningATrial) {
+  const fs::path d = fresh_dir("ask-file");
+  const std::string space = "space:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n";
+  write(d / "c.yaml", "name: ext\n" + space + "objective: {name: loss}\nbudget: {trials: 5}\n");
+
+  const Result first = tune(d, {"ask", "c.yaml"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(YAML::Load(first.out)["trial"].as<int>(), 0) << first.out;
+  ASSERT_TRUE(fs::exists(d / "ext" / "state.yaml"));
+  YAML::Node s = state_of(d / "ext");
+  EXPECT_FALSE(s["campaign"]["command"]) << "a campaign without a command keeps none";
+  ASSERT_EQ(s["runs"].size(), 1u);
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "running");
+  EXPECT_TRUE(fs::is_empty(d / "ext" / "trials"));  // nothing was launched
+  const std::string created_at = s["created_at"].as<std::string>();
+
+  // Asked again through the file: the same campaign continues (trial 1), it is not created again.
+  const Result second = tune(d, {"ask", "c.yaml", "--json"});
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(YAML::Load(second.out)["trial"].as<int>(), 1) << second.out;
+  s = state_of(d / "ext");
+  EXPECT_EQ(s["study"]["trials"].size(), 2u);
+  EXPECT_EQ(s["created_at"].as<std::string>(), created_at);
+  EXPECT_EQ(tune(d, {"tell", "ext", "0", "0.25"}).code, 0);
+  EXPECT_EQ(tune(d, {"tell", "ext", "1", "--failed", "diverged"}).code, 0);
+  s = state_of(d / "ext");
+  EXPECT_EQ(s["study"]["trials"][0]["value"].as<double>(), 0.25);
+  EXPECT_EQ(s["runs"][1]["status"].as<std::string>(), "failed");
+  const Result third = tune(d, {"ask", "ext"});  // the directory form, as before
+  ASSERT_EQ(third.code, 0) << third.err;
+  EXPECT_EQ(YAML::Load(third.out)["trial"].as<int>(), 2) << third.out;
+
+  // Nothing to launch: run and resume refuse, with a usage error, and leave the campaign as it is.
+  const std::string no_command =
+      "this campaign has no command: it is driven by tune ask / tune tell; add `command:` to run trials";
+  const Result run = tune(d, {"run", "c.yaml", "--quiet"});
+  EXPECT_EQ(run.code, 2) << run.err;
+  EXPECT_EQ(run.err, "tune run: c.yaml: " + no_command + "\n");
+  const Result resume = tune(d, {"resume", "ext", "--quiet"});
+  EXPECT_EQ(resume.code, 2) << resume.err;
+  EXPECT_EQ(resume.err, "tune resume: ext: " + no_command + "\n");
+  EXPECT_EQ(tune(d, {"run", "c.yaml", "--dir", "fresh", "--quiet"}).code, 2);
+  EXPECT_FALSE(fs::exists(d / "fresh"));
+  EXPECT_EQ(state_of(d / "ext")["study"]["trials"].size(), 3u);
+
+  // A file whose campaign differs from the directory's is refused, naming both.
+  write(d / "other.yaml", "name: other\n" + space + "objective: {name: loss, direction: maximize}\n");
+  const Result other = tune(d, {"ask", "other.yaml", "--dir", "ext"});
+  EXPECT_EQ(other.code, 1) << other.err;
+  EXPECT_NE(other.err.find("tune ask: ext already holds the campaign 'ext', which differs from the campaign 'other' "
+                           "of other.yaml (in: name, objective, budget)"),
+            std::string::npos)
+      << other.err;
+  EXPECT_EQ(state_of(d / "ext")["study"]["trials"].size(), 3u);
+  // tune run says the same of a campaign file that differs from its directory's.
+  write(d / "q.yaml", quadratic_campaign("ext", 2, 1));
+  const Result run_other = tune(d, {"run", "q.yaml", "--quiet"});
+  EXPECT_EQ(run_other.code, 1) << run_other.err;
+  EXPECT_NE(run_other.err.find("which differs from the campaign 'ext' of q.yaml (in: command, budget); resume it "
+                               "with 'tune resume ext'"),
+            std::string::npos)
+      << run_other.err;
+
+  // --dir chooses the directory, as for run; with a directory argument it has no meaning.
+  const Result elsewhere = tune(d, {"ask", "c.yaml", "--dir", "elsewhere"});
+  ASSERT_EQ(elsewhere.code, 0) << elsewhere.err;
+  EXPECT_EQ(YAML::Load(elsewhere.out)["trial"].as<int>(), 0);
+  EXPECT_EQ(state_of(d / "elsewhere")["campaign"]["name"].as<std::string>(), "ext");
+  EXPECT_EQ(tune(d, {"ask", "ext", "--dir", "elsewhere"}).code, 2);
+
+  // The file is checked as tune run checks it, and nothing is created for a bad one.
+  write(d / "bad.yaml", "name: bad\n" + space + "budget: {trials: 0}\n");
+  const Result bad = tune(d, {"ask", "bad.yaml"});
+  EXPECT_EQ(bad.code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("bad.yaml: field 'budget.trials' at line"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(d / "bad"));
+}
+
+// A campaign file with a command: ask creates the state tune run would (the same campaign, paths made
+// absolute), and launches nothing.
+TEST(TuneCli, AskFromACampaignFileWritesTheCampaignRunWould) {
+  const fs::path d = fresh_dir("ask-file-command");
+  write(d / "c.yaml", quadratic_campaign("q", 2, 1));
+  const Result asked = tune(d, {"ask", "c.yaml", "--dir", "asked"});
+  ASSERT_EQ(asked.code, 0) << asked.err;
+  EXPECT_EQ(YAML::Load(asked.out)["trial"].as<int>(), 0);
+  EXPECT_TRUE(fs::is_empty(d / "asked" / "trials"));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--dir", "ran", "--quiet"}).code, 0);
+  YAML::Emitter a, r;
+  a << state_of(d / "asked")["campaign"];
+  r << state_of(d / "ran")["campaign"];
+  EXPECT_EQ(std::string(a.c_str()), std::string(r.c_str()));
 }
 
 TEST(TuneCli, DetachedTunerStopsOnRequestAndResumes) {

@@ -247,11 +247,14 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (c.name.empty() || c.name.find('/') != std::string::npos)
       fail(root["name"], "name", "expected a non-empty name without '/'");
 
-    const YAML::Node command = require(root, "command");
-    if (!command.IsSequence() || command.size() == 0)
+    // Without `command` the campaign is driven from outside by tune ask / tune tell; tune run and
+    // tune resume refuse it (they have nothing to launch).
+    const YAML::Node command = root["command"];
+    if (command && (!command.IsSequence() || command.size() == 0))
       fail(command, "command", "expected a list of arguments, e.g. [python3, train.py, --lr, \"{lr}\"] "
-                               "(an argument vector, never a shell string)");
-    for (std::size_t i = 0; i < command.size(); ++i) c.command.push_back(read_string(command[i], "command"));
+                               "(an argument vector, never a shell string); leave it out for a campaign driven by "
+                               "tune ask / tune tell");
+    for (std::size_t i = 0; command && i < command.size(); ++i) c.command.push_back(read_string(command[i], "command"));
 
     try {
       c.space = space_from_yaml(require(root, "space"));
@@ -396,10 +399,12 @@ CampaignConfig load_campaign_file(const std::filesystem::path& path) {
 YAML::Node CampaignConfig::to_yaml() const {
   YAML::Node n;
   n["name"] = name;
-  YAML::Node cmd(YAML::NodeType::Sequence);
-  cmd.SetStyle(YAML::EmitterStyle::Flow);
-  for (const std::string& a : command) cmd.push_back(a);
-  n["command"] = cmd;
+  if (!command.empty()) {  // none: driven by tune ask / tune tell
+    YAML::Node cmd(YAML::NodeType::Sequence);
+    cmd.SetStyle(YAML::EmitterStyle::Flow);
+    for (const std::string& a : command) cmd.push_back(a);
+    n["command"] = cmd;
+  }
   n["space"] = space_to_yaml(space);
   if (resolution) {
     YAML::Node r;
@@ -461,6 +466,7 @@ YAML::Node CampaignConfig::to_yaml() const {
 
 std::string example_campaign_text() {
   return R"(# A tune campaign. Run it with:  tune run campaign.yaml
+# (Without `command`, your own scheduler runs the trials: tune ask campaign.yaml, tune tell DIR ID VALUE.)
 # Every trial runs `command` with the {placeholders} replaced by a configuration. The trial reports
 # its result on stdout as a line `objective=0.93` (or `<objective name>=<value>`, a JSON object line,
 # SMAC's `cost=...; status=...`), or in the YAML/JSON file named by $TUNE_RESULT_FILE.

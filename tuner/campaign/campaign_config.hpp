@@ -82,7 +82,7 @@ struct ExecutorSpec {
 inline constexpr const char* kDefaultStrategy = "ei";
 struct CampaignConfig {
   std::string name;
-  std::vector<std::string> command;
+  std::vector<std::string> command;  // empty: no trials to launch, the campaign is driven by tune ask / tell
   Space space;
   ObjectiveSpec objective;
   // Multi-resolution campaigns: `resolution: {param: epochs, levels: [1, 3, 9], cost: measured}`.

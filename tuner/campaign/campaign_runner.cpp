@@ -310,6 +310,9 @@ class Runner {
         if (report.failure) reason = *report.failure;
         else if (!report.objective && report.unreadable_objective)
           reason = *report.unreadable_objective;
+        else if (!report.objective && report.unread_line)
+          reason = "no value reported: " + *report.unread_line + "; no other stdout line or result file reported a "
+                   "value for " + state_.config.objective.name;
         else if (!report.objective)
           reason = "no value reported: expected a line '" + state_.config.objective.name +
                    "=<value>' on stdout, a JSON object line, or a result file at $TUNE_RESULT_FILE";

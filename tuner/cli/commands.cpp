@@ -102,26 +102,83 @@ std::string inline_option_error(const CampaignError& error, const InlineSettings
   return option + ": " + problem;
 }
 
-// Creates DIR with a fresh state for `config`, or checks that DIR already holds this campaign.
-int prepare(const CampaignConfig& config, const std::filesystem::path& dir) {
-  if (has_state(dir)) {
-    const CampaignState existing = load_state(dir);
-    YAML::Emitter a, b;
-    a << existing.config.to_yaml();
-    b << config.to_yaml();
-    if (std::string(a.c_str()) != std::string(b.c_str())) {
-      std::fprintf(stderr,
-                   "tune: %s already holds a different campaign '%s'; resume it with 'tune resume %s', or choose "
-                   "another directory with --dir\n",
-                   dir.c_str(), existing.config.name.c_str(), dir.c_str());
-      return kExitError;
-    }
-    std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
-    return -1;
+std::string emitted(const YAML::Node& node) {
+  YAML::Emitter e;
+  e << node;
+  return e.c_str();
+}
+
+// The top-level keys of two campaign definitions whose values differ ("command, budget").
+std::string differing_keys(const CampaignConfig& a, const CampaignConfig& b) {
+  const YAML::Node x = a.to_yaml(), y = b.to_yaml();
+  std::string keys;
+  for (const char* key : {"name", "command", "space", "resolution", "objective", "strategy", "budget", "executor", "seed"})
+    if (emitted(x[key]) != emitted(y[key])) keys += (keys.empty() ? "" : ", ") + std::string(key);
+  return keys;
+}
+
+// DIR's lock, for a command that changes the campaign: ask, tell, and any command creating one.
+std::optional<CampaignLock> lock_campaign(const std::filesystem::path& dir, const char* command) {
+  std::string holder;
+  auto lock = CampaignLock::try_acquire(dir, &holder);
+  if (!lock)
+    std::fprintf(stderr, "tune %s: %s is driven by %s; %s needs the campaign to itself\n", command, dir.c_str(),
+                 holder.c_str(), command);
+  return lock;
+}
+
+// What prepare() found or made in the campaign directory.
+struct Prepared {
+  std::optional<int> refused;  // the exit code of a refusal (its message printed)
+  bool created = false;        // a fresh state was written (else DIR already held this campaign)
+  std::optional<CampaignState> existing;  // the state DIR held (not when created)
+};
+
+// Creates DIR with a fresh state for `config` (defined by `source`, a file or the command line), or
+// checks that DIR already holds this campaign. A fresh state is written under DIR's lock, so that two
+// commands creating one campaign at once cannot both write one: `lock` is DIR's lock if the caller
+// holds it already (tune ask, which goes on to change the campaign), else prepare takes it to create
+// the campaign and lets it go on return (tune run's runner takes it again).
+Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
+                 const char* command, const std::optional<CampaignLock>& lock) {
+  const bool take_lock = !lock && !has_state(dir);
+  if (take_lock) std::filesystem::create_directories(dir / "trials");  // the lock file lives in DIR
+  const std::optional<CampaignLock> own_lock = take_lock ? lock_campaign(dir, command) : std::optional<CampaignLock>();
+  if (take_lock && !own_lock) return {.refused = kExitLocked};
+  if (!has_state(dir)) {  // (under the lock: no one else can write one now)
+    save_state(dir, CampaignState::create(config, now_seconds()));
+    return {.created = true};
   }
-  std::filesystem::create_directories(dir / "trials");
-  save_state(dir, CampaignState::create(config, now_seconds()));
-  return -1;
+  CampaignState existing = load_state(dir);
+  if (const std::string keys = differing_keys(existing.config, config); !keys.empty()) {
+    const std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
+                                                           : "resume it with 'tune resume " + dir.string() + "'";
+    std::fprintf(stderr,
+                 "tune %s: %s already holds the campaign '%s', which differs from the campaign '%s' of %s (in: %s); %s, "
+                 "or choose another directory with --dir\n",
+                 command, dir.c_str(), existing.config.name.c_str(), config.name.c_str(), source.c_str(), keys.c_str(),
+                 again.c_str());
+    return {.refused = kExitError};
+  }
+  return {.existing = std::move(existing)};
+}
+
+// prepare() for tune run, which says when it continues a campaign; an exit code if it refused.
+std::optional<int> prepare_run(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source) {
+  const Prepared prepared = prepare(config, dir, source, "run", std::nullopt);
+  if (prepared.refused) return prepared.refused;
+  if (!prepared.created) std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
+  return std::nullopt;
+}
+
+// A campaign without a command has nothing for tune run or tune resume to launch.
+bool refuse_without_command(const CampaignConfig& config, const std::string& where, const char* command) {
+  if (!config.command.empty()) return false;
+  std::fprintf(stderr,
+               "tune %s: %s: this campaign has no command: it is driven by tune ask / tune tell; add `command:` to run "
+               "trials\n",
+               command, where.c_str());
+  return true;
 }
 
 std::string config_json(const Space& space, const Config& c) {
@@ -294,21 +351,13 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
   const char* what = !std::filesystem::exists(dir, ec)       ? "does not exist"
                      : !std::filesystem::is_directory(dir, ec) ? "is not a directory"
                                                                : "holds no campaign (no state.yaml)";
+  const bool ask = std::string(command) == "ask";
   std::fprintf(stderr,
                "tune %s: %s %s; give the directory of a campaign (the one 'tune run' created: ./<name>, or its "
-               "--dir), or start one with 'tune run CAMPAIGN.yaml' ('tune init' writes an example)\n",
-               command, dir.c_str(), what);
+               "--dir), or start one with 'tune run CAMPAIGN.yaml'%s ('tune init' writes an example)\n",
+               command, dir.c_str(), what,
+               ask ? " or, to run its trials yourself, 'tune ask CAMPAIGN.yaml'" : "");
   return false;
-}
-
-// `tune ask` and `tune tell` change the campaign, so they need it to themselves.
-std::optional<CampaignLock> lock_for_ask_tell(const std::filesystem::path& dir) {
-  std::string holder;
-  auto lock = CampaignLock::try_acquire(dir, &holder);
-  if (!lock)
-    std::fprintf(stderr, "tune: %s is driven by %s; ask and tell need the campaign to themselves\n", dir.c_str(),
-                 holder.c_str());
-  return lock;
 }
 
 // `tune status` of a multi-resolution campaign: the spend against the cost budget, and per level its
@@ -393,9 +442,10 @@ void print_tree_saturation(const CampaignState& s) {
 
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags) {
   CampaignConfig config = load_campaign_file(file);
+  if (refuse_without_command(config, file.string(), "run")) return kExitUsage;
   anchor_relative_paths(config, file.parent_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
-  if (const int rc = prepare(config, d); rc >= 0) return rc;
+  if (const std::optional<int> refused = prepare_run(config, d, file.string())) return *refused;
   return drive(d, flags);
 }
 
@@ -431,13 +481,14 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   }
   anchor_relative_paths(config, std::filesystem::current_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
-  if (const int rc = prepare(config, d); rc >= 0) return rc;
+  if (const std::optional<int> refused = prepare_run(config, d, "the command line")) return *refused;
   return drive(d, flags);
 }
 
 int resume(const std::filesystem::path& dir, const SessionFlags& flags) {
   if (!holds_campaign(dir, "resume")) return kExitUsage;
-  load_state(dir);  // refuse a damaged state before detaching
+  const CampaignState s = load_state(dir);  // refuse a damaged state before detaching
+  if (refuse_without_command(s.config, dir.string(), "resume")) return kExitUsage;
   return drive(dir, flags);
 }
 
@@ -557,11 +608,12 @@ int best(const std::filesystem::path& dir, bool json) {
   return kExitComplete;
 }
 
-int ask(const std::filesystem::path& dir, bool json) {
-  if (!holds_campaign(dir, "ask")) return kExitUsage;  // before the lock, which would create tune.lock
-  const auto lock = lock_for_ask_tell(dir);
-  if (!lock) return kExitLocked;
-  CampaignState s = load_state(dir);
+namespace {
+
+// Hands out the next suggestion of the campaign in DIR, whose lock the caller holds (and which it
+// has loaded, if it has).
+int hand_out(const std::filesystem::path& dir, bool json, std::optional<CampaignState> loaded = std::nullopt) {
+  CampaignState s = loaded ? std::move(*loaded) : load_state(dir);
   const auto suggestion = s.study.ask();
   if (!suggestion) {
     save_state(dir, s);
@@ -607,10 +659,33 @@ int ask(const std::filesystem::path& dir, bool json) {
   return kExitComplete;
 }
 
+}  // namespace
+
+int ask(const std::filesystem::path& dir, bool json) {
+  if (!holds_campaign(dir, "ask")) return kExitUsage;  // before the lock, which would create tune.lock
+  const auto lock = lock_campaign(dir, "ask");
+  if (!lock) return kExitLocked;
+  return hand_out(dir, json);
+}
+
+int ask_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, bool json) {
+  CampaignConfig config = load_campaign_file(file);  // a campaign without a command is fine here
+  anchor_relative_paths(config, file.parent_path());
+  const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
+  // One lock from before the campaign is created (or compared with the file) to the suggestion, so
+  // that no other command can slip in between. It lives in DIR, which may not exist yet.
+  std::filesystem::create_directories(d / "trials");
+  const std::optional<CampaignLock> lock = lock_campaign(d, "ask");
+  if (!lock) return kExitLocked;
+  Prepared prepared = prepare(config, d, file.string(), "ask", lock);
+  if (prepared.refused) return *prepared.refused;
+  return hand_out(d, json, std::move(prepared.existing));
+}
+
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
          const std::optional<std::string>& failure, std::optional<double> cost) {
   if (!holds_campaign(dir, "tell")) return kExitUsage;
-  const auto lock = lock_for_ask_tell(dir);
+  const auto lock = lock_campaign(dir, "tell");
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
   if (cost) {

@@ -37,6 +37,10 @@ int init(const std::filesystem::path& file);
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last = std::nullopt);
 int best(const std::filesystem::path& dir, bool json);
 int ask(const std::filesystem::path& dir, bool json);
+// `tune ask campaign.yaml [--dir DIR]`: creates the campaign as `tune run` would (./<name>/ or DIR),
+// without launching anything, or finds it there, then hands out its next suggestion. The file may
+// leave out `command` (the trials are run from outside).
+int ask_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, bool json);
 // `cost`: what the trial cost (seconds of run time), for campaigns whose resolution has measured costs.
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
          const std::optional<std::string>& failure, std::optional<double> cost = std::nullopt);

@@ -15,9 +15,9 @@ namespace {
 
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
-damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign); 3 stopped by a signal
-or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5 another tuner
-drives the campaign.)";
+damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
+campaign without a command); 3 stopped by a signal or 'tune stop' (resume continues); 4 stopped after
+budget.failures failed trials; 5 another tuner drives the campaign.)";
 
 // The inline form's options and the campaign-file keys that set the same thing: with a campaign
 // file they are refused rather than ignored (the file is the campaign's one definition).
@@ -109,8 +109,12 @@ int main(int argc, char** argv) {
   best_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   best_cmd->add_flag("--json", json, "JSON instead of YAML");
 
-  CLI::App* ask_cmd = app.add_subcommand("ask", "hand out the next configuration (external orchestration)");
-  ask_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  CLI::App* ask_cmd = app.add_subcommand(
+      "ask", "hand out the next configuration (external orchestration): tune ask DIR, or tune ask campaign.yaml "
+             "[--dir DIR], which first creates the campaign as 'tune run' would, without running a trial (a file "
+             "meant only for ask/tell may leave out 'command'); 'tune tell DIR ID VALUE' reports the result");
+  ask_cmd->add_option("campaign", campaign_dir, "campaign directory, or campaign file")->required();
+  ask_cmd->add_option("--dir", dir, "with a campaign file: the campaign directory (default: ./<name>)");
   ask_cmd->add_flag("--json", json, "JSON instead of YAML");
   std::uint64_t tell_id = 0;
   std::optional<std::string> tell_value, tell_failure;
@@ -173,7 +177,16 @@ int main(int argc, char** argv) {
     if (*init_cmd) return tune::tuner::init(init_file);
     if (*status_cmd) return tune::tuner::status(campaign_dir, status_last);
     if (*best_cmd) return tune::tuner::best(campaign_dir, json);
-    if (*ask_cmd) return tune::tuner::ask(campaign_dir, json);
+    if (*ask_cmd) {
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(campaign_dir, ec)) return ask_campaign_file(campaign_dir, dir, json);
+      if (dir) {
+        std::fprintf(stderr, "tune ask: --dir goes with a campaign file (tune ask campaign.yaml --dir DIR); %s is not "
+                             "a file\n", campaign_dir.c_str());
+        return kExitUsage;
+      }
+      return tune::tuner::ask(campaign_dir, json);
+    }
     if (*tell_cmd) {
       if (!tell_value == !tell_failure) {
         std::fprintf(stderr, "tune tell: give either a value or --failed REASON\n");

@@ -10,6 +10,8 @@ case "$1" in
   fork_and_hang*) sleep 1000 & sleep 1000 & echo "$!" > grandchild.pid; sleep 1000 ;;
   ignore_term*) trap '' TERM; while :; do sleep 0.1; done ;;
   result_file*) printf 'objective: 0.125\nacc: 0.9\n' > "$TUNE_RESULT_FILE" ;;
+  truncated_json*) echo "epoch 1"; printf '{"objective": 0.9\n' ;;
+  binary_prefix*) printf '\377\376objective=0.9\n' ;;
   json*) echo '{"objective": 0.75, "step": 1}'; echo '{"objective": 0.5}' ;;
   *) echo "objective=1" ;;
 esac

@@ -36,9 +36,9 @@ template <class Resolve, class Known>
 std::string expand(const std::string& element, std::size_t index, Resolve&& resolve,
                    Known&& known) {
   auto fail = [&](const std::string& what) {
-    throw std::invalid_argument("command[" + std::to_string(index) + "] '" + element + "': " +
-                                what + "; known placeholders: " + join_names(known()) +
-                                " (write {{ and }} for literal braces)");
+    throw CommandTemplateError(index, element,
+                               what + "; known placeholders: " + join_names(known()) +
+                                   " (write {{ and }} for literal braces)");
   };
   std::string out;
   out.reserve(element.size());

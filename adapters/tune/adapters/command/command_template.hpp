@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,25 @@ struct TrialResolution {
 // round-trip decimal (0.25).
 std::string resolution_value_text(double value);
 
-// Throws std::invalid_argument naming the element and the placeholder when a placeholder is
-// unknown, or a brace is unbalanced. Validate once with `check_command_template` before a campaign.
+// An error in one element of a command: "command[INDEX] 'ELEMENT': PROBLEM". The parts let a caller
+// that built the command from other text (the inline form rewrites NAME~PRIOR arguments) cite what
+// the user wrote instead of an index into the rewritten command.
+class CommandTemplateError : public std::invalid_argument {
+ public:
+  CommandTemplateError(std::size_t index, const std::string& element, const std::string& problem)
+      : std::invalid_argument("command[" + std::to_string(index) + "] '" + element + "': " + problem),
+        index_(index),
+        problem_(problem) {}
+  std::size_t index() const { return index_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::size_t index_;
+  std::string problem_;
+};
+
+// Throws CommandTemplateError naming the element and the placeholder when a placeholder is
+// unknown, or a brace is unbalanced; std::invalid_argument for a problem of the names themselves. Validate once with `check_command_template` before a campaign.
 // `resolution_parameter` (empty: none) is one more known placeholder; it must not be the name of a
 // parameter of the space or of a built-in placeholder.
 void check_command_template(const std::vector<std::string>& command, const Space& space,

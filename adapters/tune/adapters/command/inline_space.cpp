@@ -228,6 +228,18 @@ Parameter parse_prior(const std::string& name, std::string_view text, const Argu
   return parameter;
 }
 
+// 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st.
+std::string ordinal(std::size_t n) {
+  const std::size_t tens = n % 100;
+  const char* suffix = "th";
+  if (tens < 11 || tens > 13) {
+    if (n % 10 == 1) suffix = "st";
+    else if (n % 10 == 2) suffix = "nd";
+    else if (n % 10 == 3) suffix = "rd";
+  }
+  return std::to_string(n) + suffix;
+}
+
 }  // namespace
 
 InlineCampaign parse_inline_command(const std::vector<std::string>& arguments) {
@@ -235,11 +247,17 @@ InlineCampaign parse_inline_command(const std::vector<std::string>& arguments) {
   std::vector<Parameter> parameters;
   std::map<std::string, const std::string*> declared_by;  // parameter name -> argument
   campaign.command.reserve(arguments.size() + 4);
-  for (const std::string& argument : arguments) {
+  // For each element of campaign.command, the index of the argument it came from: a NAME~PRIOR
+  // argument becomes two elements, so the indices of the two lists differ after the first one.
+  std::vector<std::size_t> argument_of;
+  argument_of.reserve(arguments.size() + 4);
+  for (std::size_t index = 0; index < arguments.size(); ++index) {
+    const std::string& argument = arguments[index];
     const std::size_t tilde = argument.find('~');
     if (tilde == std::string::npos ||
         !declares_prior(std::string_view(argument).substr(tilde + 1))) {
       campaign.command.push_back(argument);
+      argument_of.push_back(index);
       continue;
     }
     const ArgumentError fail(argument);
@@ -281,6 +299,7 @@ InlineCampaign parse_inline_command(const std::vector<std::string>& arguments) {
       campaign.command.emplace_back(flag);
       campaign.command.push_back(placeholder);
     }
+    argument_of.resize(campaign.command.size(), index);
   }
   if (parameters.empty()) {
     throw std::invalid_argument(
@@ -289,7 +308,15 @@ InlineCampaign parse_inline_command(const std::vector<std::string>& arguments) {
   campaign.space = Space(std::move(parameters));  // SpaceError names the parameter
   // Other arguments may use placeholders too ({trial_dir}, {lr}); their braces must balance, and
   // the parameter names must make distinct environment variables.
-  check_command_template(campaign.command, campaign.space);
+  try {
+    check_command_template(campaign.command, campaign.space);
+  } catch (const CommandTemplateError& e) {
+    // Cite the argument as the user typed it, and its place after `--`, not command[i] of the
+    // rewritten command they never saw.
+    const std::size_t index = argument_of.at(e.index());
+    throw std::invalid_argument("argument '" + arguments[index] + "' (the " + ordinal(index + 1) +
+                                " after --): " + e.problem());
+  }
   return campaign;
 }
 

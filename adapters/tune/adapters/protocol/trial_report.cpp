@@ -11,6 +11,12 @@
 //   key=value[; key=value, key = value ...]  every token must be a pair, every value a number
 //                                            (or a word for `status`); otherwise the whole line
 //                                            is ignored ("objective=0.9abc", "Epoch 3: loss=1")
+//
+// A line is read whole or not at all. Bytes that are not UTF-8 before `val_acc=0.9` make the line
+// unreadable like any other prefix: where the garbage ends cannot be told safely (is "Epoch 3:" or a
+// mangled progress bar garbage?), and taking the pair after it would also take `loss=1` from
+// "Epoch 3: loss=1", which is not a report. Instead, when no value is found, the report says which
+// line named the objective (or looked like a JSON object) and why it was not read.
 #include "tune/adapters/protocol/trial_report.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -54,8 +60,9 @@ bool istarts_with(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
 }
 
-// Well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
-bool valid_utf8(std::string_view s) {
+// The offset of the first byte of `s` that is not part of well-formed UTF-8 (overlong forms,
+// surrogates, anything above U+10FFFF), or npos.
+std::size_t first_invalid_utf8(std::string_view s) {
   std::size_t i = 0;
   const std::size_t n = s.size();
   while (i < n) {
@@ -78,19 +85,21 @@ bool valid_utf8(std::string_view s) {
       if (c == 0xF0) lo = 0x90;
       if (c == 0xF4) hi = 0x8F;
     } else {
-      return false;
+      return i;
     }
-    if (n - i < len) return false;
+    if (n - i < len) return i;
     const auto c1 = static_cast<unsigned char>(s[i + 1]);
-    if (c1 < lo || c1 > hi) return false;
+    if (c1 < lo || c1 > hi) return i;
     for (std::size_t k = 2; k < len; ++k) {
       const auto ck = static_cast<unsigned char>(s[i + k]);
-      if (ck < 0x80 || ck > 0xBF) return false;
+      if (ck < 0x80 || ck > 0xBF) return i;
     }
     i += len;
   }
-  return true;
+  return std::string_view::npos;
 }
+
+bool valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::string_view::npos; }
 
 // A number, the whole of `s`: what std::from_chars reads (including nan, inf, infinity in any
 // case), with an optional leading '+', and YAML's .nan / .inf / -.inf. Values beyond the range of a
@@ -410,10 +419,55 @@ std::string unreadable_message(const std::pair<std::string, std::string>& key_an
          where + ")";
 }
 
-void parse_line(std::string_view line, std::size_t line_number, Record& r, Source& source, TrialReport& report,
+// Whether `line` holds `key` as a word of its own (not inside val_loss when the key is loss).
+bool names_key(std::string_view line, std::string_view key) {
+  for (std::size_t at = line.find(key); at != std::string_view::npos; at = line.find(key, at + 1)) {
+    const bool starts = at == 0 || !is_key_char(line[at - 1]);
+    const bool ends = at + key.size() == line.size() || !is_key_char(line[at + key.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
+// A stdout line that was not read, kept in case no value is found: the failure reason then says
+// why the line that (probably) meant to report it was not read.
+struct UnreadLine {
+  std::string_view text;  // as printed (a trailing '\r' removed)
+  std::size_t number = 0;
+};
+
+// Why a line was not read, for a failure reason: "stdout line 3 looks like a JSON object but does not
+// parse (...): '{"val_acc": 0.9'". Only called for the one line a failure reason quotes.
+std::string why_unread(const UnreadLine& line, const ProtocolOptions& options) {
+  const std::string where = "stdout line " + std::to_string(line.number);
+  const std::string quoted = ": '" + excerpt(line.text, 100) + "'";
+  if (const std::size_t bad = first_invalid_utf8(line.text); bad != std::string_view::npos)
+    return where + " holds bytes that are not UTF-8 (the first is byte " + std::to_string(bad + 1) +
+           ") and was not read; print the report on a line of its own" + quoted;
+  const std::string_view trimmed = trim(line.text);
+  if (trimmed.front() != '{') {
+    const std::string key = names_key(trimmed, options.objective_name) ? options.objective_name : "objective";
+    return where + " names " + key + " but is not a report line (one holds only key=value pairs, each value a " +
+           "number, e.g. " + key + "=0.93)" + quoted;
+  }
+  std::string problem;
+  try {
+    const std::vector<YAML::Node> docs = YAML::LoadAll(std::string(trimmed));
+    if (docs.size() != 1) problem = "text follows the object";
+    else if (!docs.front().IsMap()) problem = "it is not an object";
+    else problem = "text follows the closing '}'";
+  } catch (const YAML::Exception& e) {
+    problem = e.msg + (e.mark.is_null() ? "" : " at column " + std::to_string(e.mark.column + 1));
+  }
+  if (trimmed.back() != '}') problem += "; a JSON report is one object on one line, closed by '}'";
+  return where + " looks like a JSON object but does not parse (" + problem + ")" + quoted;
+}
+
+// Returns whether the line was read as a report.
+bool parse_line(std::string_view line, std::size_t line_number, Record& r, Source& source, TrialReport& report,
                 const ProtocolOptions& options) {
   line = trim(line);
-  if (line.empty()) return;
+  if (line.empty()) return false;
   r.clear();
   bool ok = false;
   if (line.front() == '{') {
@@ -432,6 +486,7 @@ void parse_line(std::string_view line, std::size_t line_number, Record& r, Sourc
     report.unreadable_objective = unreadable_message(
         *r.unreadable_objective, "stdout line " + std::to_string(line_number) + ": '" + excerpt(line, 100) + "'");
   }
+  return ok || r.unreadable_objective.has_value();  // an unreadable value has its own message
 }
 
 void parse_result_file(const std::string& text, Source& source, TrialReport& report,
@@ -483,6 +538,9 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
 
   std::string_view text(stdout_text);
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark
+  // The last unread lines that may have meant to report the objective, most telling first: a JSON
+  // object line naming it, any other line naming it, a JSON object line naming nothing we know.
+  std::optional<UnreadLine> json_naming, naming, json_other;
   std::size_t pos = 0;
   for (std::size_t line_number = 1;; ++line_number) {
     const std::size_t newline = text.find('\n', pos);
@@ -491,7 +549,14 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
     pos = newline + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > kMaxLineBytes) continue;
-    parse_line(line, line_number, record, out, report, options);
+    if (parse_line(line, line_number, record, out, report, options)) continue;
+    const std::string_view trimmed = trim(line);
+    if (trimmed.empty()) continue;
+    const bool json = trimmed.front() == '{';
+    if (names_key(trimmed, options.objective_name) || names_key(trimmed, "objective"))
+      (json ? json_naming : naming) = UnreadLine{line, line_number};
+    else if (json)
+      json_other = UnreadLine{line, line_number};
   }
 
   if (!only_whitespace(result_file_text)) parse_result_file(result_file_text, file, report, options);
@@ -499,6 +564,10 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
   const std::optional<double> from_stdout = out.resolve(report.intermediate);
   const std::optional<double> from_file = file.resolve(report.intermediate);
   report.objective = from_file ? from_file : from_stdout;
+  if (!report.objective) {
+    const std::optional<UnreadLine>& unread = json_naming ? json_naming : naming ? naming : json_other;
+    if (unread) report.unread_line = why_unread(*unread, options);
+  }
 
   const std::optional<std::string>& status = file.status ? file.status : out.status;
   if (status && classify_status(*status) == StatusKind::failure) {

@@ -31,6 +31,11 @@ struct TrialReport {
   // "the value 'abc' for val_acc is not a number (stdout line 3: 'val_acc=abc')": why a trial that
   // reported no value failed, more useful than "no value reported". Such a line is still ignored.
   std::optional<std::string> unreadable_objective;
+  // When no value was found: the last stdout line that looks as if it meant to report one but was not
+  // read, and why, e.g. "stdout line 3 looks like a JSON object but does not parse (end of map flow
+  // not found at column 1; ...): '{"val_acc": 0.9'", or "stdout line 2 holds bytes that are not
+  // UTF-8 (...)". A JSON-looking line or one naming the objective (or `objective`) qualifies.
+  std::optional<std::string> unread_line;
 };
 
 struct ProtocolOptions {
@@ -38,7 +43,8 @@ struct ProtocolOptions {
 };
 
 // Parses stdout text (any size; only complete lines are considered; lines longer than 64 KiB and
-// non-UTF-8 garbage are skipped) and, if non-empty, the result file's content. Never throws on
+// lines with bytes that are not UTF-8 are skipped whole, even when a key=value pair follows the
+// garbage: see trial_report.cpp) and, if non-empty, the result file's content. Never throws on
 // malformed trial output: what cannot be read is ignored. Throws std::invalid_argument only for a
 // result file that is present but is not a JSON/YAML mapping (the message says what was found).
 TrialReport parse_trial_output(const std::string& stdout_text, const std::string& result_file_text,
