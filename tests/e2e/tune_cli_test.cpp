@@ -902,21 +902,51 @@ TEST(TuneCli, StatusSaysWhenTheTreeHasNothingLeftToLearn) {
   ASSERT_NE(at, std::string::npos) << st.out;
   const int since = std::stoi(st.out.substr(at + cue.size()));
   const YAML::Node trials = state_of(d / "ms")["study"]["trials"];
-  std::vector<double> after_values;
+  std::vector<double> first_stretch_values;  // from the first trial the tree had nothing to learn
   int after = 0;
   for (const auto& t : trials) {
+    const bool uninformative = t["source"].as<std::string>() == "cmes_tree_uninformative";
+    if (uninformative || !first_stretch_values.empty()) first_stretch_values.push_back(t["value"].as<double>());
     if (t["id"].as<int>() < since) continue;
     EXPECT_EQ(t["level"].as<int>(), 2) << t;
-    after += t["source"].as<std::string>() == "cmes_tree_uninformative";
-    after_values.push_back(t["value"].as<double>());
+    EXPECT_TRUE(uninformative) << "the stretch reported goes on to the last trial: " << t;
+    after += uninformative;
   }
   ASSERT_GE(after, 10) << st.out;
+  ASSERT_GE(first_stretch_values.size(), 10u);
   EXPECT_NE(st.out.find("the " + std::to_string(after) + " full runs since refine the optimum"), std::string::npos)
       << st.out;
   EXPECT_EQ(st.out.find("tune stop ends the campaign"), std::string::npos) << "a finished campaign\n" << st.out;
   // The first ten lie in the best tenth of the square: the loss (x - 0.3)^2 + (y + 1)^2 / 4 on
   // [-1, 1] x [-3, 1] is below 0.127 on a tenth of it (noise sd 0.0022).
-  for (std::size_t i = 0; i < 10; ++i) EXPECT_LT(after_values[i], 0.127) << i;
+  for (std::size_t i = 0; i < 10; ++i) EXPECT_LT(first_stretch_values[i], 0.127) << i;
+
+  // Only the current stretch counts: a tree query inside it (new results or a refit found more to
+  // learn in the tree) starts it again, and one after it ends it. The trials' sources are edited in
+  // state.yaml, as they would have been recorded.
+  const auto with_tree_query_at = [&](int id) {
+    std::ifstream in(d / "ms" / "state.yaml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string state = text.str();
+    const std::string line = "- {id: " + std::to_string(id) + ", status: complete, config: ";  // the study's
+    const std::size_t at_line = state.find(line);
+    const std::size_t at_source = state.find("source: cmes_tree_uninformative", at_line);
+    EXPECT_LT(at_source, state.find('\n', at_line)) << id;
+    state.replace(at_source, std::string("source: cmes_tree_uninformative").size(), "source: cmets");
+    std::ofstream(d / "ms" / "state.yaml") << state;
+    return tune(d, {"status", "ms", "--last", "0"}).out;
+  };
+  const std::string restarted = with_tree_query_at(since + 3);
+  EXPECT_NE(restarted.find(cue + std::to_string(since + 4) + ":"), std::string::npos) << restarted;
+  EXPECT_NE(restarted.find("the " + std::to_string(after - 4) + " full runs since"), std::string::npos) << restarted;
+  const int last = trials[trials.size() - 1]["id"].as<int>();
+  const std::string ended = with_tree_query_at(last);
+  EXPECT_EQ(ended.find(cue), std::string::npos) << ended;
+  EXPECT_NE(ended.find("the tree had nothing left to learn from trial " + std::to_string(since + 4) +
+                       " until the model found more to learn in it at trial " + std::to_string(last)),
+            std::string::npos)
+      << ended;
 }
 
 // A trial told from outside a campaign whose costs are measured against a cost budget needs its

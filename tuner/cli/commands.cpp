@@ -423,18 +423,34 @@ void print_level_relations(const CampaignState& s, const GaussianProcess& model,
   }
 }
 
-// cmets's sign that more budget buys little: since the first trial of source
+// cmets's sign that more budget buys little: since the first trial of the current stretch of source
 // cmes_tree_uninformative, the model has been sure that every configuration left in its tree is
-// worse than its best, and full runs refine the optimum instead.
+// worse than its best, and full runs refine the optimum instead. New results or a refit can find more
+// to learn in the tree and end a stretch: only the last stretch counts, and only while it lasts.
 void print_tree_saturation(const CampaignState& s) {
-  const auto& trials = s.study.trials();
   const auto uninformative = [](const Trial& t) { return t.source == kTreeUninformativeSource; };
-  const auto first = std::find_if(trials.begin(), trials.end(), uninformative);
-  if (first == trials.end()) return;
-  const auto since = std::count_if(first, trials.end(), uninformative);
+  const Trial* stretch_start = nullptr;
+  const Trial* last_start = nullptr;  // of the last stretch, ended or not
+  std::uint64_t last_end = 0;         // the first trial after it, if it ended
+  std::ptrdiff_t runs = 0;
+  for (const Trial& t : s.study.trials()) {
+    if (uninformative(t)) {
+      if (!stretch_start) stretch_start = last_start = &t, runs = 0;
+      ++runs;
+    } else if (stretch_start) {
+      stretch_start = nullptr;
+      last_end = t.id;
+    }
+  }
+  if (!last_start) return;
+  if (!stretch_start) {
+    std::printf("  the tree had nothing left to learn from trial %llu until the model found more to learn in it at trial %llu\n",
+                static_cast<unsigned long long>(last_start->id), static_cast<unsigned long long>(last_end));
+    return;
+  }
   std::printf("  nothing left to learn in the tree since trial %llu: the model is sure every configuration left in it "
               "is worse than its best; the %td full runs since refine the optimum%s\n",
-              static_cast<unsigned long long>(first->id), since,
+              static_cast<unsigned long long>(stretch_start->id), runs,
               s.finished ? "" : " (tune stop ends the campaign if that is not worth their cost)");
 }
 
