@@ -63,6 +63,23 @@ TEST(Resolution, MeasuredCostsAreLevelMeansExtrapolatedByValueUntilSeen) {
   only.status = tune::TrialStatus::failed;
   EXPECT_TRUE(tune::costs_calibrated(r, {only}));
   EXPECT_DOUBLE_EQ(tune::level_costs(r, {only})[1], 6.0);
+  // A start-up time: 2 s at 1 epoch (twice) and 3 s at 9 epochs. Proportional extrapolation (7 s for
+  // 11 epochs, 0.64 s per epoch) would guess level 1 at 1.9 s, below level 0's measured 2 s; it is
+  // held at 2 s. A guess between the two measured costs stays where it falls.
+  const std::vector<tune::Trial> startup{trial_at(0, 2.0), trial_at(0, 2.0), trial_at(2, 3.0)};
+  c = tune::level_costs(r, startup);
+  EXPECT_DOUBLE_EQ(c[0], 2.0);
+  EXPECT_DOUBLE_EQ(c[1], 2.0);
+  EXPECT_DOUBLE_EQ(c[2], 3.0);
+  const std::vector<tune::Trial> proportional{trial_at(0, 1.0), trial_at(2, 9.0)};
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, proportional)[1], 3.0);
+  // A dearer level measured cheaper than the guess caps it: 1 epoch at 10 s, 9 epochs at 12 s and
+  // 3 epochs guessed 22 / 10 * 3 = 6.6 s -> held at 10 s (not below level 0) ...
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(0, 10.0), trial_at(2, 12.0)})[1], 10.0);
+  // ... and 1 epoch at 1 s, 3 epochs at 1.5 s: 9 epochs guessed 2.5 / 4 * 9 = 5.6 s, above both.
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(0, 1.0), trial_at(1, 1.5)})[2], 2.5 / 4.0 * 9.0);
+  // An unseen cheapest level: its guess (3.5 s for 12 epochs, 0.29 s) is below level 1's and stays.
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(1, 1.5), trial_at(2, 2.0)})[0], 3.5 / 12.0);
   // Declared costs are used as given.
   EXPECT_EQ(tune::level_costs(tune::Resolution{"epochs", {1, 3}, {0.5, 2}}, trials), (std::vector<double>{0.5, 2}));
 }

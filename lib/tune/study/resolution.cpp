@@ -47,6 +47,16 @@ std::vector<double> level_costs(const Resolution& r, const std::vector<Trial>& t
     // A zero run time (a trial faster than the clock) would make the level free.
     costs[l] = std::max(costs[l], 1e-9 * per_value * r.values[l]);
   }
+  // An unseen level costs no less than a measured cheaper level, nor more than a measured dearer
+  // one: proportional extrapolation ignores a run's start-up time, and with levels of 1, 3 and 9
+  // epochs measured at 2 s and 3 s at levels 0 and 2, level 1 was guessed at 1.9 s, cheaper than 1.
+  for (std::size_t l = 0; l < n; ++l) {
+    if (count[l] > 0) continue;
+    for (std::size_t below = 0; below < l; ++below)
+      if (count[below] > 0) costs[l] = std::max(costs[l], costs[below]);
+    for (std::size_t above = l + 1; above < n; ++above)
+      if (count[above] > 0) costs[l] = std::min(costs[l], costs[above]);
+  }
   return costs;
 }
 

@@ -7,7 +7,8 @@
 // the finished trials of each level, failed ones included (a crash or a timeout costs its time too).
 // Until every level has been seen, an unseen level's cost is extrapolated as proportional to its
 // value, calibrated on the seen trials (cost per unit of value), so a level of 27 epochs is first
-// guessed 9 times dearer than one of 3.
+// guessed 9 times dearer than one of 3, but never below a measured cheaper level's cost nor above a
+// measured dearer level's (a fixed start-up time would otherwise make a guess undercut them).
 //
 // Before any trial has a cost the costs are unknown: they are kUncalibratedCostPerValue times the
 // values (in proportion, and all fit any budget), and a study with a cost budget runs one trial at a
