@@ -613,6 +613,27 @@ TEST(StudyFile, RefusesUnknownKeysAndDuplicateKeysNamingTheirLines) {
   const EditedStudy twice = edit_trial(text, 0, "source:", "value: 0, source:");
   EXPECT_NE(load_error(twice.text).find("field 'trials[0].value' at line " + std::to_string(twice.line)),
             std::string::npos);
+  // A strategy's state (and its nested maps) holds only what the strategy writes: every strategy's
+  // saved study with a key added to its state, or to the state's first nested map, is refused.
+  for (const std::string name : {"ei", "cmets", "gpoo", "bnb", "sobol"}) {
+    const std::string saved = driven_study(name, false, 6).to_yaml_string();
+    const YAML::Node strategy = YAML::Load(saved)["strategy"];
+    const YAML::Node state = strategy["state"] ? strategy["state"] : strategy;
+    std::string nested;  // the first key of the state whose value is a map, if any
+    for (const auto& kv : state)
+      if (kv.second.IsMap() && nested.empty()) nested = kv.first.Scalar();
+    for (const std::string& where : {std::string("state"), nested}) {
+      if (where.empty() || (where == "state" && !strategy["state"])) continue;
+      std::string edited = saved;
+      const std::size_t at = edited.find("\n", edited.find(where + ":", edited.find("strategy:")));
+      // The next line's indentation is the map's own.
+      const std::size_t indent = edited.find_first_not_of(' ', at + 1) - (at + 1);
+      edited.insert(at + 1, std::string(indent, ' ') + "refresh_cuont: 3\n");
+      const std::string error = load_error(edited);
+      EXPECT_NE(error.find(".refresh_cuont' at line "), std::string::npos) << name << " " << where << ": " << error;
+      EXPECT_NE(error.find("unknown key"), std::string::npos) << name << ": " << error;
+    }
+  }
 }
 
 TEST(StudyFile, ARefusedFileIsLeftAsItWas) {

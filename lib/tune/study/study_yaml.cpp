@@ -194,6 +194,27 @@ Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resol
 }
 }  // namespace
 
+namespace {
+// A strategy's state holds only what its save() writes: a key it does not know (a typo, an edit, a
+// field of another version) was ignored without a word. Maps are compared key by key, nested ones
+// and those in lists too; the restored strategy's own save() is the list of known keys.
+void check_state_keys(const YAML::Node& file, const YAML::Node& saved, const std::string& field) {
+  if (file.IsSequence() && saved.IsSequence()) {  // a list of records: each against its own
+    for (std::size_t i = 0; i < std::min(file.size(), saved.size()); ++i)
+      check_state_keys(file[i], saved[i], field + "[" + std::to_string(i) + "]");
+    return;
+  }
+  if (!file.IsMap() || !saved.IsMap()) return;
+  std::set<std::string> known;
+  for (const auto& kv : saved) known.insert(kv.first.Scalar());
+  check_known_keys(file, field, known);
+  for (const auto& kv : file) {
+    const std::string key = kv.first.Scalar();
+    check_state_keys(kv.second, saved[key], field + "." + key);
+  }
+}
+}  // namespace
+
 std::string Study::to_yaml_string() const {
   std::string out;
   append_yaml(out, 0, yaml_cache_);
@@ -340,6 +361,7 @@ Study Study::from_yaml(const YAML::Node& root) {
       throw StateError("strategy at " + position_of(strategy) + ": " + e.what());
     }
     study.strategy_->restore(strategy, study.context());
+    check_state_keys(strategy, study.strategy_->save(), "strategy");
     return study;
   } catch (const SpaceError& e) {
     throw StateError(e.what());
