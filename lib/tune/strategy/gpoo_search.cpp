@@ -220,6 +220,23 @@ bool GpooSearch::tell(NodeId node, double value) {
   return false;
 }
 
+void GpooSearch::revalue(const std::vector<double>& values) {
+  if (values.size() != rounds())
+    throw std::invalid_argument("GPOO revalue: " + std::to_string(values.size()) + " values for " +
+                                std::to_string(rounds()) + " rounds");
+  std::size_t first = 0;
+  while (first < values.size() && values[first] == observations_[first].value) ++first;
+  for (std::size_t j = first; j < values.size(); ++j) {
+    if (!std::isfinite(values[j])) throw std::invalid_argument("GPOO revalue: values must be finite");
+    observations_[j].value = values[j];
+    const auto t = static_cast<Eigen::Index>(j);
+    // The same dot product as add_observation's (a contiguous copy of row t: a strided row would be
+    // summed in another order and differ in the last bits).
+    const Eigen::VectorXd l21 = L_.row(t).head(t).transpose();
+    z_[t] = (values[j] - (t > 0 ? l21.dot(z_.head(t)) : 0.0)) / L_(t, t);
+  }
+}
+
 GpooPosterior GpooSearch::posterior(NodeId node) const {
   tree_.node(node);  // range check
   const NodeState& s = nodes_[node];

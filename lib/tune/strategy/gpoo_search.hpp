@@ -157,6 +157,11 @@ class GpooSearch {
   // Adds the aggregated reward of `node` (a current leaf; throws std::invalid_argument otherwise)
   // and expands it if delta(h) >= sqrt(beta_t) sd_t and h <= h_max. Returns whether it expanded.
   bool tell(NodeId node, double value);
+  // Gives the rounds told so far these values instead (one per round, e.g. a round told a fantasy
+  // whose trial has since completed). Expansions depend on posterior variances only, so only z
+  // changes: it is redone from the first changed round on with tell()'s arithmetic, bit-identical to
+  // a replay with these values, in O(t (t - first)) instead of the replay's O(K t^3).
+  void revalue(const std::vector<double>& values);
 
   GpooRecommendation recommend() const;
 

@@ -132,10 +132,13 @@ GpooStrategy::Built GpooStrategy::build(const StrategyContext& context, bool tak
   }
   std::vector<double> values(observations.size());
   for (std::size_t r = 0; r < values.size(); ++r) values[r] = observations[r].value;
-  const bool cached = cache_ && cache_->refresh_count == refit_.refresh_count && cache_->values == values;
+  // The search kept from the last proposal serves while the kernel is the same; a round told a
+  // fantasy and since completed only changes values (revalue), which a replay would redo from scratch.
+  const bool cached = cache_ && cache_->refresh_count == refit_.refresh_count && cache_->values.size() == values.size();
   Built b{cached ? (take_cache ? std::move(cache_->search) : cache_->search)
                  : GpooSearch::replay(d, search_options(d), observations, expand_sequence_),
           {}, std::move(values)};
+  if (cached && cache_->values != b.values) b.search.revalue(b.values);
   if (take_cache) cache_.reset();
   for (std::size_t r = decided_; r < rounds_.size(); ++r) {
     const std::optional<double> reward = completed_reward(rounds_[r], context);
