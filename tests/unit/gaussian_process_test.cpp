@@ -144,6 +144,29 @@ TEST_P(GpKernels, IncrementalPosteriorEqualsBatchFormula) {
   EXPECT_DOUBLE_EQ(gp.noise_variance(1), p.hp.noise_variances[1] * p.standardization.scale * p.standardization.scale);
 }
 
+// Leave-one-out z-scores against the definition: the model without observation i (same
+// hyperparameters) predicts y_i with mean mu and variance var + the noise of i's group; z_i =
+// (y_i - mu) / sqrt(that), in standardised units.
+TEST_P(GpKernels, LeaveOneOutZScoresEqualRefitsWithoutEachObservation) {
+  const Problem p = make_problem(GetParam(), 17, 30);
+  const GaussianProcess gp = grow_one_by_one(p, 30);
+  const std::vector<std::size_t> rows{0, 7, 13, 29};
+  const Eigen::VectorXd z = gp.leave_one_out_z(rows);
+  ASSERT_EQ(z.size(), 4);
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    Problem without = p;
+    without.observations.erase(without.observations.begin() + static_cast<std::ptrdiff_t>(rows[k]));
+    const Batch batch(without, 29);
+    const Observation& o = p.observations[rows[k]];
+    const tune::Prediction pred = batch.predict(std::get<PointQuery>(o.query).x);
+    const double st = p.standardization.scale;
+    const double expected =
+        (o.value - pred.mean) / st / std::sqrt(pred.variance / (st * st) + p.hp.noise_variances[o.noise_group]);
+    expect_close(z(static_cast<Eigen::Index>(k)), expected, 1e-8, "z of row " + std::to_string(rows[k]));
+  }
+  EXPECT_THROW(gp.leave_one_out_z({30}), std::invalid_argument);
+}
+
 TEST_P(GpKernels, CholeskyFactorReproducesKPlusNoise) {
   const Problem p = make_problem(GetParam(), 23);
   const GaussianProcess gp = grow_one_by_one(p, p.observations.size());

@@ -191,6 +191,31 @@ TEST(MultiResolutionSearch, ConstantOffsetBetweenLevelsDoesNotChangeTheRecommend
   EXPECT_GT(distance(base, fooled) + std::abs(base.mean - fooled.mean), 0.1);
 }
 
+// The recommendation's sd is scaled by the root mean square of the model's leave-one-out z-scores at
+// the full runs. With the noise declared 50 times below the truth (sd 0.001 against 0.05 at the top)
+// the model is sure of values it cannot know and its errors at the full runs show it; declared as
+// it is, the scale stays near 1 (9.7 and 1.1 when written). The scale is never below 1.
+TEST(MultiResolutionSearch, RecommendationSdIsScaledByTheLeaveOneOutErrorsAtTheFullRuns) {
+  const auto recommend = [](double declared_sd) {
+    tune::MultiResolutionOptions o;
+    o.noise_sd = {declared_sd, declared_sd, declared_sd};
+    const Objective noisy{};
+    const auto objective = [&](const tune::Config& c, std::size_t level, std::size_t top, tune::Rng& rng) {
+      return noisy(c, level, top, rng) + 0.05 * tune::standard_normal(rng);
+    };
+    const tune::Study study = run(tune::Study(square(), cmets(o), multi_resolution_options(150)), objective);
+    std::size_t full_runs = 0;
+    for (const tune::Trial& t : study.trials()) full_runs += t.level == std::size_t{2};
+    EXPECT_GE(full_runs, 5u);
+    return *study.recommendation();
+  };
+  const tune::StudyRecommendation overconfident = recommend(0.001);
+  const tune::StudyRecommendation honest = recommend(0.05);
+  EXPECT_GT(overconfident.sd_scale, 5.0);
+  EXPECT_GE(honest.sd_scale, 1.0);
+  EXPECT_LT(honest.sd_scale, 2.0);
+}
+
 // With level_trends and level_discrepancy_lengthscales the saved state also carries each level's
 // fitted trend variance and discrepancy lengthscale factor; with refit_surprise_sd 0 the refits
 // made as full-resolution results are told resume the same way.

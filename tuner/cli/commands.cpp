@@ -292,8 +292,8 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
     out += ", \"recommendation\": ";
     if (rec)
       out += "{\"config\": " + config_json(s.config.space, rec->config) + ", \"mean\": " + format_double(rec->mean) +
-             ", \"sd\": " + format_double(rec->sd) + (rec->region ? ", \"region\": " + region_json(*rec->region) : "") +
-             "}";
+             ", \"sd\": " + format_double(rec->sd) + ", \"sd_scale\": " + format_double(rec->sd_scale) +
+             (rec->region ? ", \"region\": " + region_json(*rec->region) : "") + "}";
     else
       out += "null";
     std::printf("%s}\n", out.c_str());
@@ -305,7 +305,11 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
     summary += region_summary(*rec, objective) + "; ";
   else if (rec)
     summary += "the model recommends " + tune::to_string(rec->config) + ", " + objective + " " + format_short(rec->mean) +
-               " \u00b1 " + format_short(rec->sd) + "; ";
+               " \u00b1 " + format_short(rec->sd) +
+               (rec->sd_scale > 1 ? " (its sd times " + format_short(rec->sd_scale) +
+                                        ": the model's errors at the full runs, each left out, exceed its sds)"
+                                  : std::string()) +
+               "; ";
   else
     summary += "no model recommendation (strategies cmets and cmes give one); ";
   if (b)
@@ -333,6 +337,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
     n["recommendation"]["config"].SetStyle(YAML::EmitterStyle::Block);
     n["recommendation"]["mean"] = yaml_double(rec->mean);
     n["recommendation"]["sd"] = yaml_double(rec->sd);
+    n["recommendation"]["sd_scale"] = yaml_double(rec->sd_scale);
     if (rec->region) n["recommendation"]["region"] = region_yaml(*rec->region);
   } else {
     n["recommendation"] = YAML::Node(YAML::NodeType::Null);

@@ -202,6 +202,21 @@ void GaussianProcess::update_weights() {
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().transpose().solveInPlace(weights_);
 }
 
+Eigen::VectorXd GaussianProcess::leave_one_out_z(const std::vector<std::size_t>& rows) const {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  Eigen::VectorXd z(static_cast<Eigen::Index>(rows.size()));
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const auto i = static_cast<Eigen::Index>(rows[k]);
+    if (i >= n) throw std::invalid_argument("leave_one_out_z: no observation " + std::to_string(rows[k]));
+    // Column i of L^-1 is zero above row i: solve L[i:, i:] w = e_1, and [K^-1]_ii = |w|^2.
+    Eigen::VectorXd w = Eigen::VectorXd::Zero(n - i);
+    w(0) = 1.0;
+    L_.block(i, i, n - i, n - i).triangularView<Eigen::Lower>().solveInPlace(w);
+    z(static_cast<Eigen::Index>(k)) = weights_(i) / w.norm();
+  }
+  return z;
+}
+
 Prediction GaussianProcess::predict(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::VectorXd c(n);

@@ -146,6 +146,11 @@ class GaussianProcess {
   // predict_pair's joint posterior of two tracked targets (a == b allowed), in O(n).
   PairPrediction predict_tracked_pair(std::size_t a, std::size_t b) const;
 
+  // Leave-one-out residuals of the given observations (rows of the model), each divided by its
+  // leave-one-out predictive sd (noise included): z_i = [K^-1 y]_i / sqrt([K^-1]_ii) (Rasmussen and
+  // Williams 5.12), with the same hyperparameters. For a calibrated model their mean square is
+  // about 1. O(sum_i (n - i)^2): one triangular solve per row, from that row on.
+  Eigen::VectorXd leave_one_out_z(const std::vector<std::size_t>& rows) const;
   // The Cholesky factor (lower triangle of the top-left size() x size() block) and a = L^{-1} y_std,
   // exposed for tests and diagnostics.
   Eigen::MatrixXd cholesky_factor() const { return L_.topLeftCorner(n_, n_); }

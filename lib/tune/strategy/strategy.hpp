@@ -55,7 +55,10 @@ struct RecommendedRegion {
 struct Recommendation {
   Eigen::VectorXd unit;
   double mean = 0.0;  // posterior mean of the reward there
-  double sd = 0.0;    // posterior standard deviation of f there
+  double sd = 0.0;    // posterior standard deviation of f there (times sd_scale)
+  // The factor sd was scaled by so that the model's errors at the runs it is about match its sds
+  // (cmets and cmes: the root mean square of the full runs' leave-one-out z-scores, when above 1).
+  double sd_scale = 1.0;
   std::optional<RecommendedRegion> region;  // strategies that recommend a region (gpoo)
 };
 

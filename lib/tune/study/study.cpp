@@ -52,6 +52,7 @@ std::optional<StudyRecommendation> Study::recommendation() const {
   out.config = space_.decode(out.unit);
   out.mean = options_.direction == Direction::maximize ? r->mean : -r->mean;
   out.sd = r->sd;
+  out.sd_scale = r->sd_scale;
   if (r->region) {
     StudyRegion region;
     region.lower = r->region->lower;

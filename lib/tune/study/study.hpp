@@ -57,6 +57,9 @@ struct StudyRecommendation {
   Eigen::VectorXd unit;
   double mean = 0.0;  // posterior mean of the objective at the full resolution
   double sd = 0.0;
+  // sd includes this factor: the root mean square leave-one-out z-score of the model at the full
+  // runs, when above 1 (cmets, cmes; 1 otherwise): how much its own sds understated its errors.
+  double sd_scale = 1.0;
   std::optional<StudyRegion> region;  // strategies that recommend a region (gpoo)
 };
 
