@@ -419,6 +419,23 @@ TEST(TrialReport, UnreadReportLineIsExplained) {
   EXPECT_NE(r.unread_line->find("stdout line 1 looks like a JSON object"), std::string::npos) << *r.unread_line;
   r = parse("{\"x\": 1,}x}\nval_acc is computed\n", "", named("val_acc"));
   EXPECT_NE(r.unread_line->find("stdout line 2 names val_acc"), std::string::npos) << *r.unread_line;
+
+  // A JSON object that parses but holds the objective only in a nested object: read (its other
+  // keys are metrics), and named as the likely report, with the path to the objective.
+  r = parse("{\"epoch\": 3, \"eval\": {\"metrics\": {\"val_acc\": 0.9}}}\n", "", named("val_acc"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unread_line,
+            "stdout line 1 is a JSON object that holds val_acc only inside 'eval.metrics'; a report has it at the top "
+            "level, e.g. {\"val_acc\": 0.93}: '{\"epoch\": 3, \"eval\": {\"metrics\": {\"val_acc\": 0.9}}}'");
+  // ... but not when the objective is also reported at the top level, on that line or another.
+  r = parse("{\"metrics\": {\"val_acc\": 0.5}}\n{\"val_acc\": 0.9}\n", "", named("val_acc"));
+  EXPECT_EQ(r.objective, 0.9);
+  EXPECT_FALSE(r.unread_line.has_value());
+  r = parse("{\"val_acc\": 0.9, \"metrics\": {\"val_acc\": 0.5}}\n", "", named("val_acc"));
+  EXPECT_EQ(r.objective, 0.9);
+  // A string value that merely mentions the name is no nested objective: no hint from that line.
+  r = parse("{\"note\": \"val_acc later\"}\n", "", named("val_acc"));
+  EXPECT_FALSE(r.unread_line.has_value());
 }
 
 TEST(TrialReport, UnreadLineNoteOnlyWhenItCouldExplainAMissingValue) {

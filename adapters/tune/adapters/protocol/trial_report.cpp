@@ -463,6 +463,36 @@ std::string why_unread(const UnreadLine& line, const ProtocolOptions& options) {
   return where + " looks like a JSON object but does not parse (" + problem + ")" + quoted;
 }
 
+// The path ("metrics" or "eval.metrics") of the first map nested in `node` that holds `key`, or "".
+std::string nested_path_of(const YAML::Node& node, const std::string& key) {
+  if (!node.IsMap()) return "";
+  for (const auto& kv : node) {
+    if (!kv.second.IsMap()) continue;
+    const std::string name = kv.first.Scalar();
+    if (kv.second[key]) return name;
+    if (std::string deeper = nested_path_of(kv.second, key); !deeper.empty()) return name + "." + deeper;
+  }
+  return "";
+}
+
+// Why a JSON object line that was read did not report the objective it names: it holds it only in
+// a nested object ({"metrics": {"val_acc": 0.9}}). Empty if it does not.
+std::string why_nested(const UnreadLine& line, const ProtocolOptions& options) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(trim(line.text)));
+  } catch (const YAML::Exception&) {
+    return "";
+  }
+  for (const std::string& key : {options.objective_name, std::string("objective")}) {
+    const std::string path = nested_path_of(root, key);
+    if (!path.empty())
+      return "stdout line " + std::to_string(line.number) + " is a JSON object that holds " + key + " only inside '" +
+             path + "'; a report has it at the top level, e.g. {\"" + key + "\": 0.93}: '" + excerpt(line.text, 100) + "'";
+  }
+  return "";
+}
+
 // Returns whether the line was read as a report.
 bool parse_line(std::string_view line, std::size_t line_number, Record& r, Source& source, TrialReport& report,
                 const ProtocolOptions& options) {
@@ -541,6 +571,7 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
   // The last unread lines that may have meant to report the objective, most telling first: a JSON
   // object line naming it, any other line naming it, a JSON object line naming nothing we know.
   std::optional<UnreadLine> json_naming, naming, json_other;
+  std::optional<UnreadLine> json_nested;  // a JSON object read, naming the objective but not reporting it
   std::size_t pos = 0;
   for (std::size_t line_number = 1;; ++line_number) {
     const std::size_t newline = text.find('\n', pos);
@@ -549,8 +580,13 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
     pos = newline + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > kMaxLineBytes) continue;
-    if (parse_line(line, line_number, record, out, report, options)) continue;
     const std::string_view trimmed = trim(line);
+    if (parse_line(line, line_number, record, out, report, options)) {
+      if (trimmed.front() == '{' && !record.named && !record.generic &&
+          (names_key(trimmed, options.objective_name) || names_key(trimmed, "objective")))
+        json_nested = UnreadLine{line, line_number};
+      continue;
+    }
     if (trimmed.empty()) continue;
     const bool json = trimmed.front() == '{';
     if (names_key(trimmed, options.objective_name) || names_key(trimmed, "objective"))
@@ -565,8 +601,10 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
   const std::optional<double> from_file = file.resolve(report.intermediate);
   report.objective = from_file ? from_file : from_stdout;
   if (!report.objective) {
+    if (json_nested) report.unread_line = why_nested(*json_nested, options);
     const std::optional<UnreadLine>& unread = json_naming ? json_naming : naming ? naming : json_other;
-    if (unread) report.unread_line = why_unread(*unread, options);
+    if (unread && (!report.unread_line || report.unread_line->empty())) report.unread_line = why_unread(*unread, options);
+    if (report.unread_line && report.unread_line->empty()) report.unread_line.reset();
   }
 
   const std::optional<std::string>& status = file.status ? file.status : out.status;
