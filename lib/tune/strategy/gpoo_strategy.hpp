@@ -120,10 +120,10 @@ class GpooStrategy final : public Strategy {
   std::size_t decided_ = 0;
   FixedKernelRefit refit_;
   // The search as the last proposal left it: rounds [0, decided_) told with these standardised
-  // values under refresh `refresh_count`. When a build would replay the same values, it starts
-  // from a copy of it and tells only the rounds decided since: a replay of every round at every ask
-  // is O(N^3) (0.5 s per ask at 750 trials). A round told as a fantasy and since completed
-  // replays with its value, so the cache misses then; a loaded study has none and replays once.
+  // values under refresh `refresh_count`. While the refresh is the same, a build starts from it,
+  // gives a round told as a fantasy and since completed its value (GpooSearch::revalue), and tells
+  // only the rounds decided since: a replay of every round at every ask is O(N^3) (0.5 s per ask at
+  // 750 trials). A refit replays; a loaded study has no cache and replays once.
   struct CachedSearch {
     GpooSearch search;
     std::vector<double> values;

@@ -192,9 +192,7 @@ Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resol
   }
   return t;
 }
-}  // namespace
 
-namespace {
 // A strategy's state holds only what its save() writes: a key it does not know (a typo, an edit, a
 // field of another version) was ignored without a word. Maps are compared key by key, nested ones
 // and those in lists too; the restored strategy's own save() is the list of known keys.
