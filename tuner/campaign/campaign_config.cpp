@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
@@ -241,7 +242,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (!root || !root.IsMap())
       throw CampaignError("expected a campaign: a map with name, command, space, objective, ... "
                           "(run 'tune init' for a commented example)");
-    check_known_keys(root, "", {"name", "command", "space", "resolution", "objective", "strategy", "budget", "executor", "seed"});
+    check_known_keys(root, "", {std::begin(kCampaignKeys), std::end(kCampaignKeys)});
     CampaignConfig c;
     c.name = read_string(require(root, "name"), "name");
     if (c.name.empty() || c.name.find('/') != std::string::npos)
@@ -482,7 +483,6 @@ space:
 # resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}
 objective: {name: val_acc, direction: maximize}   # the key the trial prints; minimize or maximize
 # objective: {name: loss, deterministic: true}    # no noise: no configuration runs twice
-#                                                 # (up to 3 parameters; ei above)
 strategy:
   name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (or cmes);
                     # gpoo (a robust region, noisy objectives), bnb (deterministic objectives)

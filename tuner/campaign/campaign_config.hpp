@@ -80,6 +80,10 @@ struct ExecutorSpec {
 
 // The engine's best default (see README: lowest median regret at 25 and 50 evaluations).
 inline constexpr const char* kDefaultStrategy = "ei";
+// The top-level keys of a campaign, in the order to_yaml() writes them.
+inline constexpr const char* kCampaignKeys[] = {"name",     "command", "space",    "resolution", "objective",
+                                                "strategy", "budget",  "executor", "seed"};
+
 struct CampaignConfig {
   std::string name;
   std::vector<std::string> command;  // empty: no trials to launch, the campaign is driven by tune ask / tell

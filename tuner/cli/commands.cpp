@@ -79,18 +79,35 @@ void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& 
   }
 }
 
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+}  // namespace
+
+const std::vector<InlineOption>& inline_options() {
+  static const std::vector<InlineOption> options{
+      {"--name", "name", " (--dir chooses the campaign's directory)",
+       [](const InlineSettings& s) { return quoted(s.name); }},
+      {"--trials", "budget.trials", "", [](const InlineSettings& s) { return std::to_string(s.trials); }},
+      {"--workers", "executor.workers", "", [](const InlineSettings& s) { return std::to_string(s.workers); }},
+      {"--objective", "objective.name", "", [](const InlineSettings& s) { return quoted(s.objective); }},
+      {"--maximize", "objective.direction: maximize", "", nullptr},
+      {"--strategy", "strategy", "", [](const InlineSettings& s) { return quoted(s.strategy); }},
+      {"--timeout", "executor.timeout", "", [](const InlineSettings& s) { return quoted(s.timeout.value_or("")); }},
+      {"--seed", "seed", "", [](const InlineSettings& s) { return std::to_string(s.seed); }},
+  };
+  return options;
+}
+
+namespace {
+
 // An error in the campaign the inline form built, told as the command-line option that set the
 // field: the user never saw the YAML whose line and column the message would cite.
 std::string inline_option_error(const CampaignError& error, const InlineSettings& s) {
   const std::string& field = error.field();
   std::string option;
-  if (field == "name") option = "--name '" + s.name + "'";
-  else if (field == "objective.name") option = "--objective '" + s.objective + "'";
-  else if (field == "strategy" || field.rfind("strategy.", 0) == 0) option = "--strategy '" + s.strategy + "'";
-  else if (field == "budget.trials") option = "--trials " + std::to_string(s.trials);
-  else if (field == "executor.workers") option = "--workers " + std::to_string(s.workers);
-  else if (field == "executor.timeout") option = "--timeout '" + s.timeout.value_or("") + "'";
-  else if (field == "seed") option = "--seed " + std::to_string(s.seed);
+  for (const InlineOption& o : inline_options())
+    if (o.value && (field == o.key || (std::string(o.key) == "strategy" && field.rfind("strategy.", 0) == 0)))
+      option = std::string(o.option) + " " + o.value(s);
   if (option.empty()) return error.what();  // the command after --: parse_inline_command checked it
   std::string problem = error.problem();
   // "remove executor.timeout for no time limit" reads "remove --timeout ..." here (a dotted key only:
@@ -102,18 +119,12 @@ std::string inline_option_error(const CampaignError& error, const InlineSettings
   return option + ": " + problem;
 }
 
-std::string emitted(const YAML::Node& node) {
-  YAML::Emitter e;
-  e << node;
-  return e.c_str();
-}
-
 // The top-level keys of two campaign definitions whose values differ ("command, budget").
 std::string differing_keys(const CampaignConfig& a, const CampaignConfig& b) {
   const YAML::Node x = a.to_yaml(), y = b.to_yaml();
   std::string keys;
-  for (const char* key : {"name", "command", "space", "resolution", "objective", "strategy", "budget", "executor", "seed"})
-    if (emitted(x[key]) != emitted(y[key])) keys += (keys.empty() ? "" : ", ") + std::string(key);
+  for (const char* key : kCampaignKeys)
+    if (emit_yaml(x[key]) != emit_yaml(y[key])) keys += (keys.empty() ? "" : ", ") + std::string(key);
   return keys;
 }
 

@@ -28,6 +28,18 @@ struct InlineSettings {
   std::uint64_t seed = 0;
 };
 
+// The inline form's options and the campaign keys they set, one table for both directions: `tune
+// run` refuses them beside a campaign file (the file is the campaign's one definition) naming the
+// key, and an error the inline form's campaign has in such a key is told as the option. `value`
+// writes the option's setting as typed (null for a flag without one).
+struct InlineOption {
+  const char* option;
+  const char* key;
+  const char* note;  // added to the refusal
+  std::string (*value)(const InlineSettings&);
+};
+const std::vector<InlineOption>& inline_options();
+
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags);
 int run_inline(const InlineSettings& settings, const std::vector<std::string>& command,
                std::optional<std::filesystem::path> dir, const SessionFlags& flags);

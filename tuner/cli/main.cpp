@@ -19,24 +19,6 @@ damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign; run
 campaign without a command); 3 stopped by a signal or 'tune stop' (resume continues); 4 stopped after
 budget.failures failed trials; 5 another tuner drives the campaign.)";
 
-// The inline form's options and the campaign-file keys that set the same thing: with a campaign
-// file they are refused rather than ignored (the file is the campaign's one definition).
-struct InlineOptionKey {
-  const char* option;
-  const char* key;
-  const char* note = "";
-};
-constexpr InlineOptionKey kInlineOptionKeys[] = {
-    {"--name", "name", " (--dir chooses the campaign's directory)"},
-    {"--trials", "budget.trials"},
-    {"--workers", "executor.workers"},
-    {"--objective", "objective.name"},
-    {"--maximize", "objective.direction: maximize"},
-    {"--strategy", "strategy"},
-    {"--timeout", "executor.timeout"},
-    {"--seed", "seed"},
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,15 +134,15 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       if (!campaign_file.empty()) {
-        bool inline_options = false;
-        for (const InlineOptionKey& o : kInlineOptionKeys)
+        bool refused = false;
+        for (const InlineOption& o : inline_options())
           if (run->count(o.option) > 0) {
             std::fprintf(stderr, "tune run: %s is an option of the inline form (a command after --); with a campaign "
                                  "file, set '%s' in %s instead%s\n",
                          o.option, o.key, campaign_file.c_str(), o.note);
-            inline_options = true;
+            refused = true;
           }
-        if (inline_options) return kExitUsage;
+        if (refused) return kExitUsage;
         return run_campaign_file(campaign_file, dir, flags);
       }
       if (inline_command.empty()) {
