@@ -27,6 +27,7 @@ double GaussianProcess::noise_variance(std::size_t group) const {
 }
 
 void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization standardization) {
+  if (tail_attached_) throw std::logic_error("GP: reset() with a fantasy tail attached");
   if (static_cast<std::size_t>(hyperparameters.lengthscales.size()) != dim_)
     throw std::invalid_argument("GP: " + std::to_string(hyperparameters.lengthscales.size()) +
                                 " lengthscales for a " + std::to_string(dim_) + "-dimensional input");
@@ -55,6 +56,7 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
                               std::to_string(hyperparameters.noise_variances.size()) + " noise variance(s)");
   hp_ = std::move(hyperparameters);
   standardization_ = standardization;
+  ++tail_epoch_;  // the kept fantasy block was made with the old kernel
   kernel_ = hp_.make_kernel();
   discrepancy_kernels_ = hp_.make_discrepancy_kernels();
   n_ = 0;
@@ -96,6 +98,8 @@ void GaussianProcess::add(std::vector<Observation> observations) {
 }
 
 void GaussianProcess::truncate(std::size_t n) {
+  if (tail_attached_ && n <= tail_begin_) tail_attached_ = false;
+  if (n < tail_.covered) ++tail_epoch_;  // observations the kept fantasy block was made from are gone
   if (n >= n_) return;
   observations_.resize(n);
   n_ = n;
@@ -104,6 +108,9 @@ void GaussianProcess::truncate(std::size_t n) {
 }
 
 void GaussianProcess::track(Eigen::MatrixXd X) {
+  if (tail_attached_) throw std::logic_error("GP: track() with a fantasy tail attached");
+  tail_.point_rows = 0;  // the kept fantasy block's residuals were for the old points
+  tail_.point_covered = 0;
   if (static_cast<std::size_t>(X.rows()) != dim_ && X.cols() > 0)
     throw std::invalid_argument("GP: tracked points of the wrong dimension");
   tracked_points_ = std::move(X);
@@ -165,18 +172,23 @@ void GaussianProcess::predict_tracked_and(const Eigen::MatrixXd& X, Eigen::Vecto
   variance << tracked_variance, x_variance;
 }
 
+void GaussianProcess::reserve_rows(Eigen::Index rows) {
+  // Capacity grows geometrically so that appends stay amortised O(n^2).
+  if (rows <= L_.rows()) return;
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  Eigen::Index capacity = std::max<Eigen::Index>(16, 2 * L_.rows());
+  while (capacity < rows) capacity *= 2;
+  Eigen::MatrixXd grown = Eigen::MatrixXd::Zero(capacity, capacity);
+  grown.topLeftCorner(n, n) = L_.topLeftCorner(n, n);
+  L_.swap(grown);
+  Eigen::VectorXd grown_a = Eigen::VectorXd::Zero(capacity);
+  grown_a.head(n) = a_.head(n);
+  a_.swap(grown_a);
+}
+
 void GaussianProcess::append_row(const Observation& o) {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
-  if (n + 1 > L_.rows()) {
-    // Grow capacity geometrically so that appends stay amortised O(n^2).
-    const Eigen::Index capacity = std::max<Eigen::Index>(16, 2 * L_.rows());
-    Eigen::MatrixXd grown = Eigen::MatrixXd::Zero(capacity, capacity);
-    grown.topLeftCorner(n, n) = L_.topLeftCorner(n, n);
-    L_.swap(grown);
-    Eigen::VectorXd grown_a = Eigen::VectorXd::Zero(capacity);
-    grown_a.head(n) = a_.head(n);
-    a_.swap(grown_a);
-  }
+  reserve_rows(n + 1);
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i)
     c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], o);

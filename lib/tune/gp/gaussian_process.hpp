@@ -9,6 +9,7 @@
 //
 // Public quantities (predictions, noise variances) are in the units of the observed values.
 #include <Eigen/Core>
+#include <cstdint>
 #include <vector>
 
 #include "tune/gp/kernel.hpp"
@@ -146,6 +147,20 @@ class GaussianProcess {
   // predict_pair's joint posterior of two tracked targets (a == b allowed), in O(n).
   PairPrediction predict_tracked_pair(std::size_t a, std::size_t b) const;
 
+  // Fantasies of failed trials kept from ask to ask. Appends `rows` after the observations, each
+  // valued at its posterior mean given the rows before it (so it moves no mean) and no higher than
+  // caps[k] (units of the observed values; +infinity for no cap). truncate(size() before the call)
+  // removes them again, as for any fantasy, but the block they add to the factor is kept: at the
+  // next call, when `rows` starts with the same observations and the model has only grown by
+  // add() since, only the new observations and new rows are folded into it, O(f n) per observation
+  // and O(n^2) per new row for f rows, instead of the O(f n^2 + f n T) of adding f rows afresh at
+  // every ask (T tracked targets). Every number of the block is made by one formula whatever the
+  // history (each sum runs over the observations in their order), so the result is bit for bit
+  // that of a first call on a model rebuilt after a load. Pending trials' fantasies are add()ed
+  // after the tail as before. reset(), track() and track_targets() are refused while a tail is on.
+  void attach_fantasy_tail(std::vector<Observation> rows, const std::vector<double>& caps);
+  bool fantasy_tail_attached() const { return tail_attached_; }
+
   // Leave-one-out residuals of the given observations (rows of the model), each divided by its
   // leave-one-out predictive sd (noise included): z_i = [K^-1 y]_i / sqrt([K^-1]_ii) (Rasmussen and
   // Williams 5.12), with the same hyperparameters. For a calibrated model their mean square is
@@ -158,6 +173,7 @@ class GaussianProcess {
 
  private:
   void append_row(const Observation& observation);
+  void reserve_rows(Eigen::Index rows);  // capacity of L and a for this many rows, the valid ones kept
   void append_tracked_row(std::size_t row);
   void refresh_tracked_summaries();
   void accumulate_tracked_row(std::size_t row);
@@ -196,10 +212,40 @@ class GaussianProcess {
     Observation target;
     Eigen::VectorXd v;  // [0, n_) valid
     bool live = false;
+    // K(F, t) - C^T v over the observations [0, tail_covered) for the fantasy tail's first
+    // tail_residual.size() rows (attach_fantasy_tail), valid while tail_epoch is the model's.
+    Eigen::VectorXd tail_residual;
+    std::size_t tail_covered = 0;
+    std::uint64_t tail_epoch = 0;
   };
   std::vector<TrackedTarget> targets_;
   std::vector<std::size_t> free_target_slots_;
   Eigen::VectorXd row_buffer_;  // row i of L, made contiguous for the targets' dot products
+
+  // The fantasy tail's block (attach_fantasy_tail), in terms of the observations [0, covered):
+  // C = L_base^{-1} K(D, F) (row j of L for tail row j, left of the tail), the Schur complement
+  // S = K(F, F) - C^T C without noise, and the tracked points' residual K(F, X) - C^T V. Each entry
+  // is its kernel value minus the terms of observations 0, 1, ... subtracted one at a time, so it is
+  // the same whether it was folded in one observation per ask or all at once after a load.
+  struct FantasyTail {
+    std::vector<Observation> rows;
+    std::size_t covered = 0;
+    Eigen::MatrixXd coefficients;     // rows x capacity (column i: observation i's coefficients)
+    Eigen::MatrixXd schur;            // rows x rows, lower triangle
+    Eigen::MatrixXd point_residuals;  // rows x tracked points
+    std::size_t point_rows = 0;       // rows of point_residuals that are valid
+    std::size_t point_covered = 0;    // observations folded into them
+    std::uint64_t epoch = 0;
+  };
+  void fold_tail_observation(std::size_t i);
+  void add_tail_row(const Observation& row);
+  void update_tail_point_residuals();
+  void update_tail_target_residual(TrackedTarget& t);
+  Eigen::MatrixXd tail_factor() const;
+  FantasyTail tail_;
+  std::uint64_t tail_epoch_ = 1;  // bumped whenever the block no longer applies (reset, a shrunk model)
+  bool tail_attached_ = false;
+  std::size_t tail_begin_ = 0;
 };
 
 // Truncates the model back to the size it had when the guard was made, however the scope ends: the

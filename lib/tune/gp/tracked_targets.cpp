@@ -15,6 +15,7 @@ std::size_t GaussianProcess::track_target(Observation target) {
 }
 
 std::vector<std::size_t> GaussianProcess::track_targets(std::vector<Observation> targets) {
+  if (tail_attached_) throw std::logic_error("GP: track_targets() with a fantasy tail attached");
   for (const Observation& t : targets)
     if (static_cast<std::size_t>(location(t.query).size()) != dim_)
       throw std::invalid_argument("GP: tracked target of the wrong dimension");
@@ -30,6 +31,9 @@ std::vector<std::size_t> GaussianProcess::track_targets(std::vector<Observation>
     TrackedTarget& t = targets_[slot];
     t.target = std::move(target);
     t.live = true;
+    t.tail_residual.resize(0);  // a reused slot's residual was another target's
+    t.tail_epoch = 0;
+    t.tail_covered = 0;
     slots.push_back(slot);
   }
   fill_target_columns(slots);

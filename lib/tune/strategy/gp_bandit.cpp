@@ -1,6 +1,7 @@
 #include "tune/strategy/gp_bandit.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -218,13 +219,19 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
     for (std::size_t i = 0; i < n_model; ++i) rewards[i] = gp.observations()[i].value;
     ceiling = failed_run_ceiling(std::move(rewards));
   }
+  // The failed trials' fantasies stay in the model's factor between asks (attach_fantasy_tail);
+  // the pending trials' come after them and are made afresh.
   const TruncateOnExit drop_fantasies(gp);
+  std::vector<Observation> failed;
+  std::vector<double> caps;
   for (const Trial& t : context.trials)
-    if (t.status == TrialStatus::pending || t.status == TrialStatus::failed) {
-      const double mean = gp.predict(t.unit).mean;
-      const bool capped = t.status == TrialStatus::failed && failures.fails_here(t.unit);
-      gp.add(Observation{PointQuery{t.unit}, capped ? std::min(mean, ceiling) : mean, 0});
+    if (t.status == TrialStatus::failed) {
+      failed.push_back(Observation{PointQuery{t.unit}, 0.0, 0});
+      caps.push_back(failures.fails_here(t.unit) ? ceiling : std::numeric_limits<double>::infinity());
     }
+  gp.attach_fantasy_tail(std::move(failed), caps);
+  for (const Trial& t : context.trials)
+    if (t.status == TrialStatus::pending) gp.add(Observation{PointQuery{t.unit}, gp.predict(t.unit).mean, 0});
 
   Acquisition acquisition;
   acquisition.type = options_.acquisition;

@@ -384,14 +384,22 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
     }
     for (auto& [level, r] : rewards) ceiling[level] = failed_run_ceiling(std::move(r));
   }
+  // The failed trials' fantasies stay in the model's factor between asks (attach_fantasy_tail);
+  // the pending trials' come after them and are made afresh.
+  std::vector<Observation> failed;
+  std::vector<double> caps;
   for (const Trial& t : context.trials)
-    if (t.status != TrialStatus::complete) {
+    if (t.status == TrialStatus::failed) {
+      failed.push_back(observation_of(t, context, 0.0));
+      const auto it = ceiling.find(failed.back().noise_group);
+      caps.push_back(it != ceiling.end() && failures.fails_here(t.unit) ? it->second
+                                                                         : std::numeric_limits<double>::infinity());
+    }
+  model_->attach_fantasy_tail(std::move(failed), caps);
+  for (const Trial& t : context.trials)
+    if (t.status == TrialStatus::pending) {
       Observation o = observation_of(t, context, 0.0);
       o.value = model_->predict(o).mean;
-      if (t.status == TrialStatus::failed) {
-        const auto it = ceiling.find(o.noise_group);
-        if (it != ceiling.end() && failures.fails_here(t.unit)) o.value = std::min(o.value, it->second);
-      }
       model_->add(o);
     }
 }
@@ -537,6 +545,7 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   const std::size_t levels = levels_;
   const std::size_t top = levels - 1;
   const std::size_t n_model = gp.size();
+  sync_node_targets(active);  // before the fantasies: the model tracks no new target while they are on
   const TruncateOnExit drop_fantasies(gp);
   add_fantasies(context);
 
@@ -561,7 +570,6 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
       const Eigen::VectorXd& x = std::get<PointQuery>(queries[i].query).x;
       repeats[i] = ran.count({pairs[i].second, unit_key(x)}) > 0;
     }
-  sync_node_targets(active);
   std::vector<PairPrediction> posteriors;
   for (const auto& [n, l] : pairs) {
     const NodeTargets& t = node_targets_.at(n);
