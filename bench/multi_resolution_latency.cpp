@@ -22,8 +22,13 @@
 // model rebuilt from the saved hyperparameters, as `tune status`, `tune best` and a resumed
 // `tune run` do), the recommendation of the loaded study and its first ask.
 //
+// --keep-studies DIR keeps each finished study's file there (FUNCTION.METHOD.SEED.yaml);
+// --reload PATH [--repeats K] only times the load, recommendation and first ask of a saved study,
+// K times (median and range), for a profiler or a before/after comparison of those steps.
+//
 // Usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S]
-//                                 [--noise SD] [--failures P] [--csv PATH]
+//                                 [--noise SD] [--failures P] [--csv PATH] [--keep-studies DIR]
+//        multi_resolution_latency --reload PATH [--repeats K]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -48,6 +53,9 @@ struct Options {
   double noise = 0.0;
   double failures = 0.0;
   std::string csv = "multi_resolution_latency.csv";
+  std::string keep_dir;  // empty: the finished studies' files are removed
+  std::string reload;    // a saved study to time the reload of, alone
+  std::size_t repeats = 5;
 };
 
 struct Step {
@@ -65,16 +73,11 @@ struct Reload {
   double save_ms = 0.0, load_ms = 0.0, recommendation_ms = 0.0, ask_ms = 0.0;
 };
 
-Reload time_reload(const tune::Study& study, const std::string& tag) {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("multi_resolution_latency." + tag + ".yaml");
-  Reload r;
-  r.trials = study.trials().size();
+// Load, recommendation and first ask of the study saved at `path`.
+void time_load(const std::filesystem::path& path, Reload& r) {
   auto t0 = std::chrono::steady_clock::now();
-  study.save(path);
-  r.save_ms = ms_since(t0);
-  t0 = std::chrono::steady_clock::now();
   tune::Study loaded = tune::Study::load(path);
+  r.trials = loaded.trials().size();
   r.load_ms = ms_since(t0);
   t0 = std::chrono::steady_clock::now();
   (void)loaded.recommendation();
@@ -82,8 +85,37 @@ Reload time_reload(const tune::Study& study, const std::string& tag) {
   t0 = std::chrono::steady_clock::now();
   (void)loaded.ask();
   r.ask_ms = ms_since(t0);
-  std::filesystem::remove(path);
+}
+
+Reload time_reload(const tune::Study& study, const std::string& tag, const std::string& keep_dir) {
+  const std::filesystem::path path = (keep_dir.empty() ? std::filesystem::temp_directory_path()
+                                                       : std::filesystem::path(keep_dir)) /
+                                     (keep_dir.empty() ? "multi_resolution_latency." + tag + ".yaml" : tag + ".yaml");
+  Reload r;
+  auto t0 = std::chrono::steady_clock::now();
+  study.save(path);
+  r.save_ms = ms_since(t0);
+  time_load(path, r);
+  if (keep_dir.empty()) std::filesystem::remove(path);
   return r;
+}
+
+int time_saved_study(const Options& o) {
+  std::vector<double> load, recommendation, ask;
+  std::size_t trials = 0;
+  for (std::size_t k = 0; k < o.repeats; ++k) {
+    Reload r;
+    time_load(o.reload, r);
+    trials = r.trials;
+    load.push_back(r.load_ms);
+    recommendation.push_back(r.recommendation_ms);
+    ask.push_back(r.ask_ms);
+  }
+  std::printf("%s (%zu trials), ms over %zu loads: median [min, max]\n", o.reload.c_str(), trials, o.repeats);
+  for (auto& [name, v] : {std::pair{"load", &load}, {"recommendation", &recommendation}, {"first ask", &ask}})
+    std::printf("  %-15s %9.1f [%.1f, %.1f]\n", name, tune::bench::median(*v),
+                *std::min_element(v->begin(), v->end()), *std::max_element(v->begin(), v->end()));
+  return 0;
 }
 
 std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::string& method, const Options& o,
@@ -118,7 +150,7 @@ std::vector<Step> run(const tune::testfn::MultiFidelityFunction& fn, const std::
     if (steps.size() % 250 == 0)
       std::fprintf(stderr, "%s %s: %zu trials, last ask %.1f ms\n", fn.name.c_str(), method.c_str(), steps.size(), st.ask_ms);
   }
-  reload = time_reload(study, fn.name + "." + std::to_string(o.seed));
+  reload = time_reload(study, fn.name + "." + method + "." + std::to_string(o.seed), o.keep_dir);
   return steps;
 }
 
@@ -154,13 +186,24 @@ int main(int argc, char** argv) {
       }
     }
     else if (a == "--csv") o.csv = value();
-    else {
+    else if (a == "--keep-studies") o.keep_dir = value();
+    else if (a == "--reload") o.reload = value();
+    else if (a == "--repeats") {
+      const auto n = tune::bench::positive_count(value());
+      if (!n) {
+        std::fprintf(stderr, "multi_resolution_latency: --repeats needs a positive whole number\n");
+        return 2;
+      }
+      o.repeats = *n;
+    } else {
       std::fprintf(stderr,
                    "usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S] "
-                   "[--noise SD] [--failures P] [--csv PATH]\n");
+                   "[--noise SD] [--failures P] [--csv PATH] [--keep-studies DIR]\n"
+                   "       multi_resolution_latency --reload PATH [--repeats K]\n");
       return 2;
     }
   }
+  if (!o.reload.empty()) return time_saved_study(o);
   std::ofstream csv(o.csv);
   csv << "function,method,trial,level,failed,ask_ms,tell_ms,recommendation_ms\n";
   std::printf("ms per call against the number of trials so far (one run per function, seed %llu, up to %zu trials)\n\n",

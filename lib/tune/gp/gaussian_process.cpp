@@ -304,19 +304,38 @@ PredictionWithGradient GaussianProcess::predict_with_gradient(const Eigen::Ref<c
   return out;
 }
 
-void GaussianProcess::predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const {
+Eigen::MatrixXd GaussianProcess::cross_covariances(const Eigen::MatrixXd& X) const {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
-  const Eigen::Index m = X.cols();
-  Eigen::MatrixXd C(n, m);
-  for (Eigen::Index j = 0; j < m; ++j)
-    for (Eigen::Index i = 0; i < n; ++i)
-      C(i, j) = cross_covariance(static_cast<std::size_t>(i), X.col(j));
-  const double s = standardization_.scale;
-  mean = (C.transpose() * weights_).array() * s + standardization_.mean;
+  Eigen::MatrixXd C(n, X.cols());
+  for (Eigen::Index j = 0; j < X.cols(); ++j)
+    for (Eigen::Index i = 0; i < n; ++i) C(i, j) = cross_covariance(static_cast<std::size_t>(i), X.col(j));
+  return C;
+}
+
+Eigen::VectorXd GaussianProcess::means_of(const Eigen::MatrixXd& C) const {
+  return ((C.transpose() * weights_).array() * standardization_.scale + standardization_.mean).matrix();
+}
+
+Eigen::VectorXd GaussianProcess::variances_of(const Eigen::MatrixXd& X, Eigen::MatrixXd C) const {
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(C);
-  variance.resize(m);
-  for (Eigen::Index j = 0; j < m; ++j)
-    variance(j) = s * s * std::max(0.0, kernel_(X.col(j), X.col(j)) - C.col(j).squaredNorm());
+  const double s2 = standardization_.scale * standardization_.scale;
+  Eigen::VectorXd variance(X.cols());
+  for (Eigen::Index j = 0; j < X.cols(); ++j)
+    variance(j) = s2 * std::max(0.0, kernel_(X.col(j), X.col(j)) - C.col(j).squaredNorm());
+  return variance;
+}
+
+Eigen::VectorXd GaussianProcess::predict_mean(const Eigen::MatrixXd& X) const { return means_of(cross_covariances(X)); }
+
+Eigen::VectorXd GaussianProcess::predict_variance(const Eigen::MatrixXd& X) const {
+  return variances_of(X, cross_covariances(X));
+}
+
+void GaussianProcess::predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const {
+  Eigen::MatrixXd C = cross_covariances(X);
+  mean = means_of(C);
+  variance = variances_of(X, std::move(C));
 }
 
 }  // namespace tune

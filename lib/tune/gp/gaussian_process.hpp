@@ -113,6 +113,10 @@ class GaussianProcess {
   PredictionWithGradient predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const;
   // Predictions at the columns of X; one blocked triangular solve for all of them.
   void predict(const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) const;
+  // predict(X)'s mean alone, O(n) per column (no solve), and its variance alone: a caller that
+  // needs the variance at a few of many points (the best means) pays the solve for those only.
+  Eigen::VectorXd predict_mean(const Eigen::MatrixXd& X) const;
+  Eigen::VectorXd predict_variance(const Eigen::MatrixXd& X) const;
   // Joint posterior covariance of f at the columns of X (units of the observed values, no
   // observation noise): K(X, X) - V^T V with V = L^{-1} K(D, X). Symmetric; its diagonal is
   // predict()'s variance (clamped at 0 the same way).
@@ -188,6 +192,9 @@ class GaussianProcess {
   const Eigen::VectorXd& target_column(std::size_t slot) const;
   // Cov(observation i, f(x)): its functional's covariance with x times its group's scale.
   double cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  Eigen::MatrixXd cross_covariances(const Eigen::MatrixXd& X) const;  // K(D, X), n x |X|
+  Eigen::VectorXd means_of(const Eigen::MatrixXd& C) const;  // posterior means given C = K(D, X)
+  Eigen::VectorXd variances_of(const Eigen::MatrixXd& X, Eigen::MatrixXd C) const;  // and variances
   double standardised(double y) const { return (y - standardization_.mean) / standardization_.scale; }
   GroupCovariance groups() const {
     return {hp_.offset_variance, hp_.discrepancy_ratios, hp_.group_scales, hp_.trend_variances, discrepancy_kernels_};

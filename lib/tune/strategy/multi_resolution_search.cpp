@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "tune/bandit/acquisition_optimizer.hpp"
+#include "tune/bandit/best_lower_bounds.hpp"
 #include "tune/bandit/bounded_argmax.hpp"
 #include "tune/bandit/max_value_entropy.hpp"
 #include "tune/io/yaml_values.hpp"
@@ -857,18 +858,13 @@ std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyCon
   if (!at_top.empty()) with_data = std::move(at_top);
   Eigen::MatrixXd X(context.space.dim(), static_cast<Eigen::Index>(with_data.size()));
   for (std::size_t i = 0; i < with_data.size(); ++i) X.col(static_cast<Eigen::Index>(i)) = context.trials[with_data[i]].unit;
-  Eigen::VectorXd mean, variance;
-  gp.predict(X, mean, variance);
   const Acquisition lower_bound{AcquisitionType::ucb, -options_.recommendation_sd_penalty, 0.0};
-  Eigen::VectorXd score(X.cols());
-  for (Eigen::Index j = 0; j < X.cols(); ++j) score(j) = lower_bound.score(mean(j), variance(j));
-  std::vector<Eigen::Index> order(static_cast<std::size_t>(X.cols()));
-  for (Eigen::Index j = 0; j < X.cols(); ++j) order[static_cast<std::size_t>(j)] = j;
-  const std::size_t starts = std::min<std::size_t>(8, order.size());
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(starts), order.end(),
-                    [&](Eigen::Index a, Eigen::Index b) { return score(a) > score(b); });
+  const std::vector<std::pair<double, Eigen::Index>> ranked = best_lower_bounds(gp, X, lower_bound, 8);
+  const std::size_t starts = ranked.size();
+  std::vector<Eigen::Index> order;
+  for (const auto& [score, j] : ranked) order.push_back(j);
   Eigen::VectorXd best = X.col(order[0]);
-  double best_score = score(order[0]);
+  double best_score = ranked[0].first;
   const auto snap = [&](const Eigen::VectorXd& u) { return context.space.snap(u); };
   const double radius = options_.recommendation_radius;
   for (std::size_t i = 0; i < starts; ++i) {
