@@ -151,6 +151,16 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+TrialRun external_run(std::uint64_t id, double started_at) {
+  TrialRun r;
+  r.id = id;
+  r.status = RunStatus::running;
+  r.attempts = 1;
+  r.started_at = started_at;
+  r.external = true;
+  return r;
+}
+
 std::size_t CampaignState::count(RunStatus status) const {
   std::size_t n = 0;
   for (const TrialRun& r : runs) n += r.status == status;
@@ -174,6 +184,10 @@ std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t 
 bool has_state(const std::filesystem::path& dir) { return std::filesystem::exists(state_path(dir)); }
 
 void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s) {
+  write_file_atomically(state_path(dir), text(s));
+}
+
+std::string StateWriter::text(const CampaignState& s) {
   YAML::Node head;
   head["kind"] = kKind;
   head["schema"] = kSchema;
@@ -205,7 +219,7 @@ void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s)
   }
   out += "study:\n";
   s.study.append_yaml(out, 2, study_cache_);
-  write_file_atomically(state_path(dir), out);
+  return out;
 }
 
 void save_state(const std::filesystem::path& dir, const CampaignState& s) {

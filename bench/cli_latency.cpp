@@ -1,0 +1,328 @@
+// How long `tune ask DIR` and `tune tell DIR ID VALUE` take on a campaign of N trials, and where
+// that time goes. Each command loads the whole state.yaml (parse, then the study and its strategy
+// rebuilt from it), changes one trial and saves the state again, so its latency grows with N.
+//
+//   1. Campaigns of N trials (the largest N built once, in-process, through the tuner's own
+//      CampaignState, StateWriter and EventLog, with a snapshot of state.yaml and events.jsonl at
+//      every N): Hartmann-3 on three float parameters, every trial handed out and told as
+//      `tune ask` / `tune tell` would (external runs, an outcome event per trial).
+//   2. The real commands, as subprocesses of the built `tune`: from the snapshot, `tune ask DIR`
+//      (its suggestion is trial N) then `tune tell DIR N 0`; the snapshot is restored before each
+//      repeat, so every repeat measures the same campaign. Median over the repeats.
+//   3. The same work in-process, phase by phase (median over the repeats): reading and parsing
+//      state.yaml, rebuilding the study (the strategy's restore: the GP refactorised), the rest of
+//      the load (campaign, run records, checks), ask(), the formatting of the state by a fresh
+//      StateWriter (what the save after a load does: every trial and run record formatted), the
+//      same writer's second formatting (its cache of finished records), and the atomic write.
+//
+//   cli_latency [--tune PATH] [--trials 250,500,1000,2000] [--strategies ei-compressed,...]
+//               [--repeats R] [--csv PATH]
+//
+// Strategies: ei-compressed (ei with epsilon 0.01, the default), ei-exact (epsilon 0), cmets (the
+// multi-fidelity Hartmann-3's three levels as a resolution with declared costs). PATH defaults to
+// the `tune` built next to this program. The campaigns live in a temporary directory, removed at
+// the end.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_args.hpp"
+#include "bench_machine.hpp"
+#include "bench_process.hpp"
+#include "bench_stats.hpp"
+#include "functions/multi_fidelity.hpp"
+#include "functions/test_functions.hpp"
+#include "tune/io/atomic_file.hpp"
+#include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_config.hpp"
+#include "tuner/campaign/campaign_state.hpp"
+#include "tuner/campaign/event_log.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tune::bench::median;
+
+struct Options {
+  fs::path tune;
+  std::vector<std::size_t> trials{250, 500, 1000, 2000};
+  std::vector<std::string> strategies{"ei-compressed"};
+  std::size_t repeats = 5;
+  fs::path csv = "cli_latency.csv";
+};
+
+// One row of the table: a strategy's campaign at N trials.
+struct Row {
+  std::string strategy;
+  std::size_t trials = 0;
+  std::size_t state_bytes = 0;
+  double ask_cli_ms = 0, tell_cli_ms = 0;  // the subprocesses, wall clock
+  double read_ms = 0, parse_ms = 0, study_restore_ms = 0, other_load_ms = 0;
+  double ask_ms = 0, tell_ms = 0;          // Study::ask() / tell() in-process
+  double format_first_ms = 0, format_cached_ms = 0, write_ms = 0;
+};
+
+[[noreturn]] void die(const std::string& message) {
+  std::fprintf(stderr, "cli_latency: %s\n", message.c_str());
+  std::exit(1);
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median milliseconds of `repeats` calls of `work`.
+double median_ms(std::size_t repeats, const std::function<void()>& work) {
+  std::vector<double> times;
+  for (std::size_t i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    work();
+    times.push_back(ms_since(t0));
+  }
+  return median(times);
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) die("cannot read " + path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) die("cannot write " + path.string());
+}
+
+std::string campaign_text(const std::string& strategy) {
+  std::string text =
+      "name: cli-latency\n"
+      "space:\n"
+      "  x1: {type: float, low: 0, high: 1}\n"
+      "  x2: {type: float, low: 0, high: 1}\n"
+      "  x3: {type: float, low: 0, high: 1}\n"
+      "objective: {name: loss, direction: minimize}\n"
+      "seed: 1\n";
+  if (strategy == "ei-compressed") return text + "strategy: {name: ei, epsilon: 0.01}\n";
+  if (strategy == "ei-exact") return text + "strategy: {name: ei}\n";
+  if (strategy == "cmets") {
+    const auto cost = tune::testfn::hartmann3_mf().cost;
+    return text + "resolution: {param: fidelity, levels: [1, 2, 3], cost: [" + tune::format_double(cost[0]) + ", " +
+           tune::format_double(cost[1]) + ", " + tune::format_double(cost[2]) +
+           "]}\nstrategy: {name: cmets}\nbudget: {cost: 1.0e9}\n";
+  }
+  die("unknown strategy '" + strategy + "' (ei-compressed, ei-exact, cmets)");
+}
+
+fs::path snapshot_dir(const fs::path& root, const std::string& strategy, std::size_t n) {
+  return root / (strategy + "-" + std::to_string(n));
+}
+
+// Builds the campaign up to the largest N, as ask/tell would, with a snapshot at every N.
+void build_campaigns(const fs::path& root, const std::string& strategy, const std::vector<std::size_t>& sizes) {
+  using namespace tune::tuner;
+  const fs::path file = root / (strategy + ".yaml");
+  write_text(file, campaign_text(strategy));
+  const fs::path events_path = root / (strategy + "-events.jsonl");
+  CampaignState s = CampaignState::create(load_campaign_file(file), now_seconds());
+  EventLog events(events_path);
+  StateWriter writer;
+  const tune::testfn::MultiFidelityFunction hartmann = tune::testfn::hartmann3_mf();
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::size_t n = 1; n <= sizes.back(); ++n) {
+    const auto suggestion = s.study.ask();
+    if (!suggestion) die(strategy + " stopped after " + std::to_string(n - 1) + " trials: " + s.study.stop_reason());
+    TrialRun r = external_run(suggestion->id, now_seconds());
+    events.write("ask", {{"trial", json_number(r.id)}});
+    Eigen::VectorXd x(3);
+    for (int i = 0; i < 3; ++i) x(i) = std::get<double>(suggestion->config.at("x" + std::to_string(i + 1)));
+    s.study.tell(r.id, hartmann.value(x, suggestion->level.value_or(hartmann.top())));
+    r.status = RunStatus::complete;
+    r.finished_at = now_seconds();
+    s.runs.push_back(r);
+    events.write_outcome(s, r.id);
+    if (std::find(sizes.begin(), sizes.end(), n) == sizes.end()) continue;
+    const fs::path dir = snapshot_dir(root, strategy, n);
+    fs::create_directories(dir / "trials");
+    writer.save(dir, s);
+    fs::copy_file(events_path, dir / "events.jsonl");
+    std::printf("  %s: %zu trials built (%.1f s)\n", strategy.c_str(), n, ms_since(t0) / 1000.0);
+  }
+}
+
+// Copies the snapshot's state.yaml and events.jsonl over the work directory's.
+void restore(const fs::path& snapshot, const fs::path& work) {
+  fs::create_directories(work / "trials");
+  for (const char* name : {"state.yaml", "events.jsonl"})
+    fs::copy_file(snapshot / name, work / name, fs::copy_options::overwrite_existing);
+}
+
+void run_or_die(const std::vector<std::string>& args) {
+  const int status = tune::bench::exit_status(tune::bench::run_program(args, /*discard_stdout=*/true));
+  if (status != 0) {
+    std::string line;
+    for (const std::string& a : args) line += " " + a;
+    die("exit status " + std::to_string(status) + " from" + line);
+  }
+}
+
+Row measure(const Options& opt, const fs::path& root, const std::string& strategy, std::size_t n) {
+  using namespace tune::tuner;
+  Row row{.strategy = strategy, .trials = n};
+  const fs::path snapshot = snapshot_dir(root, strategy, n);
+  const fs::path work = root / "work";
+  const std::string id = std::to_string(n);  // ids count from 0: the next trial is N
+  std::vector<double> ask_cli, tell_cli;
+  for (std::size_t i = 0; i < opt.repeats; ++i) {
+    restore(snapshot, work);
+    auto t0 = std::chrono::steady_clock::now();
+    run_or_die({opt.tune.string(), "ask", work.string()});
+    ask_cli.push_back(ms_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    run_or_die({opt.tune.string(), "tell", work.string(), id, "0"});
+    tell_cli.push_back(ms_since(t0));
+  }
+  row.ask_cli_ms = median(ask_cli);
+  row.tell_cli_ms = median(tell_cli);
+
+  const fs::path state_file = state_path(snapshot);
+  std::string text;
+  row.read_ms = median_ms(opt.repeats, [&] { text = read_text(state_file); });
+  row.state_bytes = text.size();
+  YAML::Node root_node;
+  row.parse_ms = median_ms(opt.repeats, [&] { root_node = tune::parse_yaml(text); });
+  row.study_restore_ms = median_ms(opt.repeats, [&] { (void)tune::Study::from_yaml(root_node["study"]); });
+  const double load_ms = median_ms(opt.repeats, [&] { (void)load_state(snapshot); });
+  row.other_load_ms = load_ms - row.read_ms - row.parse_ms - row.study_restore_ms;
+
+  std::vector<double> ask, tell, first, cached, write;
+  for (std::size_t i = 0; i < opt.repeats; ++i) {
+    CampaignState s = load_state(snapshot);
+    auto t0 = std::chrono::steady_clock::now();
+    const auto suggestion = s.study.ask();
+    ask.push_back(ms_since(t0));
+    if (!suggestion) die(strategy + " at " + id + " trials: no suggestion");
+    const TrialRun r = external_run(suggestion->id, now_seconds());
+    s.runs.push_back(r);
+    StateWriter writer;  // a fresh one, as in a command
+    t0 = std::chrono::steady_clock::now();
+    const std::string state = writer.text(s);
+    first.push_back(ms_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    (void)writer.text(s);
+    cached.push_back(ms_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    tune::write_file_atomically(work / "probe.yaml", state);
+    write.push_back(ms_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    s.study.tell(r.id, 0.0);
+    tell.push_back(ms_since(t0));
+  }
+  row.ask_ms = median(ask);
+  row.tell_ms = median(tell);
+  row.format_first_ms = median(first);
+  row.format_cached_ms = median(cached);
+  row.write_ms = median(write);
+  return row;
+}
+
+void usage() {
+  std::fprintf(stderr,
+               "usage: cli_latency [--tune PATH] [--trials N,N,...] [--strategies ei-compressed,ei-exact,cmets] "
+               "[--repeats R] [--csv PATH]\n");
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  o.tune = tune::bench::tune_next_to_this_program();
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--tune") o.tune = tune::bench::option_value(argc, argv, i, "cli_latency");
+    else if (a == "--trials") {
+      o.trials.clear();
+      for (const std::string& item : tune::bench::split_commas(tune::bench::option_value(argc, argv, i, "cli_latency"))) {
+        const auto n = tune::bench::positive_count(item);
+        if (!n) usage();
+        o.trials.push_back(*n);
+      }
+      std::sort(o.trials.begin(), o.trials.end());
+      o.trials.erase(std::unique(o.trials.begin(), o.trials.end()), o.trials.end());
+      if (o.trials.empty()) usage();
+    } else if (a == "--strategies") {
+      o.strategies = tune::bench::split_commas(tune::bench::option_value(argc, argv, i, "cli_latency"));
+      if (o.strategies.empty()) usage();
+    } else if (a == "--repeats") {
+      const auto r = tune::bench::positive_count(tune::bench::option_value(argc, argv, i, "cli_latency"));
+      if (!r) usage();
+      o.repeats = *r;
+    } else if (a == "--csv") o.csv = tune::bench::option_value(argc, argv, i, "cli_latency");
+    else usage();
+  }
+  for (const std::string& s : o.strategies) (void)campaign_text(s);  // refuses an unknown one now
+  if (::access(o.tune.c_str(), X_OK) != 0) die("cannot execute '" + o.tune.string() + "' (build tune_cli, or give --tune PATH)");
+  o.tune = fs::absolute(o.tune);
+  return o;
+}
+
+void write_csv(const fs::path& path, const std::vector<Row>& rows) {
+  std::ofstream out(path);
+  if (!out) die("cannot write " + path.string());
+  out << "strategy,trials,state_bytes,tune_ask_ms,tune_tell_ms,read_ms,parse_ms,study_restore_ms,other_load_ms,ask_ms,"
+         "tell_ms,format_first_ms,format_cached_ms,write_ms\n";
+  char buf[512];
+  for (const Row& r : rows) {
+    std::snprintf(buf, sizeof buf, "%s,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+                  r.strategy.c_str(), r.trials, r.state_bytes, r.ask_cli_ms, r.tell_cli_ms, r.read_ms, r.parse_ms,
+                  r.study_restore_ms, r.other_load_ms, r.ask_ms, r.tell_ms, r.format_first_ms, r.format_cached_ms,
+                  r.write_ms);
+    out << buf;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options opt = parse(argc, argv);
+  std::string tmpl = (fs::temp_directory_path() / "cli_latency.XXXXXX").string();
+  if (!::mkdtemp(tmpl.data())) die("mkdtemp failed");
+  const fs::path root = tmpl;
+  std::printf("cli_latency: tune = %s, %zu repeats\n", opt.tune.c_str(), opt.repeats);
+  std::printf("%s\n", tune::bench::machine_line().c_str());
+  std::printf("campaigns in %s (%s)\n\n", root.c_str(), tune::bench::filesystem_type(root).c_str());
+
+  std::vector<Row> rows;
+  for (const std::string& strategy : opt.strategies) {
+    build_campaigns(root, strategy, opt.trials);
+    for (std::size_t n : opt.trials) rows.push_back(measure(opt, root, strategy, n));
+  }
+
+  using tune::bench::fmt;
+  std::printf("\nMedian ms over %zu repeats; the commands as subprocesses, then their parts in-process\n\n", opt.repeats);
+  std::printf("| strategy | trials | state KB | tune ask | tune tell | read | parse | study restore | rest of load | "
+              "ask() | tell() | format, first save | format, cached | atomic write |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %zu | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.strategy.c_str(),
+                r.trials, fmt(static_cast<double>(r.state_bytes) / 1024.0).c_str(), fmt(r.ask_cli_ms).c_str(),
+                fmt(r.tell_cli_ms).c_str(), fmt(r.read_ms).c_str(), fmt(r.parse_ms).c_str(),
+                fmt(r.study_restore_ms).c_str(), fmt(r.other_load_ms).c_str(), fmt(r.ask_ms).c_str(),
+                fmt(r.tell_ms).c_str(), fmt(r.format_first_ms).c_str(), fmt(r.format_cached_ms).c_str(),
+                fmt(r.write_ms).c_str());
+  write_csv(opt.csv, rows);
+  std::printf("\nrows: %s\n", fs::absolute(opt.csv).c_str());
+  std::error_code ec;
+  fs::remove_all(root, ec);
+  return 0;
+}
