@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -308,7 +309,8 @@ int main(int argc, char** argv) {
     for (std::size_t n : opt.trials) rows.push_back(measure(opt, root, strategy, n));
   }
 
-  using tune::bench::fmt;
+  // Whole milliseconds from 100 on (bench_stats' fmt would print 1.2e+03).
+  const auto fmt = [](double ms) { return ms >= 100 ? std::to_string(std::lround(ms)) : tune::bench::fmt(ms); };
   std::printf("\nMedian ms over %zu repeats; the commands as subprocesses, then their parts in-process\n\n", opt.repeats);
   std::printf("| strategy | trials | state KB | tune ask | tune tell | read | parse | study restore | rest of load | "
               "ask() | tell() | format, first save | format, cached | atomic write |\n");
