@@ -15,13 +15,14 @@
 //      StateWriter (what the save after a load does: every trial and run record formatted), the
 //      same writer's second formatting (its cache of finished records), and the atomic write.
 //
-//   cli_latency [--tune PATH] [--trials 250,500,1000,2000] [--strategies ei-compressed,...]
-//               [--repeats R] [--csv PATH]
+//   cli_latency [--tune PATH] [--baseline PATH] [--trials 250,500,1000,2000]
+//               [--strategies ei-compressed,...] [--repeats R] [--csv PATH] [--keep]
 //
 // Strategies: ei-compressed (ei with epsilon 0.01, the default), ei-exact (epsilon 0), cmets (the
 // multi-fidelity Hartmann-3's three levels as a resolution with declared costs). PATH defaults to
-// the `tune` built next to this program. The campaigns live in a temporary directory, removed at
-// the end.
+// the `tune` built next to this program. --baseline times a second `tune` (another version) on the
+// same snapshots, alternating with the first at every repeat, so that both see the same load of a
+// shared machine. The campaigns live in a temporary directory, removed at the end unless --keep.
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,7 +32,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <functional>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,6 +57,8 @@ using tune::bench::median;
 
 struct Options {
   fs::path tune;
+  std::optional<fs::path> baseline;
+  bool keep = false;
   std::vector<std::size_t> trials{250, 500, 1000, 2000};
   std::vector<std::string> strategies{"ei-compressed"};
   std::size_t repeats = 5;
@@ -67,6 +71,8 @@ struct Row {
   std::size_t trials = 0;
   std::size_t state_bytes = 0;
   double ask_cli_ms = 0, tell_cli_ms = 0;  // the subprocesses, wall clock
+  double baseline_ask_cli_ms = std::numeric_limits<double>::quiet_NaN();  // the same, with --baseline's tune
+  double baseline_tell_cli_ms = std::numeric_limits<double>::quiet_NaN();
   double read_ms = 0, parse_ms = 0, study_restore_ms = 0, other_load_ms = 0;
   double ask_ms = 0, tell_ms = 0;          // Study::ask() / tell() in-process
   double format_first_ms = 0, format_cached_ms = 0, write_ms = 0;
@@ -79,17 +85,6 @@ struct Row {
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Median milliseconds of `repeats` calls of `work`.
-double median_ms(std::size_t repeats, const std::function<void()>& work) {
-  std::vector<double> times;
-  for (std::size_t i = 0; i < repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    work();
-    times.push_back(ms_since(t0));
-  }
-  return median(times);
 }
 
 std::string read_text(const fs::path& path) {
@@ -184,28 +179,49 @@ Row measure(const Options& opt, const fs::path& root, const std::string& strateg
   const fs::path snapshot = snapshot_dir(root, strategy, n);
   const fs::path work = root / "work";
   const std::string id = std::to_string(n);  // ids count from 0: the next trial is N
-  std::vector<double> ask_cli, tell_cli;
-  for (std::size_t i = 0; i < opt.repeats; ++i) {
+  std::vector<double> ask_cli, tell_cli, baseline_ask_cli, baseline_tell_cli;
+  const auto ask_and_tell = [&](const fs::path& tune, std::vector<double>& ask_times, std::vector<double>& tell_times) {
     restore(snapshot, work);
     auto t0 = std::chrono::steady_clock::now();
-    run_or_die({opt.tune.string(), "ask", work.string()});
-    ask_cli.push_back(ms_since(t0));
+    run_or_die({tune.string(), "ask", work.string()});
+    ask_times.push_back(ms_since(t0));
     t0 = std::chrono::steady_clock::now();
-    run_or_die({opt.tune.string(), "tell", work.string(), id, "0"});
-    tell_cli.push_back(ms_since(t0));
+    run_or_die({tune.string(), "tell", work.string(), id, "0"});
+    tell_times.push_back(ms_since(t0));
+  };
+  for (std::size_t i = 0; i < opt.repeats; ++i) {
+    const bool baseline_first = opt.baseline && i % 2 == 1;  // neither always runs on the other's warm cache
+    if (baseline_first) ask_and_tell(*opt.baseline, baseline_ask_cli, baseline_tell_cli);
+    ask_and_tell(opt.tune, ask_cli, tell_cli);
+    if (opt.baseline && !baseline_first) ask_and_tell(*opt.baseline, baseline_ask_cli, baseline_tell_cli);
   }
   row.ask_cli_ms = median(ask_cli);
   row.tell_cli_ms = median(tell_cli);
+  row.baseline_ask_cli_ms = median(baseline_ask_cli);
+  row.baseline_tell_cli_ms = median(baseline_tell_cli);
 
-  const fs::path state_file = state_path(snapshot);
-  std::string text;
-  row.read_ms = median_ms(opt.repeats, [&] { text = read_text(state_file); });
-  row.state_bytes = text.size();
-  YAML::Node root_node;
-  row.parse_ms = median_ms(opt.repeats, [&] { root_node = tune::parse_yaml(text); });
-  row.study_restore_ms = median_ms(opt.repeats, [&] { (void)tune::Study::from_yaml(root_node["study"]); });
-  const double load_ms = median_ms(opt.repeats, [&] { (void)load_state(snapshot); });
-  row.other_load_ms = load_ms - row.read_ms - row.parse_ms - row.study_restore_ms;
+  // The load's parts, each repeat timed in a row, so that the rest (the campaign, the run records,
+  // the checks) is the load's time less the parts of the same repeat.
+  std::vector<double> read, parse, study_restore, other_load;
+  for (std::size_t i = 0; i < opt.repeats; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    const std::string text = read_text(state_path(snapshot));
+    read.push_back(ms_since(t0));
+    row.state_bytes = text.size();
+    t0 = std::chrono::steady_clock::now();
+    const YAML::Node root_node = tune::parse_yaml(text);
+    parse.push_back(ms_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    (void)tune::Study::from_yaml(root_node["study"]);
+    study_restore.push_back(ms_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    (void)load_state(snapshot);
+    other_load.push_back(ms_since(t0) - read.back() - parse.back() - study_restore.back());
+  }
+  row.read_ms = median(read);
+  row.parse_ms = median(parse);
+  row.study_restore_ms = median(study_restore);
+  row.other_load_ms = median(other_load);
 
   std::vector<double> ask, tell, first, cached, write;
   for (std::size_t i = 0; i < opt.repeats; ++i) {
@@ -240,8 +256,8 @@ Row measure(const Options& opt, const fs::path& root, const std::string& strateg
 
 void usage() {
   std::fprintf(stderr,
-               "usage: cli_latency [--tune PATH] [--trials N,N,...] [--strategies ei-compressed,ei-exact,cmets] "
-               "[--repeats R] [--csv PATH]\n");
+               "usage: cli_latency [--tune PATH] [--baseline PATH] [--trials N,N,...] "
+               "[--strategies ei-compressed,ei-exact,cmets] [--repeats R] [--csv PATH] [--keep]\n");
   std::exit(2);
 }
 
@@ -251,6 +267,8 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--tune") o.tune = tune::bench::option_value(argc, argv, i, "cli_latency");
+    else if (a == "--baseline") o.baseline = tune::bench::option_value(argc, argv, i, "cli_latency");
+    else if (a == "--keep") o.keep = true;
     else if (a == "--trials") {
       o.trials.clear();
       for (const std::string& item : tune::bench::split_commas(tune::bench::option_value(argc, argv, i, "cli_latency"))) {
@@ -274,18 +292,29 @@ Options parse(int argc, char** argv) {
   for (const std::string& s : o.strategies) (void)campaign_text(s);  // refuses an unknown one now
   if (::access(o.tune.c_str(), X_OK) != 0) die("cannot execute '" + o.tune.string() + "' (build tune_cli, or give --tune PATH)");
   o.tune = fs::absolute(o.tune);
+  if (o.baseline) {
+    if (::access(o.baseline->c_str(), X_OK) != 0) die("cannot execute the baseline '" + o.baseline->string() + "'");
+    o.baseline = fs::absolute(*o.baseline);
+  }
   return o;
 }
 
 void write_csv(const fs::path& path, const std::vector<Row>& rows) {
   std::ofstream out(path);
   if (!out) die("cannot write " + path.string());
-  out << "strategy,trials,state_bytes,tune_ask_ms,tune_tell_ms,read_ms,parse_ms,study_restore_ms,other_load_ms,ask_ms,"
+  out << "strategy,trials,state_bytes,tune_ask_ms,tune_tell_ms,baseline_tune_ask_ms,baseline_tune_tell_ms,read_ms,parse_ms,study_restore_ms,other_load_ms,ask_ms,"
          "tell_ms,format_first_ms,format_cached_ms,write_ms\n";
   char buf[512];
+  const auto optional_ms = [](double ms) {
+    if (std::isnan(ms)) return std::string();
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f", ms);
+    return std::string(text);
+  };
   for (const Row& r : rows) {
-    std::snprintf(buf, sizeof buf, "%s,%zu,%zu,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
-                  r.strategy.c_str(), r.trials, r.state_bytes, r.ask_cli_ms, r.tell_cli_ms, r.read_ms, r.parse_ms,
+    std::snprintf(buf, sizeof buf, "%s,%zu,%zu,%.3f,%.3f,%s,%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+                  r.strategy.c_str(), r.trials, r.state_bytes, r.ask_cli_ms, r.tell_cli_ms,
+                  optional_ms(r.baseline_ask_cli_ms).c_str(), optional_ms(r.baseline_tell_cli_ms).c_str(), r.read_ms, r.parse_ms,
                   r.study_restore_ms, r.other_load_ms, r.ask_ms, r.tell_ms, r.format_first_ms, r.format_cached_ms,
                   r.write_ms);
     out << buf;
@@ -300,6 +329,7 @@ int main(int argc, char** argv) {
   if (!::mkdtemp(tmpl.data())) die("mkdtemp failed");
   const fs::path root = tmpl;
   std::printf("cli_latency: tune = %s, %zu repeats\n", opt.tune.c_str(), opt.repeats);
+  if (opt.baseline) std::printf("baseline: %s (timed alternately with tune)\n", opt.baseline->c_str());
   std::printf("%s\n", tune::bench::machine_line().c_str());
   std::printf("campaigns in %s (%s)\n\n", root.c_str(), tune::bench::filesystem_type(root).c_str());
 
@@ -322,8 +352,20 @@ int main(int argc, char** argv) {
                 fmt(r.study_restore_ms).c_str(), fmt(r.other_load_ms).c_str(), fmt(r.ask_ms).c_str(),
                 fmt(r.tell_ms).c_str(), fmt(r.format_first_ms).c_str(), fmt(r.format_cached_ms).c_str(),
                 fmt(r.write_ms).c_str());
+  if (opt.baseline) {
+    std::printf("\nThe baseline's commands, timed alternately with tune's on the same snapshots (median ms)\n\n");
+    std::printf("| strategy | trials | tune ask, baseline | tune ask | tune tell, baseline | tune tell |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|\n");
+    for (const Row& r : rows)
+      std::printf("| %s | %zu | %s | %s | %s | %s |\n", r.strategy.c_str(), r.trials, fmt(r.baseline_ask_cli_ms).c_str(),
+                  fmt(r.ask_cli_ms).c_str(), fmt(r.baseline_tell_cli_ms).c_str(), fmt(r.tell_cli_ms).c_str());
+  }
   write_csv(opt.csv, rows);
   std::printf("\nrows: %s\n", fs::absolute(opt.csv).c_str());
+  if (opt.keep) {
+    std::printf("campaigns kept in %s\n", root.c_str());
+    return 0;
+  }
   std::error_code ec;
   fs::remove_all(root, ec);
   return 0;
