@@ -16,10 +16,13 @@
 //      same writer's second formatting (its cache of finished records), and the atomic write.
 //
 //   cli_latency [--tune PATH] [--baseline PATH] [--trials 250,500,1000,2000]
-//               [--strategies ei-compressed,...] [--repeats R] [--csv PATH] [--keep]
+//               [--strategies ei-compressed,...] [--noise SD] [--repeats R] [--csv PATH] [--keep]
 //
 // Strategies: ei-compressed (ei with epsilon 0.01, the default), ei-exact (epsilon 0), cmets (the
-// multi-fidelity Hartmann-3's three levels as a resolution with declared costs). PATH defaults to
+// multi-fidelity Hartmann-3's three levels as a resolution with declared costs). --noise adds
+// Gaussian noise of that sd to every value (seeded): noise-free, epsilon 0.01 keeps every trial in
+// the model (a 2000-point GP to rebuild at each load); with noise it keeps a few hundred, as on a
+// real trainer. PATH defaults to
 // the `tune` built next to this program. --baseline times a second `tune` (another version) on the
 // same snapshots, alternating with the first at every repeat, so that both see the same load of a
 // shared machine. The campaigns live in a temporary directory, removed at the end unless --keep.
@@ -34,6 +37,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -61,6 +65,7 @@ struct Options {
   bool keep = false;
   std::vector<std::size_t> trials{250, 500, 1000, 2000};
   std::vector<std::string> strategies{"ei-compressed"};
+  double noise = 0.0;
   std::size_t repeats = 5;
   fs::path csv = "cli_latency.csv";
 };
@@ -126,7 +131,8 @@ fs::path snapshot_dir(const fs::path& root, const std::string& strategy, std::si
 }
 
 // Builds the campaign up to the largest N, as ask/tell would, with a snapshot at every N.
-void build_campaigns(const fs::path& root, const std::string& strategy, const std::vector<std::size_t>& sizes) {
+void build_campaigns(const fs::path& root, const std::string& strategy, const std::vector<std::size_t>& sizes,
+                     double noise) {
   using namespace tune::tuner;
   const fs::path file = root / (strategy + ".yaml");
   write_text(file, campaign_text(strategy));
@@ -135,6 +141,8 @@ void build_campaigns(const fs::path& root, const std::string& strategy, const st
   EventLog events(events_path);
   StateWriter writer;
   const tune::testfn::MultiFidelityFunction hartmann = tune::testfn::hartmann3_mf();
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> normal(0.0, 1.0);
   const auto t0 = std::chrono::steady_clock::now();
   for (std::size_t n = 1; n <= sizes.back(); ++n) {
     const auto suggestion = s.study.ask();
@@ -143,7 +151,7 @@ void build_campaigns(const fs::path& root, const std::string& strategy, const st
     events.write("ask", {{"trial", json_number(r.id)}});
     Eigen::VectorXd x(3);
     for (int i = 0; i < 3; ++i) x(i) = std::get<double>(suggestion->config.at("x" + std::to_string(i + 1)));
-    s.study.tell(r.id, hartmann.value(x, suggestion->level.value_or(hartmann.top())));
+    s.study.tell(r.id, hartmann.value(x, suggestion->level.value_or(hartmann.top())) + noise * normal(rng));
     r.status = RunStatus::complete;
     r.finished_at = now_seconds();
     s.runs.push_back(r);
@@ -257,7 +265,7 @@ Row measure(const Options& opt, const fs::path& root, const std::string& strateg
 void usage() {
   std::fprintf(stderr,
                "usage: cli_latency [--tune PATH] [--baseline PATH] [--trials N,N,...] "
-               "[--strategies ei-compressed,ei-exact,cmets] [--repeats R] [--csv PATH] [--keep]\n");
+               "[--strategies ei-compressed,ei-exact,cmets] [--noise SD] [--repeats R] [--csv PATH] [--keep]\n");
   std::exit(2);
 }
 
@@ -269,6 +277,10 @@ Options parse(int argc, char** argv) {
     if (a == "--tune") o.tune = tune::bench::option_value(argc, argv, i, "cli_latency");
     else if (a == "--baseline") o.baseline = tune::bench::option_value(argc, argv, i, "cli_latency");
     else if (a == "--keep") o.keep = true;
+    else if (a == "--noise") {
+      o.noise = tune::bench::real_value(tune::bench::option_value(argc, argv, i, "cli_latency"), "cli_latency", "--noise");
+      if (o.noise < 0) usage();
+    }
     else if (a == "--trials") {
       o.trials.clear();
       for (const std::string& item : tune::bench::split_commas(tune::bench::option_value(argc, argv, i, "cli_latency"))) {
@@ -328,14 +340,14 @@ int main(int argc, char** argv) {
   std::string tmpl = (fs::temp_directory_path() / "cli_latency.XXXXXX").string();
   if (!::mkdtemp(tmpl.data())) die("mkdtemp failed");
   const fs::path root = tmpl;
-  std::printf("cli_latency: tune = %s, %zu repeats\n", opt.tune.c_str(), opt.repeats);
+  std::printf("cli_latency: tune = %s, %zu repeats, noise sd %g\n", opt.tune.c_str(), opt.repeats, opt.noise);
   if (opt.baseline) std::printf("baseline: %s (timed alternately with tune)\n", opt.baseline->c_str());
   std::printf("%s\n", tune::bench::machine_line().c_str());
   std::printf("campaigns in %s (%s)\n\n", root.c_str(), tune::bench::filesystem_type(root).c_str());
 
   std::vector<Row> rows;
   for (const std::string& strategy : opt.strategies) {
-    build_campaigns(root, strategy, opt.trials);
+    build_campaigns(root, strategy, opt.trials, opt.noise);
     for (std::size_t n : opt.trials) rows.push_back(measure(opt, root, strategy, n));
   }
 
