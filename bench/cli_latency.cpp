@@ -20,10 +20,10 @@
 //
 // Strategies: ei-compressed (ei with epsilon 0.01, the default), ei-exact (epsilon 0), cmets (the
 // multi-fidelity Hartmann-3's three levels as a resolution with declared costs). --noise adds
-// Gaussian noise of that sd to every value (seeded): noise-free, epsilon 0.01 keeps every trial in
-// the model (a 2000-point GP to rebuild at each load); with noise it keeps a few hundred, as on a
-// real trainer. PATH defaults to
-// the `tune` built next to this program. --baseline times a second `tune` (another version) on the
+// Gaussian noise of that sd to every value (seeded), for a campaign whose values a GP fits with a
+// noise term, as a real trainer's (epsilon 0.01 still kept all 2000 trials at sd 0.1; a larger
+// epsilon or noise keeps fewer, and the load's GP rebuild shrinks). PATH defaults to the `tune`
+// built next to this program. --baseline times a second `tune` (another version) on the
 // same snapshots, alternating with the first at every repeat, so that both see the same load of a
 // shared machine. The campaigns live in a temporary directory, removed at the end unless --keep.
 #include <unistd.h>
