@@ -29,8 +29,6 @@
 //
 // PATH defaults to the `tune` built next to this program (../tuner/tune from this executable's
 // directory). The campaigns run in a temporary directory, removed at the end.
-#include <sys/statfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
@@ -50,6 +48,8 @@
 #include <string>
 #include <vector>
 
+#include "bench_machine.hpp"
+#include "bench_process.hpp"
 #include "tune/io/atomic_file.hpp"
 #include "tune/tune.hpp"
 
@@ -196,27 +196,6 @@ fs::path write_campaign(const fs::path& dir, const Scenario& sc, const fs::path&
   return path;
 }
 
-// fork + execv of the argument vector; returns the wait status.
-int run_program(const std::vector<std::string>& args) {
-  std::vector<std::string> storage = args;
-  std::vector<char*> argv;
-  for (std::string& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) die(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::execv(argv[0], argv.data());
-    const char msg[] = "tuner_overhead: cannot execute the tune program\n";
-    [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, msg, sizeof msg - 1);
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) die(std::string("waitpid: ") + std::strerror(errno));
-  return status;
-}
-
 // "key": value or "key": "value" in one events.jsonl line.
 std::optional<std::string> json_field(const std::string& line, const std::string& key) {
   const std::string needle = "\"" + key + "\": ";
@@ -306,11 +285,11 @@ Result run_scenario(const Options& opt, const Scenario& sc, const fs::path& root
               sc.trials, sc.sleep.c_str());
   const double e0 = epoch_now();
   const auto t0 = std::chrono::steady_clock::now();
-  const int status = run_program({opt.tune.string(), "run", campaign.string(), "--dir", dir.string(), "--quiet"});
+  const int status = tune::bench::run_program({opt.tune.string(), "run", campaign.string(), "--dir", dir.string(), "--quiet"});
   const auto t1 = std::chrono::steady_clock::now();
   const double e1 = epoch_now();
   res.wall_s = std::chrono::duration<double>(t1 - t0).count();
-  res.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  res.exit_status = tune::bench::exit_status(status);
   std::printf(" %.2f s (exit %d)\n", res.wall_s, res.exit_status);
   if (res.exit_status != 0) die("'tune run' failed for " + sc.name + " (see the messages above)");
 
@@ -384,48 +363,6 @@ Result run_scenario(const Options& opt, const Scenario& sc, const fs::path& root
   return res;
 }
 
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const std::size_t p = line.find(':');
-      return p == std::string::npos ? line : line.substr(p + 2);
-    }
-  return "unknown";
-}
-
-std::string first_line(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::string filesystem_type(const fs::path& path) {
-  struct statfs s {};
-  if (::statfs(path.c_str(), &s) != 0) return "unknown";
-  switch (static_cast<unsigned long>(s.f_type)) {
-    case 0xEF53UL: return "ext4";
-    case 0x01021994UL: return "tmpfs";
-    case 0x58465342UL: return "xfs";
-    case 0x9123683EUL: return "btrfs";
-    case 0x794c7630UL: return "overlayfs";
-    default: {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "0x%lx", static_cast<unsigned long>(s.f_type));
-      return buf;
-    }
-  }
-}
-
-fs::path default_tune() {
-  std::error_code ec;
-  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) return "tune";
-  return (self.parent_path() / ".." / "tuner" / "tune").lexically_normal();
-}
-
 void usage() {
   std::fprintf(stderr, "usage: tuner_overhead [--tune PATH] [--trials N] [--csv PATH] [--quick]\n");
   std::exit(2);
@@ -433,7 +370,7 @@ void usage() {
 
 Options parse(int argc, char** argv) {
   Options o;
-  o.tune = default_tune();
+  o.tune = tune::bench::tune_next_to_this_program();
   bool trials_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -501,9 +438,8 @@ int main(int argc, char** argv) {
   const fs::path root = tmpl;
 
   std::printf("tuner_overhead: tune = %s\n", opt.tune.c_str());
-  std::printf("machine: %ld CPUs online, %s; load average at start: %s\n", ::sysconf(_SC_NPROCESSORS_ONLN),
-              cpu_model().c_str(), first_line("/proc/loadavg").c_str());
-  std::printf("campaigns in %s (%s)\n\n", root.c_str(), filesystem_type(root).c_str());
+  std::printf("%s\n", tune::bench::machine_line().c_str());
+  std::printf("campaigns in %s (%s)\n\n", root.c_str(), tune::bench::filesystem_type(root).c_str());
 
   const fs::path short_trainer = write_trainer(root, "0.05");
   const fs::path long_trainer = write_trainer(root, "1");

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tune/io/atomic_file.hpp"
+#include "tune/io/flow_yaml.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
 #include "tune/strategy/strategy_factory.hpp"
@@ -30,44 +31,47 @@ RunStatus run_status_from_string(const std::string& s, const YAML::Node& node) {
   throw StateError("field 'status' at " + position_of(node) + ": expected queued, running, complete or failed, found '" + s + "'");
 }
 
-YAML::Node run_to_yaml(const TrialRun& r) {
-  YAML::Node n;
-  n["id"] = r.id;
-  n["status"] = to_string(r.status);
-  n["attempts"] = r.attempts;
-  n["started_at"] = yaml_double(r.started_at);
-  n["finished_at"] = yaml_double(r.finished_at);
+// A run's record, for either writer of tune/io/flow_yaml.hpp.
+template <class Writer>
+void write_run(Writer& w, const TrialRun& r) {
+  w.begin_map();
+  write_entry(w, "id", r.id);
+  write_entry(w, "status", to_string(r.status));
+  write_entry(w, "attempts", r.attempts);
+  write_entry(w, "started_at", r.started_at);
+  write_entry(w, "finished_at", r.finished_at);
   if (r.exit) {
-    YAML::Node e;
-    e["kind"] = adapters::to_string(r.exit->kind);
-    e["code"] = r.exit->code;
-    e["signal"] = r.exit->signal;
-    e["duration"] = yaml_double(r.exit->duration());
-    if (!r.exit->message.empty()) e["message"] = r.exit->message;
-    n["exit"] = e;
+    w.key("exit");
+    w.begin_map();
+    write_entry(w, "kind", adapters::to_string(r.exit->kind));
+    write_entry(w, "code", r.exit->code);
+    write_entry(w, "signal", r.exit->signal);
+    write_entry(w, "duration", r.exit->duration());
+    if (!r.exit->message.empty()) write_entry(w, "message", r.exit->message);
+    w.end_map();
   }
-  if (!r.failure_reason.empty()) n["failure_reason"] = r.failure_reason;
+  if (!r.failure_reason.empty()) write_entry(w, "failure_reason", r.failure_reason);
   if (!r.intermediate.empty()) {
-    YAML::Node list(YAML::NodeType::Sequence);
+    w.key("intermediate");
+    w.begin_seq();
     for (const auto& iv : r.intermediate) {
-      YAML::Node pair(YAML::NodeType::Sequence);
-      pair.SetStyle(YAML::EmitterStyle::Flow);
-      pair.push_back(iv.step);
-      pair.push_back(yaml_double(iv.value));
-      list.push_back(pair);
+      w.begin_seq();
+      w.integer(iv.step);
+      w.number(iv.value);
+      w.end_seq();
     }
-    n["intermediate"] = list;
+    w.end_seq();
   }
   if (!r.metrics.empty()) {
-    YAML::Node m(YAML::NodeType::Map);
-    m.SetStyle(YAML::EmitterStyle::Flow);
-    for (const auto& [k, v] : r.metrics) m[k] = yaml_double(v);
-    n["metrics"] = m;
+    w.key("metrics");
+    w.begin_map();
+    for (const auto& [name, value] : r.metrics) write_entry(w, name, value);
+    w.end_map();
   }
-  if (r.external) n["external"] = true;
-  if (!r.job.empty()) n["job"] = r.job;
-  if (r.lost > 0) n["lost"] = r.lost;
-  return n;
+  if (r.external) write_entry(w, "external", true);
+  if (!r.job.empty()) write_entry(w, "job", r.job);
+  if (r.lost > 0) write_entry(w, "lost", r.lost);
+  w.end_map();
 }
 
 TrialRun run_from_yaml(const YAML::Node& n, std::uint64_t expected) {
@@ -151,6 +155,16 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+TrialRun external_run(std::uint64_t id, double started_at) {
+  TrialRun r;
+  r.id = id;
+  r.status = RunStatus::running;
+  r.attempts = 1;
+  r.started_at = started_at;
+  r.external = true;
+  return r;
+}
+
 std::size_t CampaignState::count(RunStatus status) const {
   std::size_t n = 0;
   for (const TrialRun& r : runs) n += r.status == status;
@@ -174,6 +188,10 @@ std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t 
 bool has_state(const std::filesystem::path& dir) { return std::filesystem::exists(state_path(dir)); }
 
 void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s) {
+  write_file_atomically(state_path(dir), text(s));
+}
+
+std::string StateWriter::text(const CampaignState& s) {
   YAML::Node head;
   head["kind"] = kKind;
   head["schema"] = kSchema;
@@ -194,18 +212,14 @@ void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s)
     for (const TrialRun& r : s.runs) {
       const bool final = r.status == RunStatus::complete || r.status == RunStatus::failed;
       std::string& cached = run_text_[r.id];
-      if (!final || cached.empty()) {
-        YAML::Node node = run_to_yaml(r);
-        node.SetStyle(YAML::EmitterStyle::Flow);
-        cached = emit_yaml(node);
-      }
+      if (!final || cached.empty()) cached = flow_record_text([&](auto& writer) { write_run(writer, r); });
       out += "  - " + cached + "\n";
       if (!final) cached.clear();
     }
   }
   out += "study:\n";
   s.study.append_yaml(out, 2, study_cache_);
-  write_file_atomically(state_path(dir), out);
+  return out;
 }
 
 void save_state(const std::filesystem::path& dir, const CampaignState& s) {

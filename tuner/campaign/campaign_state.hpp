@@ -41,6 +41,9 @@ struct TrialRun {
   std::size_t lost = 0;   // runs lost to node failure or preemption (executor.retries bounds them)
 };
 
+// The run record of a trial handed out by `tune ask` at `started_at`: running, told by `tune tell`.
+TrialRun external_run(std::uint64_t id, double started_at);
+
 struct CampaignState {
   CampaignConfig config;
   Study study;
@@ -65,6 +68,8 @@ std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t 
 class StateWriter {
  public:
   void save(const std::filesystem::path& dir, const CampaignState& state);
+  // The text save() writes (timed apart from the write by bench/cli_latency).
+  std::string text(const CampaignState& state);
 
  private:
   std::string campaign_text_;

@@ -652,13 +652,7 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
     std::fprintf(stderr, "tune: no suggestion: %s\n", s.study.stop_reason().c_str());
     return kExitComplete;
   }
-  TrialRun r;
-  r.id = suggestion->id;
-  r.status = RunStatus::running;
-  r.attempts = 1;
-  r.started_at = now_seconds();
-  r.external = true;
-  s.runs.push_back(r);
+  s.runs.push_back(external_run(suggestion->id, now_seconds()));
   save_state(dir, s);
   // A multi-resolution campaign also hands out the level to run at.
   const std::optional<Resolution>& res = s.study.resolution();

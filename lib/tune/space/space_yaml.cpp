@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "tune/io/flow_yaml.hpp"
 #include "tune/io/yaml_values.hpp"
 
 namespace tune {
@@ -85,14 +86,10 @@ Space space_from_yaml(const YAML::Node& node) {
 }
 
 YAML::Node config_to_yaml(const Space& space, const Config& config) {
-  YAML::Node node(YAML::NodeType::Map);
+  YamlNodeWriter writer;
+  write_config(writer, space, config);
+  YAML::Node node = writer.node();
   node.SetStyle(YAML::EmitterStyle::Flow);
-  for (const Parameter& p : space.parameters()) {
-    const auto it = config.find(p.name);
-    if (it == config.end()) continue;
-    if (const double* d = std::get_if<double>(&it->second)) node[p.name] = yaml_double(*d);
-    else node[p.name] = to_string(it->second);
-  }
   return node;
 }
 

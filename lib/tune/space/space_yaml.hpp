@@ -14,7 +14,21 @@ namespace tune {
 YAML::Node space_to_yaml(const Space& space);
 Space space_from_yaml(const YAML::Node& node);  // throws StateError (or SpaceError with position)
 
-YAML::Node config_to_yaml(const Space& space, const Config& config);
+YAML::Node config_to_yaml(const Space& space, const Config& config);  // flow style
+// The layout of a configuration, for either writer of tune/io/flow_yaml.hpp: the value of each
+// parameter the config holds, in the space's order; floats as numbers, the others as their text.
+template <class Writer>
+void write_config(Writer& writer, const Space& space, const Config& config) {
+  writer.begin_map();
+  for (const Parameter& p : space.parameters()) {
+    const auto it = config.find(p.name);
+    if (it == config.end()) continue;
+    writer.key(p.name);
+    if (const double* d = std::get_if<double>(&it->second)) writer.number(*d);
+    else writer.string(to_string(it->second));
+  }
+  writer.end_map();
+}
 Config config_from_yaml(const Space& space, const YAML::Node& node);
 
 }  // namespace tune

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tune/io/atomic_file.hpp"
+#include "tune/io/flow_yaml.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
 #include "tune/strategy/strategy_factory.hpp"
@@ -23,22 +24,29 @@ namespace {
 constexpr const char* kKind = "tune.study";
 constexpr int kSchema = 1;
 
-YAML::Node trial_to_yaml(const Space& space, const Trial& t) {
-  YAML::Node n;
-  n["id"] = t.id;
-  n["status"] = to_string(t.status);
-  n["config"] = config_to_yaml(space, t.config);
-  n["unit"] = yaml_vector(t.unit);
-  if (t.value) n["value"] = yaml_double(*t.value);
-  if (!t.failure_reason.empty()) n["failure_reason"] = t.failure_reason;
-  n["source"] = t.source;
-  n["in_model"] = t.in_model;
-  n["test_statistic"] = yaml_double(t.test_statistic);
-  n["model_size"] = t.model_size;
-  n["acquisition"] = yaml_double(t.acquisition);
-  if (t.level) n["level"] = *t.level;
-  if (t.cost) n["cost"] = yaml_double(*t.cost);
-  return n;
+// A trial's record, for either writer of tune/io/flow_yaml.hpp (the file's text, or the node of
+// to_yaml()).
+template <class Writer>
+void write_trial(Writer& w, const Space& space, const Trial& t) {
+  w.begin_map();
+  write_entry(w, "id", t.id);
+  write_entry(w, "status", to_string(t.status));
+  w.key("config");
+  write_config(w, space, t.config);
+  w.key("unit");
+  w.begin_seq();
+  for (Eigen::Index i = 0; i < t.unit.size(); ++i) w.number(t.unit(i));
+  w.end_seq();
+  if (t.value) write_entry(w, "value", *t.value);
+  if (!t.failure_reason.empty()) write_entry(w, "failure_reason", t.failure_reason);
+  write_entry(w, "source", t.source);
+  write_entry(w, "in_model", t.in_model);
+  write_entry(w, "test_statistic", t.test_statistic);
+  write_entry(w, "model_size", t.model_size);
+  write_entry(w, "acquisition", t.acquisition);
+  if (t.level) write_entry(w, "level", *t.level);
+  if (t.cost) write_entry(w, "cost", *t.cost);
+  w.end_map();
 }
 
 // The keys the writer gives a trial. test_statistic and acquisition are for observability only and
@@ -222,7 +230,11 @@ std::string Study::to_yaml_string() const {
 YAML::Node Study::to_yaml() const {
   YAML::Node root = header_yaml();
   YAML::Node trials(YAML::NodeType::Sequence);
-  for (const Trial& t : trials_) trials.push_back(trial_to_yaml(space_, t));
+  for (const Trial& t : trials_) {
+    YamlNodeWriter writer;
+    write_trial(writer, space_, t);
+    trials.push_back(writer.node());
+  }
   root["trials"] = trials;
   return root;
 }
@@ -241,9 +253,7 @@ void Study::append_yaml(std::string& out, int indent, StudyYamlCache& cache) con
     std::string fresh;
     const bool final = t.status != TrialStatus::pending;
     if (!final || cached.empty()) {
-      YAML::Node node = trial_to_yaml(space_, t);
-      node.SetStyle(YAML::EmitterStyle::Flow);
-      fresh = emit_yaml(node);
+      fresh = flow_record_text([&](auto& writer) { write_trial(writer, space_, t); });
       if (final) cached = fresh;
     }
     out += pad + "  - ";
