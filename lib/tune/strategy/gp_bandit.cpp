@@ -151,6 +151,7 @@ void GpBandit::refresh_if_due(const StrategyContext& context) {
       fit_model(1);
     }
   }
+  deferred_.reset();
   model_.emplace(context.space.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
   model_->track(candidate_set(context.space, context.seed, refresh_count_));
@@ -195,6 +196,7 @@ void weigh_by_success(std::vector<ScoredPoint>& ranked, const FailureProbability
 
 ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   refresh_if_due(context);
+  build_deferred_model();
   GaussianProcess& gp = *model_;
   const std::size_t n_model = gp.size();
 
@@ -303,7 +305,15 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
 void GpBandit::on_complete(const StrategyContext& context, const Trial& trial) {
   if (!trial.in_model || !trial.value) return;
   dictionary_.push_back(trial.id);
-  if (model_) model_->add(observation_of(trial, context.direction));  // incremental between refreshes
+  if (deferred_) deferred_->observations.push_back(observation_of(trial, context.direction));
+  else if (model_) model_->add(observation_of(trial, context.direction));  // incremental between refreshes
+}
+
+void GpBandit::build_deferred_model() const {
+  if (!deferred_) return;
+  model_->add(std::move(deferred_->observations));
+  model_->track(std::move(deferred_->candidates));
+  deferred_.reset();
 }
 
 YAML::Node GpBandit::save() const {
@@ -357,17 +367,18 @@ void GpBandit::restore(const YAML::Node& node, const StrategyContext& context) {
                         read_double(require(skipped[i], "test_statistic"), "skipped_steps.test_statistic")});
   transform_ = read_output_transform(state);
   model_.reset();
+  deferred_.reset();
   if (refresh_count_ == 0) return;
   const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);
-  std::vector<Observation> observations;
-  for (std::uint64_t id : dictionary_) observations.push_back(observation_of(context.trials[id], context.direction));
+  DeferredModel deferred;
+  for (std::uint64_t id : dictionary_) deferred.observations.push_back(observation_of(context.trials[id], context.direction));
+  deferred.candidates = candidate_set(context.space, context.seed, refresh_count_ - 1);
   try {
-    model_.emplace(context.space.dim(), hyperparameters_, standardization_);
+    model_.emplace(context.space.dim(), hyperparameters_, standardization_);  // checks the hyperparameters now
   } catch (const std::exception& e) {
     throw StateError(std::string("hyperparameters at ") + position_of(hp) + ": " + e.what());
   }
-  model_->add(std::move(observations));
-  model_->track(candidate_set(context.space, context.seed, refresh_count_ - 1));
+  deferred_ = std::move(deferred);
 }
 
 namespace {
