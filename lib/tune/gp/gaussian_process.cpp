@@ -69,6 +69,15 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
   fill_target_columns(live);
 }
 
+void GaussianProcess::check(const Observation& o) const {
+  if (static_cast<std::size_t>(location(o.query).size()) != dim_)
+    throw std::invalid_argument("GP: observation of the wrong dimension");
+  if (!std::isfinite(o.value)) throw std::invalid_argument("GP: non-finite observation");
+  if (o.noise_group >= hp_.noise_variances.size())
+    throw std::out_of_range("GP: observation in noise group " + std::to_string(o.noise_group) +
+                            " which has no noise variance");
+}
+
 void GaussianProcess::add(Observation observation) {
   std::vector<Observation> one;
   one.push_back(std::move(observation));
@@ -77,14 +86,7 @@ void GaussianProcess::add(Observation observation) {
 
 void GaussianProcess::add(std::vector<Observation> observations) {
   // Validate everything first so that a bad element leaves the model unchanged.
-  for (const Observation& o : observations) {
-    if (static_cast<std::size_t>(location(o.query).size()) != dim_)
-      throw std::invalid_argument("GP: observation of the wrong dimension");
-    if (!std::isfinite(o.value)) throw std::invalid_argument("GP: non-finite observation");
-    if (o.noise_group >= hp_.noise_variances.size())
-      throw std::out_of_range("GP: observation in noise group " + std::to_string(o.noise_group) +
-                              " which has no noise variance");
-  }
+  for (const Observation& o : observations) check(o);
   for (Observation& o : observations) {
     observations_.push_back(std::move(o));
     append_row(observations_.back());

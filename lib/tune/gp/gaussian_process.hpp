@@ -96,6 +96,9 @@ class GaussianProcess {
   // New hyperparameters and standardisation; refactorises by replaying every observation.
   void reset(GpHyperparameters hyperparameters, Standardization standardization);
 
+  // Throws what add() would throw for this observation (wrong dimension, non-finite value, a noise
+  // group without a noise variance).
+  void check(const Observation& observation) const;
   void add(Observation observation);
   // The same as adding each in turn (bit for bit), with the weights solved once at the end. All
   // observations are validated first: an invalid one leaves the model unchanged.

@@ -195,9 +195,19 @@ void MultiResolutionSearch::refresh_if_due(const StrategyContext& context) {
     const RefitSchedule& s = options_.refit;
     const auto by_growth = static_cast<std::size_t>(std::ceil(s.growth * static_cast<double>(n)));
     const bool early = size_at_refresh_ < 5 && n > size_at_refresh_;  // few points: every new one counts
-    if (!early && n - size_at_refresh_ < std::max<std::size_t>({s.every, by_growth, 1})) return;
+    if (!early && n - size_at_refresh_ < std::max<std::size_t>({s.every, by_growth, 1})) {
+      build_deferred_model();
+      return;
+    }
   }
   rebuild_model(context);
+}
+
+void MultiResolutionSearch::build_deferred_model() const {
+  if (!deferred_) return;
+  model_->add(std::move(deferred_->observations));
+  model_->track(std::move(deferred_->candidates));
+  deferred_.reset();
 }
 
 void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
@@ -241,6 +251,7 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     hyperparameters_ = fit_hyperparameters(observations, standardization_, hyperparameters_, fit, rng).hyperparameters;
   }
   node_targets_.clear();
+  deferred_.reset();
   model_.emplace(context.space.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
   model_->track(candidate_points(context, refresh_count_));
@@ -824,6 +835,7 @@ void MultiResolutionSearch::on_complete(const StrategyContext& context, const Tr
   if (std::isfinite(options_.refit_surprise_sd) && !o.offset_group && o.noise_group + 1 == levels_of(context)) {
     // Refit now rather than at the next ask, so that the recommendation made after this result
     // already comes from the refitted model.
+    build_deferred_model();
     const Prediction p = model_->predict(o);
     const double sd = std::sqrt(p.variance + model_->noise_variance(o.noise_group));
     if (!(std::abs(o.value - p.mean) <= options_.refit_surprise_sd * sd)) {
@@ -831,10 +843,12 @@ void MultiResolutionSearch::on_complete(const StrategyContext& context, const Tr
       return;
     }
   }
-  model_->add(std::move(o));
+  if (deferred_) deferred_->observations.push_back(std::move(o));
+  else model_->add(std::move(o));
 }
 
 std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyContext& context) const {
+  build_deferred_model();
   if (!model_ || model_->size() == 0) return std::nullopt;
   const GaussianProcess& gp = *model_;
   // The argmax of a lower confidence bound, mean - kappa sd (kappa = recommendation_sd_penalty),
@@ -1012,20 +1026,24 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
     throw StateError("field 'trial_nodes' at " + position_of(nodes) + ": " + e.what());
   }
   model_.reset();
+  deferred_.reset();
   node_targets_.clear();
   if (refresh_count_ == 0) return;
   const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);
-  // The model as the last refresh left it, then the trials completed since, in the same order.
-  std::vector<Observation> observations;
+  // The model as the last refresh left it, then the trials completed since, in the same order;
+  // the observations are added at the model's first use (build_deferred_model).
+  DeferredModel deferred;
   for (std::uint64_t id : in_model_)
-    observations.push_back(observation_of(context.trials[id], context, reward_of(*context.trials[id].value, context.direction)));
+    deferred.observations.push_back(
+        observation_of(context.trials[id], context, reward_of(*context.trials[id].value, context.direction)));
+  deferred.candidates = candidate_points(context, refresh_count_ - 1);  // the set of the refresh that built it
   try {
     model_.emplace(context.space.dim(), hyperparameters_, standardization_);
-    model_->add(std::move(observations));
+    for (const Observation& o : deferred.observations) model_->check(o);  // refused now, not at the next ask
   } catch (const std::exception& e) {
     throw StateError(std::string("hyperparameters at ") + position_of(hp) + ": " + e.what());
   }
-  model_->track(candidate_points(context, refresh_count_ - 1));  // the set of the refresh that built it
+  deferred_ = std::move(deferred);
 }
 
 }  // namespace tune

@@ -194,7 +194,10 @@ class MultiResolutionSearch final : public Strategy {
   void restore(const YAML::Node& node, const StrategyContext& context) override;
 
   // Observability and tests.
-  const GaussianProcess* model() const { return model_ ? &*model_ : nullptr; }
+  const GaussianProcess* model() const {
+    build_deferred_model();
+    return model_ ? &*model_ : nullptr;
+  }
   const CmetsActiveSet* active_set() const { return active_ ? &*active_ : nullptr; }
   // How many times the model has been rebuilt with refitted hyperparameters.
   std::size_t refresh_count() const { return refresh_count_; }
@@ -249,7 +252,18 @@ class MultiResolutionSearch final : public Strategy {
   std::optional<CmetsActiveSet> active_;
   std::vector<NodeId> trial_nodes_;      // by trial id (cmets)
   std::vector<std::uint64_t> in_model_;  // completed trials in the model, in insertion order
-  std::optional<GaussianProcess> model_;
+  // After a load the model's observations are added at its first use (an ask, the
+  // recommendation, model()), not in restore(): `tune tell` loads a study to record a result, and
+  // adding n observations is O(n^3). Results told meanwhile join the list (a full-resolution one
+  // the refit rule judges builds the model first), so the model has the same observations in the
+  // same order, bit for bit the one restore() built (GaussianProcess::add, track()).
+  struct DeferredModel {
+    std::vector<Observation> observations;
+    Eigen::MatrixXd candidates;  // the tracked candidate points
+  };
+  void build_deferred_model() const;
+  mutable std::optional<GaussianProcess> model_;
+  mutable std::optional<DeferredModel> deferred_;  // set only while model_ holds no observation yet
   // The model's tracked-target slots of each active node: per level, its query's and that of f
   // where the query observes it (one f slot serves every level that observes f at the same place).
   // Belongs to model_: cleared whenever model_ is rebuilt.
