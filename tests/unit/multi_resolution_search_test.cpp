@@ -251,9 +251,16 @@ TEST_P(MultiResolutionSave, SaveAndLoadResumesToTheSameSuggestions) {
     EXPECT_EQ(b.to_yaml_string(), a.to_yaml_string()) << "after telling trial " << p.id;
   }
   {
+    // What tune status reads of a loaded model without building it, then the built model.
+    const auto& loaded_strategy = dynamic_cast<const tune::MultiResolutionSearch&>(b.strategy());
     const auto* grown = dynamic_cast<const tune::MultiResolutionSearch&>(a.strategy()).model();
-    const auto* loaded = dynamic_cast<const tune::MultiResolutionSearch&>(b.strategy()).model();
-    ASSERT_TRUE(grown && loaded);
+    ASSERT_TRUE(grown && loaded_strategy.has_model());
+    EXPECT_EQ(loaded_strategy.model_size(), grown->size());
+    EXPECT_EQ(loaded_strategy.hyperparameters().lengthscales, grown->hyperparameters().lengthscales);
+    EXPECT_EQ(loaded_strategy.hyperparameters().noise_variances, grown->hyperparameters().noise_variances);
+    EXPECT_EQ(loaded_strategy.standardization().scale, grown->standardization().scale);
+    const auto* loaded = loaded_strategy.model();
+    ASSERT_TRUE(loaded);
     ASSERT_EQ(loaded->size(), grown->size());
     EXPECT_TRUE(loaded->cholesky_factor() == grown->cholesky_factor()) << "the loaded model is not bit for bit the grown one";
     EXPECT_TRUE(loaded->whitened_targets() == grown->whitened_targets());

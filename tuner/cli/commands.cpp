@@ -419,7 +419,7 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
 
 // How the model relates each cheaper level to the full run, from its fitted hyperparameters: the
 // user's evidence on whether the cheap runs are worth their cost.
-void print_level_relations(const CampaignState& s, const GaussianProcess& model, const std::vector<std::size_t>& complete) {
+void print_level_relations(const CampaignState& s, const MultiResolutionSearch& strategy, const std::vector<std::size_t>& complete) {
   const Resolution& res = *s.config.resolution;
   if (complete[res.top()] == 0) {
     std::printf("  how the cheaper levels track the full run: not known before a full-resolution trial completes\n");
@@ -432,7 +432,7 @@ void print_level_relations(const CampaignState& s, const GaussianProcess& model,
       std::printf("    level %zu (%s %s): no completed runs\n", l, res.parameter.c_str(), level_value(res, l).c_str());
       continue;
     }
-    const LevelRelation r = level_relation(model.hyperparameters(), model.standardization(), l, s.config.space.dim());
+    const LevelRelation r = level_relation(strategy.hyperparameters(), strategy.standardization(), l, s.config.space.dim());
     std::printf("    level %zu (%s %s): correlation %.2f, noise sd %s%s\n", l, res.parameter.c_str(),
                 level_value(res, l).c_str(), r.correlation, format_short(r.noise_sd).c_str(),
                 r.correlation < 0.5 ? ": its runs say little about full runs" : "");
@@ -552,10 +552,12 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (const auto* bandit = dynamic_cast<const GpBandit*>(&s.study.strategy()))
     std::printf("model: %zu observations in the GP dictionary, %zu refits, %zu skipped steps\n",
                 bandit->dictionary().size(), bandit->refresh_count(), bandit->skipped_steps().size());
-  if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&s.study.strategy()); mr && mr->model()) {
-    std::printf("model: %zu observations in the GP\n", mr->model()->size());
+  // From the strategy's record of its model, not the model: a loaded one is built at its first use,
+  // O(n^3), and status has no use for it.
+  if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&s.study.strategy()); mr && mr->has_model()) {
+    std::printf("model: %zu observations in the GP\n", mr->model_size());
     if (s.config.resolution && s.config.resolution->levels() > 1 && mr->options().tree)
-      print_level_relations(s, *mr->model(), complete_per_level);
+      print_level_relations(s, *mr, complete_per_level);
     print_tree_saturation(s);
   }
   if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&s.study.strategy()))

@@ -198,6 +198,12 @@ class MultiResolutionSearch final : public Strategy {
     build_deferred_model();
     return model_ ? &*model_ : nullptr;
   }
+  // What the model is made of, without building a loaded one (tune status): whether there is one,
+  // the observations it holds, and its hyperparameters and standardisation.
+  bool has_model() const { return model_.has_value(); }
+  std::size_t model_size() const { return model_ ? model_->size() + (deferred_ ? deferred_->observations.size() : 0) : 0; }
+  const GpHyperparameters& hyperparameters() const { return hyperparameters_; }
+  const Standardization& standardization() const { return standardization_; }
   const CmetsActiveSet* active_set() const { return active_ ? &*active_ : nullptr; }
   // How many times the model has been rebuilt with refitted hyperparameters.
   std::size_t refresh_count() const { return refresh_count_; }
