@@ -10,8 +10,9 @@
 //      (its suggestion is trial N) then `tune tell DIR N 0`; the snapshot is restored before each
 //      repeat, so every repeat measures the same campaign. Median over the repeats.
 //   3. The same work in-process, phase by phase (median over the repeats): reading and parsing
-//      state.yaml, rebuilding the study (the strategy's restore: the GP refactorised), the rest of
-//      the load (campaign, run records, checks), ask(), the formatting of the state by a fresh
+//      state.yaml (its record lines by the fast reader, as load_state does), rebuilding the study
+//      (the strategy's restore: the GP refactorised), the rest of the load (campaign, run records,
+//      checks), ask(), the formatting of the state by a fresh
 //      StateWriter (what the save after a load does: every trial and run record formatted), the
 //      same writer's second formatting (its cache of finished records), and the atomic write.
 //
@@ -49,6 +50,7 @@
 #include "functions/multi_fidelity.hpp"
 #include "functions/test_functions.hpp"
 #include "tune/io/atomic_file.hpp"
+#include "tune/io/flow_yaml.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tuner/campaign/campaign_config.hpp"
 #include "tuner/campaign/campaign_state.hpp"
@@ -217,7 +219,8 @@ Row measure(const Options& opt, const fs::path& root, const std::string& strateg
     read.push_back(ms_since(t0));
     row.state_bytes = text.size();
     t0 = std::chrono::steady_clock::now();
-    const YAML::Node root_node = tune::parse_yaml(text);
+    const std::optional<YAML::Node> fast = tune::parse_with_fast_records(text);
+    const YAML::Node root_node = fast ? *fast : tune::parse_yaml(text);  // as load_state reads it
     parse.push_back(ms_since(t0));
     t0 = std::chrono::steady_clock::now();
     (void)tune::Study::from_yaml(root_node["study"]);

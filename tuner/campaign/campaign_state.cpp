@@ -227,46 +227,49 @@ void save_state(const std::filesystem::path& dir, const CampaignState& s) {
   writer.save(dir, s);
 }
 
+CampaignState state_from_yaml(const YAML::Node& root) {
+  if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
+    throw StateError("not a tune campaign state (no 'kind: tune.campaign' at the top)");
+  const std::int64_t schema = read_int(require(root, "schema"), "schema");
+  if (schema != kSchema)
+    throw StateError("schema " + std::to_string(schema) + " is not supported by this version (it reads schema " +
+                     std::to_string(kSchema) + ")");
+  check_known_keys(root, "", {"kind", "schema", "created_at", "updated_at", "active_seconds", "finished", "stop_reason",
+                              "campaign", "runs", "study"});
+  CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign");
+  Study study = Study::from_yaml(require(root, "study"));
+  // The campaign names the trials' parameters and the study makes them: one edited without the
+  // other would run configurations the command cannot take.
+  if (const auto keys = campaign_study_disagreement(config, study))
+    throw StateError(field_at(root["campaign"], "campaign", keys->first) + " disagrees with " +
+                     field_at(root["study"], "study", keys->second) + "; one of them was edited: restore it");
+  CampaignState s{std::move(config), std::move(study), {}, 0.0, 0.0, {}, false};
+  s.created_at = read_seconds(require(root, "created_at"), "created_at");
+  s.active_seconds = read_seconds(require(root, "active_seconds"), "active_seconds");
+  s.finished = read_bool(require(root, "finished"), "finished");
+  if (root["stop_reason"] && !root["stop_reason"].IsNull()) s.stop_reason = read_string(root["stop_reason"], "stop_reason");
+  const YAML::Node runs = require(root, "runs");
+  if (!runs.IsSequence()) throw StateError("field 'runs' at " + position_of(runs) + ": expected a list");
+  for (std::size_t i = 0; i < runs.size(); ++i) s.runs.push_back(run_from_yaml(runs[i], i));
+  if (s.runs.size() != s.study.trials().size())
+    throw StateError("field 'runs' at " + position_of(runs) + ": " + std::to_string(s.runs.size()) +
+                     " run records for " + std::to_string(s.study.trials().size()) + " trials");
+  for (const TrialRun& r : s.runs) {
+    const TrialStatus t = s.study.trials()[r.id].status;
+    const bool consistent = (r.status == RunStatus::complete) == (t == TrialStatus::complete) &&
+                            (r.status == RunStatus::failed) == (t == TrialStatus::failed);
+    if (!consistent)
+      throw StateError("trial " + std::to_string(r.id) + " is '" + to_string(r.status) + "' in 'runs' but '" +
+                       tune::to_string(t) + "' in 'study'");
+  }
+  return s;
+}
+
 CampaignState load_state(const std::filesystem::path& dir) {
   const std::filesystem::path path = state_path(dir);
   const std::string fix = "; the file was left as it is (restore it from a backup, or start a new campaign directory)";
   try {
-    const YAML::Node root = load_yaml_file(path);
-    if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
-      throw StateError("not a tune campaign state (no 'kind: tune.campaign' at the top)");
-    const std::int64_t schema = read_int(require(root, "schema"), "schema");
-    if (schema != kSchema)
-      throw StateError("schema " + std::to_string(schema) + " is not supported by this version (it reads schema " +
-                       std::to_string(kSchema) + ")");
-    check_known_keys(root, "", {"kind", "schema", "created_at", "updated_at", "active_seconds", "finished", "stop_reason",
-                                "campaign", "runs", "study"});
-    CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign");
-    Study study = Study::from_yaml(require(root, "study"));
-    // The campaign names the trials' parameters and the study makes them: one edited without the
-    // other would run configurations the command cannot take.
-    if (const auto keys = campaign_study_disagreement(config, study))
-      throw StateError(field_at(root["campaign"], "campaign", keys->first) + " disagrees with " +
-                       field_at(root["study"], "study", keys->second) + "; one of them was edited: restore it");
-    CampaignState s{std::move(config), std::move(study), {}, 0.0, 0.0, {}, false};
-    s.created_at = read_seconds(require(root, "created_at"), "created_at");
-    s.active_seconds = read_seconds(require(root, "active_seconds"), "active_seconds");
-    s.finished = read_bool(require(root, "finished"), "finished");
-    if (root["stop_reason"] && !root["stop_reason"].IsNull()) s.stop_reason = read_string(root["stop_reason"], "stop_reason");
-    const YAML::Node runs = require(root, "runs");
-    if (!runs.IsSequence()) throw StateError("field 'runs' at " + position_of(runs) + ": expected a list");
-    for (std::size_t i = 0; i < runs.size(); ++i) s.runs.push_back(run_from_yaml(runs[i], i));
-    if (s.runs.size() != s.study.trials().size())
-      throw StateError("field 'runs' at " + position_of(runs) + ": " + std::to_string(s.runs.size()) +
-                       " run records for " + std::to_string(s.study.trials().size()) + " trials");
-    for (const TrialRun& r : s.runs) {
-      const TrialStatus t = s.study.trials()[r.id].status;
-      const bool consistent = (r.status == RunStatus::complete) == (t == TrialStatus::complete) &&
-                              (r.status == RunStatus::failed) == (t == TrialStatus::failed);
-      if (!consistent)
-        throw StateError("trial " + std::to_string(r.id) + " is '" + to_string(r.status) + "' in 'runs' but '" +
-                         tune::to_string(t) + "' in 'study'");
-    }
-    return s;
+    return load_with_fast_records(read_text_file(path), state_from_yaml);
   } catch (const StateError& e) {
     throw CampaignError(path.string() + ": " + e.what() + fix);
   } catch (const CampaignError& e) {

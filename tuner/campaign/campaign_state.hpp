@@ -80,6 +80,8 @@ class StateWriter {
 void save_state(const std::filesystem::path& dir, const CampaignState& state);  // with a fresh writer
 // Throws CampaignError naming the file, the position and the fix; never writes.
 CampaignState load_state(const std::filesystem::path& dir);
+// The state of a parsed state file; throws StateError or CampaignError (without the file's name).
+CampaignState state_from_yaml(const YAML::Node& root);
 bool has_state(const std::filesystem::path& dir);
 
 double now_seconds();

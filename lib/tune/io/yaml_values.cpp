@@ -68,13 +68,15 @@ YAML::Node parse_yaml(const std::string& text) {
   }
 }
 
-YAML::Node load_yaml_file(const std::filesystem::path& path) {
+std::string read_text_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw StateError("cannot open the file");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_yaml(text.str());
+  return text.str();
 }
+
+YAML::Node load_yaml_file(const std::filesystem::path& path) { return parse_yaml(read_text_file(path)); }
 
 std::string emit_yaml(const YAML::Node& node) {
   YAML::Emitter e;

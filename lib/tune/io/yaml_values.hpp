@@ -27,6 +27,8 @@ std::string format_double(double value);  // shortest round-trip; .inf, -.inf, .
 // one map is refused too, naming both lines: yaml-cpp keeps both pairs, a lookup sees only the first
 // and an iteration sees both, so the file would mean different things to different readers.
 YAML::Node parse_yaml(const std::string& text);
+// Reads a file's text; throws StateError("cannot open the file").
+std::string read_text_file(const std::filesystem::path& path);
 // Reads and parses a file; throws StateError ("cannot open", or the parse error with its position).
 YAML::Node load_yaml_file(const std::filesystem::path& path);
 // The node as YAML text (no trailing newline).

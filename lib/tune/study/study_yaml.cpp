@@ -292,7 +292,7 @@ void Study::save(const std::filesystem::path& path) const { write_file_atomicall
 
 Study Study::from_yaml_string(const std::string& text, const std::string& source) {
   try {
-    return from_yaml(parse_yaml(text));
+    return load_with_fast_records(text, [](const YAML::Node& root) { return from_yaml(root); });
   } catch (const StateError& e) {
     throw StateError(source + ": " + e.what() + "; the file was not changed");
   }
@@ -378,7 +378,7 @@ Study Study::from_yaml(const YAML::Node& root) {
 
 Study Study::load(const std::filesystem::path& path) {
   try {
-    return from_yaml(load_yaml_file(path));
+    return load_with_fast_records(read_text_file(path), [](const YAML::Node& root) { return from_yaml(root); });
   } catch (const StateError& e) {
     throw StateError(path.string() + ": " + e.what() + "; the file was not changed");
   }
