@@ -1064,6 +1064,18 @@ TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {
       {"name: x\ncommand: [echo, \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {cost: 100}\n",
        "budget.cost", "declare a 'resolution'"},
       {head, "command", "unknown placeholder '{epochs}'"},
+      // The objective is the full run's: a budget that cannot pay for one never observes it.
+      {head + "resolution: {param: epochs, levels: [1, 3, 9], cost: [1, 3, 9]}\nbudget: {cost: 5}\n", "budget.cost",
+       "below the cost 9 of one full-resolution run"},
+      // An option that depends on the number of levels: refused before the campaign directory is
+      // made, which used to hold the bad strategy and refuse the mended file as another campaign.
+      {head + "resolution: {param: epochs, levels: [1, 3, 9]}\nstrategy: {name: cmets, noise_sd: [0.1, 0.1]}\n",
+       "strategy.noise_sd", "2 values for 3 resolution levels; give one noise sd per level"},
+      // The level's value is also TUNE_PARAM_DATA_FRAC: the resolution, not the command, is at fault.
+      {"name: x\ncommand: [echo, \"{data-frac}\", \"{data_frac}\"]\nspace:\n  data-frac: {type: float, low: 0, high: 1}\n"
+       "resolution: {param: data_frac, levels: [1, 3, 9]}\n",
+       "resolution.param", "'data_frac' and the parameter 'data-frac' of 'space' both map to the environment variable "
+       "TUNE_PARAM_DATA_FRAC"},
   };
   for (const Case& c : cases) {
     write(d / "bad.yaml", c.text);
@@ -1074,6 +1086,55 @@ TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {
     EXPECT_NE(r.err.find(c.fix), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("line"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(d / "x")) << "a campaign directory was created for an invalid file";
+  }
+}
+
+// A trial's cost in state.yaml is what the tuner records: none with declared costs, the run's
+// duration with measured ones. An edited cost moved the spend and the levels' costs without a word.
+TEST(TuneCli, TrialCostsTheTunerDidNotRecordAreRefused) {
+  const fs::path d = fresh_dir("edited-costs");
+  write(d / "declared.yaml", multires_campaign("dc", "[1, 3, 9]", 60, 1, ", trials: 3"));
+  ASSERT_EQ(tune(d, {"run", "declared.yaml", "--quiet"}).code, 0);
+  write(d / "measured.yaml", multires_campaign("mc", "measured", 100, 1, ", trials: 3"));
+  ASSERT_EQ(tune(d, {"run", "measured.yaml", "--quiet"}, {{"MULTIRES_SLEEP", "0.001"}}).code, 0);
+  const auto trial_line_of = [](const std::string& text, int id) {
+    return line_of(text, "    - {id: " + std::to_string(id) + ", status: complete, config:");
+  };
+  struct Case {
+    std::string dir, from, to, expected;
+  };
+  const fs::path measured_state = d / "mc" / "state.yaml";
+  const std::string measured_cost = YAML::LoadFile(measured_state.string())["study"]["trials"][1]["cost"].Scalar();
+  const std::vector<Case> cases{
+      {"dc", "level: 0}", "level: 0, cost: 1}", "the campaign declares its levels' costs (resolution.cost)"},
+      {"mc", "cost: " + measured_cost + "}", "cost: 1234.5}",
+       "1234.5 seconds, but its run record says the run took " + measured_cost + " (exit.duration)"},
+  };
+  for (const Case& c : cases) {
+    const fs::path state = d / c.dir / "state.yaml";
+    const std::string text = slurp(state);
+    // The first trial of the study (not the run records above it) whose line holds the fragment.
+    const std::size_t study = text.find("\nstudy:");
+    const std::size_t at = text.find(c.from, study);
+    ASSERT_NE(at, std::string::npos) << c.from << "\n" << text;
+    const std::size_t line_start = text.rfind('\n', at) + 1;
+    const int id = std::stoi(text.substr(line_start + std::string("    - {id: ").size()));
+    std::string damaged = text;
+    damaged.replace(at, c.from.size(), c.to);
+    write(state, damaged);
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"status", c.dir},
+                                                 std::vector<std::string>{"resume", c.dir, "--quiet"}}) {
+      const Result r = tune(d, args);
+      EXPECT_EQ(r.code, 1) << r.err;
+      EXPECT_NE(r.err.find(c.dir + "/state.yaml: "), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("study trial " + std::to_string(id) + ", field 'cost' at line " +
+                           std::to_string(trial_line_of(text, id)) + ","),
+                std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    }
+    EXPECT_EQ(slurp(state), damaged) << "a refused state was rewritten";
+    write(state, text);
+    EXPECT_EQ(tune(d, {"status", c.dir}).code, 0) << "the state as the tuner wrote it is refused";
   }
 }
 

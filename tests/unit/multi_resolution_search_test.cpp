@@ -110,13 +110,15 @@ double distance(const tune::StudyRecommendation& a, const tune::StudyRecommendat
 // Once not even the cheapest level fits the remaining budget, the ask stops at once: a refit then
 // (an O(n^3) rebuild, seconds at a few thousand trials) would be thrown away.
 TEST(MultiResolutionSearch, AskPastTheBudgetStopsWithoutRefitting) {
-  tune::Study study(square(), cmets(), multi_resolution_options(2.5));
+  // A budget of one full run (9), spent by two cheap runs told at 4.5 each (a told cost takes
+  // precedence over the level's).
+  tune::Study study(square(), cmets(), multi_resolution_options(9.0));
   tune::Rng rng(1);
   for (int i = 0; i < 2; ++i) {
     const auto s = study.ask();
     ASSERT_TRUE(s);
     ASSERT_EQ(*s->level, 0u);  // shallow nodes run at the cheapest level (cost 1)
-    study.tell(s->id, Objective{}(s->config, *s->level, 2, rng));
+    study.tell(s->id, Objective{}(s->config, *s->level, 2, rng), 4.5);
   }
   const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
   // Two results in a model last rebuilt with one: with fewer than five points every new one is

@@ -113,6 +113,63 @@ TEST(Resolution, MeasuredCostsRunOneTrialUntilTheFirstCostIsIn) {
   }
 }
 
+// What a campaign file refuses, the C++ API refuses too, when the Study is made or told.
+TEST(Resolution, StudyRefusesWhatACampaignFileWould) {
+  const tune::Space space({tune::Parameter::floating("x", 0, 1), tune::Parameter::integer("epochs", 1, 9)});
+  const auto message = [&](tune::StudyOptions o, std::unique_ptr<tune::Strategy> s = nullptr) {
+    try {
+      tune::Study study(space, s ? std::move(s) : tune::make_strategy("cmets"), o);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  tune::StudyOptions o;
+  o.resolution = tune::Resolution{"epochs", {1, 3, 9}, {1, 3, 9}};
+  EXPECT_NE(message(o).find("'epochs' is also a parameter of the space"), std::string::npos) << message(o);
+  o.resolution->parameter = "rounds";
+  EXPECT_EQ(message(o), "accepted");
+  o.cost_budget = 8.5;  // below one full run (9)
+  EXPECT_NE(message(o).find("below the cost 9 of one full-resolution run"), std::string::npos) << message(o);
+  o.cost_budget = 9;
+  EXPECT_EQ(message(o), "accepted");
+  tune::StudyOptions no_resolution;
+  no_resolution.cost_budget = 100;
+  EXPECT_NE(message(no_resolution, tune::make_strategy("ei")).find("a cost budget counts the costs of resolution levels"),
+            std::string::npos);
+  tune::MultiResolutionOptions two_noise_sds;
+  two_noise_sds.noise_sd = {0.1, 0.1};
+  EXPECT_NE(message(o, std::make_unique<tune::MultiResolutionSearch>(two_noise_sds))
+                .find("'noise_sd' has 2 values for 3 resolution levels"),
+            std::string::npos);
+}
+
+// Measured costs against a budget: a tell without the trial's cost would be charged a guess, and
+// with none ever told the guesses (1e-9 per unit of level) never spend the budget.
+TEST(Resolution, MeasuredCostsWithABudgetNeedEachTellsCost) {
+  tune::StudyOptions o;
+  o.seed = 2;
+  o.resolution = tune::Resolution{"epochs", {1, 3, 9}, {}};
+  for (const std::optional<double> budget : {std::optional<double>(30.0), std::optional<double>()}) {
+    o.cost_budget = budget;
+    tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy("cmets"), o);
+    const auto s = study.ask();
+    ASSERT_TRUE(s);
+    if (budget) {
+      EXPECT_THROW(study.tell(s->id, 0.5), std::invalid_argument);
+      EXPECT_EQ(study.trial(s->id).status, tune::TrialStatus::pending) << "a refused tell changed the trial";
+      study.tell(s->id, 0.5, 2.0);
+      EXPECT_EQ(study.spent_cost(), 2.0);
+      // A failure's run time may be unknown (a lost run): it is charged the level's measured cost.
+      const auto f = study.ask();
+      ASSERT_TRUE(f);
+      EXPECT_NO_THROW(study.fail(f->id, "lost"));
+    } else {
+      EXPECT_NO_THROW(study.tell(s->id, 0.5));  // without a budget the levels' costs stay proportional guesses
+    }
+  }
+}
+
 tune::StudyOptions with_resolution(double budget) {
   tune::StudyOptions o;
   o.seed = 1;

@@ -74,6 +74,14 @@ Resolution read_resolution(const YAML::Node& node, const Space& space) {
   if (in_space)
     fail(param, "resolution.param", "'" + r.parameter + "' is also a parameter of 'space'; the resolution is chosen "
                                     "by the strategy, not searched: remove '" + r.parameter + "' from 'space'");
+  // The level's value also reaches the trial as TUNE_PARAM_<NAME>: a space parameter whose name
+  // differs only in punctuation or case would share the variable.
+  const std::string variable = adapters::environment_name(r.parameter);
+  for (const Parameter& p : space.parameters())
+    if (adapters::environment_name(p.name) == variable)
+      fail(param, "resolution.param", "'" + r.parameter + "' and the parameter '" + p.name +
+                                          "' of 'space' both map to the environment variable " + variable +
+                                          "; rename one of them");
 
   const YAML::Node levels = node["levels"];
   const std::string levels_expected =
@@ -313,7 +321,8 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
           if (kv.first.as<std::string>() != "name") options[kv.first.as<std::string>()] = kv.second;
       }
       try {
-        make_strategy(c.strategy, options);  // validates the name and every option
+        // The name and every option, and the options that depend on the number of levels.
+        make_strategy(c.strategy, options)->check_levels(c.resolution ? c.resolution->levels() : 1);
       } catch (const std::exception& e) {
         // "strategy option 'beta_theta' must ...": name the option's own line and field.
         const std::string what = e.what();
@@ -363,10 +372,12 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
                                       std::string("expected a positive number of cost units (") +
                                           (c.resolution->measured() ? "seconds of trial run time, as costs are measured"
                                                                     : "the units of resolution.cost") + ")");
-        if (!c.resolution->measured() && *c.budget.cost < c.resolution->costs.front())
+        // The objective is the full run's: a budget that cannot pay for one never observes it.
+        if (!c.resolution->measured() && *c.budget.cost < c.resolution->costs.back())
           fail(cost, "budget.cost", "the budget " + format_double(*c.budget.cost) + " is below the cost " +
-                                        format_double(c.resolution->costs.front()) +
-                                        " of the cheapest level: no trial could run; raise it");
+                                        format_double(c.resolution->costs.back()) +
+                                        " of one full-resolution run (the last level): no run of the level the "
+                                        "objective is about could be made; raise it");
         if (!b["trials"]) c.budget.trials.reset();  // the cost budget is the limit
       }
       if (b["wall"])

@@ -1,5 +1,6 @@
 #include "tuner/campaign/campaign_state.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -227,6 +228,32 @@ void save_state(const std::filesystem::path& dir, const CampaignState& s) {
   writer.save(dir, s);
 }
 
+namespace {
+
+// A trial's cost is what the tuner records: none when the levels' costs are declared (tune tell
+// refuses --cost there), and a supervised run's duration when they are measured. Any other value
+// would move the spend and the levels' measured costs.
+void check_trial_costs(const CampaignState& s, const YAML::Node& root) {
+  if (!s.config.resolution) return;
+  const YAML::Node trials = root["study"]["trials"], runs = root["runs"];
+  const bool measured = s.config.resolution->measured();
+  for (const TrialRun& r : s.runs) {
+    const std::optional<double>& cost = s.study.trials()[r.id].cost;
+    if (!cost) continue;
+    const std::string at = "study trial " + std::to_string(r.id) + ", field 'cost' at " + position_of(trials[r.id]["cost"]);
+    if (!measured)
+      throw StateError(at + ": the campaign declares its levels' costs (resolution.cost), and the tuner records no "
+                            "cost per trial; remove it");
+    if (r.external || !r.exit || !(r.started_at > 0)) continue;  // told with --cost, or no duration to compare
+    const double duration = read_double(runs[r.id]["exit"]["duration"], "exit.duration");
+    if (std::fabs(*cost - duration) > 1e-6 * std::max(1.0, duration))
+      throw StateError(at + ": " + format_double(*cost) + " seconds, but its run record says the run took " +
+                       format_double(duration) + " (exit.duration); restore the cost to the run's duration");
+  }
+}
+
+}  // namespace
+
 CampaignState state_from_yaml(const YAML::Node& root) {
   if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
     throw StateError("not a tune campaign state (no 'kind: tune.campaign' at the top)");
@@ -262,6 +289,7 @@ CampaignState state_from_yaml(const YAML::Node& root) {
       throw StateError("trial " + std::to_string(r.id) + " is '" + to_string(r.status) + "' in 'runs' but '" +
                        tune::to_string(t) + "' in 'study'");
   }
+  check_trial_costs(s, root);
   return s;
 }
 

@@ -75,6 +75,13 @@ MultiResolutionSearch::MultiResolutionSearch(MultiResolutionOptions options) : o
     throw std::invalid_argument("strategy option 'allow_requery' applies to the cleaned variant only");
 }
 
+void MultiResolutionSearch::check_levels(std::size_t levels) const {
+  if (!options_.noise_sd.empty() && options_.noise_sd.size() != levels)
+    throw std::invalid_argument("strategy option 'noise_sd' has " + std::to_string(options_.noise_sd.size()) +
+                                " values for " + std::to_string(levels) +
+                                " resolution levels; give one noise sd per level, cheapest first");
+}
+
 std::size_t MultiResolutionSearch::levels_of(const StrategyContext& context) const {
   return context.resolution ? context.resolution->levels() : 1;
 }
@@ -237,9 +244,7 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
   hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
   HyperparameterFitOptions fit = options_.fit;
   if (!options_.noise_sd.empty()) {
-    if (options_.noise_sd.size() != levels)
-      throw std::invalid_argument("strategy option 'noise_sd' has " + std::to_string(options_.noise_sd.size()) +
-                                  " values for " + std::to_string(levels) + " resolution levels");
+    check_levels(levels);
     for (std::size_t l = 0; l < levels; ++l) {
       const double v = options_.noise_sd[l] / standardization_.scale;
       hyperparameters_.noise_variances[l] = std::max(v * v, 1e-12);
@@ -375,9 +380,7 @@ class QueryScores {
 ProposalResult MultiResolutionSearch::propose(const StrategyContext& context) {
   dim_ = context.space.dim();
   levels_ = levels_of(context);
-  if (options_.noise_sd.size() > 0 && options_.noise_sd.size() != levels_)
-    throw std::invalid_argument("strategy option 'noise_sd' has " + std::to_string(options_.noise_sd.size()) +
-                                " values for " + std::to_string(levels_) + " resolution levels");
+  check_levels(levels_);
   return options_.tree ? propose_tree(context) : propose_flat(context);
 }
 

@@ -188,6 +188,7 @@ class MultiResolutionSearch final : public Strategy {
   const MultiResolutionOptions& options() const { return options_; }
 
   ProposalResult propose(const StrategyContext& context) override;
+  void check_levels(std::size_t levels) const override;
   void on_complete(const StrategyContext& context, const Trial& trial) override;
   std::optional<Recommendation> recommend(const StrategyContext& context) const override;
   YAML::Node save() const override;

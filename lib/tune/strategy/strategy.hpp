@@ -74,6 +74,10 @@ class Strategy {
   virtual std::string name() const = 0;
 
   virtual ProposalResult propose(const StrategyContext& context) = 0;
+  // Throws std::invalid_argument ("strategy option 'X' ...") when an option does not fit a study of
+  // this many resolution levels (1: none), so that a campaign file or a Study is refused before
+  // anything runs rather than at the first ask.
+  virtual void check_levels(std::size_t levels) const { (void)levels; }
   // Called once a trial has completed (its value is set), in the order of the tells.
   virtual void on_complete(const StrategyContext& context, const Trial& trial) {
     (void)context;

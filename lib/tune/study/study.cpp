@@ -3,15 +3,37 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "tune/io/yaml_values.hpp"
+
 namespace tune {
 
 Study::Study(Space space, std::unique_ptr<Strategy> strategy, StudyOptions options)
     : space_(std::move(space)), strategy_(std::move(strategy)), options_(options) {
   if (!strategy_) throw std::invalid_argument("Study: no strategy");
   if (space_.dim() == 0) throw std::invalid_argument("Study: the search space has no parameters");
-  if (options_.resolution) validate(*options_.resolution);
-  if (options_.cost_budget && !(*options_.cost_budget > 0 && std::isfinite(*options_.cost_budget)))
-    throw std::invalid_argument("Study: the cost budget must be finite and > 0");
+  if (options_.resolution) {
+    validate(*options_.resolution);
+    // The strategy chooses the level; a parameter of the same name would be searched as well.
+    for (const Parameter& p : space_.parameters())
+      if (p.name == options_.resolution->parameter)
+        throw std::invalid_argument("Study: the resolution's parameter '" + p.name +
+                                    "' is also a parameter of the space; the strategy chooses its level, remove it "
+                                    "from the space");
+  }
+  strategy_->check_levels(options_.resolution ? options_.resolution->levels() : 1);
+  if (options_.cost_budget) {
+    if (!(*options_.cost_budget > 0 && std::isfinite(*options_.cost_budget)))
+      throw std::invalid_argument("Study: the cost budget must be finite and > 0");
+    if (!options_.resolution)
+      throw std::invalid_argument("Study: a cost budget counts the costs of resolution levels; give a resolution, or "
+                                  "use max_trials");
+    const Resolution& r = *options_.resolution;
+    // The objective is the full run's: a budget that cannot pay for one never observes it.
+    if (!r.measured() && *options_.cost_budget < r.costs.back())
+      throw std::invalid_argument("Study: the cost budget " + format_double(*options_.cost_budget) +
+                                  " is below the cost " + format_double(r.costs.back()) +
+                                  " of one full-resolution run; raise it");
+  }
   if (options_.max_trials && *options_.max_trials == 0) throw std::invalid_argument("Study: max_trials must be >= 1");
 }
 
@@ -141,6 +163,12 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
   if (!std::isfinite(value))
     throw std::invalid_argument("tell: trial " + std::to_string(id) + " has a non-finite value; report it with fail()");
   check_cost(cost, id);
+  // Without it the trial would be charged its level's guessed cost, and with no cost ever told the
+  // guesses (proportional to the levels' values, at an arbitrary scale) would never spend the budget.
+  if (!cost && options_.cost_budget && options_.resolution && options_.resolution->measured())
+    throw std::invalid_argument("tell: trial " + std::to_string(id) +
+                                ": this study measures its levels' costs against a cost budget; give the trial's "
+                                "cost (its run time) as tell's third argument");
   Trial& t = pending_trial(id, "tell");
   t.value = value;
   t.cost = cost;

@@ -75,21 +75,6 @@ std::string expand(const std::string& element, std::size_t index, Resolve&& reso
   return out;
 }
 
-std::string environment_name(const std::string& parameter) {
-  std::string name = "TUNE_PARAM_";
-  name.reserve(name.size() + parameter.size());
-  for (const char c : parameter) {
-    if (c >= 'a' && c <= 'z') {
-      name += static_cast<char>(c - 'a' + 'A');
-    } else if ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
-      name += c;
-    } else {
-      name += '_';
-    }
-  }
-  return name;
-}
-
 [[noreturn]] void environment_collision(const std::string& first, const std::string& second,
                                         const std::string& variable) {
   throw std::invalid_argument("parameters '" + first + "' and '" + second +
@@ -107,6 +92,21 @@ void check_environment_names(const std::vector<std::string>& names) {
 }
 
 }  // namespace
+
+std::string environment_name(const std::string& parameter) {
+  std::string name = "TUNE_PARAM_";
+  name.reserve(name.size() + parameter.size());
+  for (const char c : parameter) {
+    if (c >= 'a' && c <= 'z') {
+      name += static_cast<char>(c - 'a' + 'A');
+    } else if ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+      name += c;
+    } else {
+      name += '_';
+    }
+  }
+  return name;
+}
 
 std::string resolution_value_text(double value) {
   if (std::nearbyint(value) == value && std::fabs(value) < 9007199254740992.0) {

@@ -51,6 +51,10 @@ class CommandTemplateError : public std::invalid_argument {
   std::string problem_;
 };
 
+// The environment variable a parameter's value is passed in: TUNE_PARAM_ and the name upper-cased,
+// every character but a letter or a digit as '_' (lr-max -> TUNE_PARAM_LR_MAX).
+std::string environment_name(const std::string& parameter);
+
 // Throws CommandTemplateError naming the element and the placeholder when a placeholder is
 // unknown, or a brace is unbalanced; std::invalid_argument for a problem of the names themselves. Validate once with `check_command_template` before a campaign.
 // `resolution_parameter` (empty: none) is one more known placeholder; it must not be the name of a
