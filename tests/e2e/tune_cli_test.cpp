@@ -600,6 +600,65 @@ TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   EXPECT_EQ(s["study"]["trials"][std::stoi(id)]["value"].as<double>(), 0.0625);
 }
 
+// A trial `tune run` launched runs under its supervisor, which records its exit and output for the
+// tuner: after kill -9 of the tuner, `tune tell` refuses it (a told value was replaced by nothing on
+// resume, and its run record lost its exit), and `tune resume` collects what the trial printed.
+// Trials handed out by `tune ask` are still told, failures included.
+TEST(TuneCli, TellRefusesATrialTheTunerLaunchedAndResumeCollectsIt) {
+  const fs::path d = fresh_dir("tell-tuner-trial");
+  write(d / "c.yaml", quadratic_campaign("k", 2, 1));
+  const fs::path log = d / "toy.log";
+  const pid_t pid = start(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", log.string()}, {"TOY_SLEEP", "1"}});
+  for (int i = 0; i < 500 && starts(log).count("0") == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(starts(log).count("0"), 1u) << "trial 0 never started";
+  ::kill(pid, SIGKILL);  // while trial 0 sleeps under its supervisor
+  finish(d, pid);
+
+  const fs::path state = d / "k" / "state.yaml";
+  const std::string before = slurp(state);
+  ASSERT_NE(before.find("status: running"), std::string::npos) << before;
+  for (const std::vector<std::string>& told : {std::vector<std::string>{"0", "0.5"}, {"0", "--failed", "diverged"}}) {
+    std::vector<std::string> args{"tell", "k"};
+    args.insert(args.end(), told.begin(), told.end());
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("tune tell: trial 0 was launched by the tuner ('tune run') and runs, or ran, under its "
+                         "supervisor, which records its exit and output; 'tune resume k' collects its result"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(slurp(state), before);
+  }
+
+  // A trial handed out by tune ask is the caller's to tell, as a failure too.
+  const Result asked = tune(d, {"ask", "k"});
+  ASSERT_EQ(asked.code, 0) << asked.err;
+  ASSERT_EQ(YAML::Load(asked.out)["trial"].as<int>(), 1) << asked.out;
+  const Result told = tune(d, {"tell", "k", "1", "--failed", "diverged"});
+  ASSERT_EQ(told.code, 0) << told.err;
+
+  const Result resumed = tune(d, {"resume", "k", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const YAML::Node s = state_of(d / "k");
+  const std::string out = slurp(d / "k" / "trials" / "0" / "stdout");
+  ASSERT_EQ(out.rfind("loss=", 0), 0u) << out;
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "complete");
+  EXPECT_DOUBLE_EQ(s["study"]["trials"][0]["value"].as<double>(), std::stod(out.substr(5)));
+  ASSERT_TRUE(s["runs"][0]["exit"]) << s["runs"][0];
+  EXPECT_EQ(s["runs"][0]["exit"]["code"].as<int>(), 0) << s["runs"][0];
+  EXPECT_EQ(s["runs"][1]["status"].as<std::string>(), "failed");
+  EXPECT_EQ(starts(log).at("0"), 1);  // collected, not run again
+  // The resumed tuner followed trial 0 and says why (the README lists a reason for reattach).
+  bool reattached = false;
+  for (const YAML::Node& e : events_of(d / "k"))
+    if (e["event"].as<std::string>() == "reattach") {
+      reattached = true;
+      EXPECT_EQ(e["trial"].as<int>(), 0);
+      ASSERT_TRUE(e["reason"]) << "reattach without a reason";
+      EXPECT_EQ(e["reason"].as<std::string>(), "the tuner restarted while the trial ran");
+    }
+  EXPECT_TRUE(reattached);
+}
+
 // `tune ask campaign.yaml` creates the campaign as tune run would, runs nothing, and hands out trial 0;
 // asked again it continues. A file without `command` is a campaign for ask/tell only, which run and
 // resume refuse.

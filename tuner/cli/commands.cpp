@@ -644,6 +644,19 @@ int best(const std::filesystem::path& dir, bool json) {
 
 namespace {
 
+// Why `tune tell` refuses a trial the tuner proposed (not one handed out by `tune ask`).
+std::string tuner_trial_refusal(const std::filesystem::path& dir, const TrialRun& r) {
+  const std::string trial = "trial " + std::to_string(r.id);
+  const std::string resume = "'tune resume " + dir.string() + "'";
+  const std::string what =
+      r.status == RunStatus::queued && r.attempts == 0
+          ? " was proposed by the tuner ('tune run') and waits to be launched; " + resume + " runs it"
+          : " was launched by the tuner ('tune run') and runs, or ran, under its supervisor, which records its exit "
+            "and output; " + resume + " collects its result" +
+                (r.status == RunStatus::queued ? " (or runs it again: its run was lost)" : "");
+  return "tune tell: " + trial + what + ". 'tune tell' reports only trials handed out by 'tune ask'";
+}
+
 // Hands out the next suggestion of the campaign in DIR, whose lock the caller holds (and which it
 // has loaded, if it has).
 int hand_out(const std::filesystem::path& dir, bool json, std::optional<CampaignState> loaded = std::nullopt) {
@@ -716,6 +729,21 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
   const auto lock = lock_campaign(dir, "tell");
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
+  if (id >= s.runs.size()) {
+    std::fprintf(stderr, "tune: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
+                 s.runs.size());
+    return kExitError;
+  }
+  if (s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
+    std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));
+    return kExitError;
+  }
+  if (!s.runs[id].external) {
+    // Its supervisor records the real exit and output, which resume collects: a value told here
+    // would be replaced by nothing and the run record would lose its exit.
+    std::fprintf(stderr, "%s\n", tuner_trial_refusal(dir, s.runs[id]).c_str());
+    return kExitUsage;
+  }
   if (cost) {
     // Only measured costs are told: with declared costs the level's cost counts, in the declared units.
     if (!s.config.resolution || !s.config.resolution->measured()) {
@@ -733,15 +761,6 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
                  "tune: this campaign measures its costs (resolution.cost: measured) against budget.cost: give the "
                  "trial's run time in seconds with --cost SECONDS\n");
     return kExitUsage;
-  }
-  if (id >= s.runs.size()) {
-    std::fprintf(stderr, "tune: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
-                 s.runs.size());
-    return kExitError;
-  }
-  if (s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
-    std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));
-    return kExitError;
   }
   TrialRun& r = s.runs[id];
   r.finished_at = now_seconds();

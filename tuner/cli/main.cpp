@@ -100,7 +100,9 @@ int main(int argc, char** argv) {
   ask_cmd->add_flag("--json", json, "JSON instead of YAML");
   std::uint64_t tell_id = 0;
   std::optional<std::string> tell_value, tell_failure;
-  CLI::App* tell_cmd = app.add_subcommand("tell", "report the result of a configuration handed out by 'tune ask'");
+  CLI::App* tell_cmd = app.add_subcommand(
+      "tell", "report the result of a configuration handed out by 'tune ask' (not of a trial 'tune run' launched: "
+              "its supervisor records the result, and 'tune resume' collects it)");
   tell_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   tell_cmd->add_option("id", tell_id, "trial id")->required();
   tell_cmd->add_option("value", tell_value, "objective value");
