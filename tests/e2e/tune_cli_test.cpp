@@ -1101,6 +1101,69 @@ TEST(TuneCli, KilledResolutionCampaignResumesWithLevelsAndCostsIntact) {
   EXPECT_GE(kills, 8);
 }
 
+// A campaign of the multi-resolution toy space for ask/tell only (no command), levels [1, 3, 9, 27].
+std::string ask_multires_campaign(const std::string& name, const std::string& cost, const std::string& strategy,
+                                  double budget) {
+  return "name: " + name + "\nspace:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n"
+         "resolution: {param: epochs, levels: [1, 3, 9, 27], cost: " + cost + "}\n"
+         "objective: {name: loss}\nstrategy: {name: " + strategy + "}\nbudget: {cost: " + std::to_string(budget) + "}\n";
+}
+
+// `tune ask` with nothing to hand out: 6 while results of handed-out trials are awaited (a driver
+// loop must tell them and ask again), 0 once the campaign is finished (the loop is done). Both
+// printed nothing and exited 0 before.
+TEST(TuneCli, AskExitsSixWhileResultsAreAwaitedAndZeroWhenFinished) {
+  const fs::path d = fresh_dir("ask-waiting");
+  // Measured costs against a cost budget: one trial at a time until its cost is in.
+  write(d / "m.yaml", ask_multires_campaign("m", "measured", "cmets", 100));
+  ASSERT_EQ(tune(d, {"ask", "m.yaml"}).code, 0);
+  const Result waiting = tune(d, {"ask", "m"});
+  EXPECT_EQ(waiting.code, 6) << waiting.err;
+  EXPECT_EQ(waiting.out, "");
+  EXPECT_EQ(waiting.err,
+            "tune ask: nothing to hand out now: waiting for the first run's measured cost to estimate the levels' "
+            "costs; the result of trial 0 (handed out by 'tune ask') is awaited: tell it with 'tune tell m ID VALUE', "
+            "then ask again\n");
+  ASSERT_EQ(tune(d, {"tell", "m", "0", "0.5", "--cost", "2"}).code, 0);
+  const Result next = tune(d, {"ask", "m"});
+  ASSERT_EQ(next.code, 0) << next.err;
+  EXPECT_EQ(YAML::Load(next.out)["trial"].as<int>(), 1) << next.out;
+
+  // Declared costs: trials handed out commit their levels' costs, until nothing more fits.
+  write(d / "c.yaml", ask_multires_campaign("c", "[1, 3, 9, 27]", "cmets", 30));
+  std::vector<std::string> pending;
+  Result r;
+  for (int asks = 0; asks < 40; ++asks) {
+    r = tune(d, {"ask", asks == 0 ? "c.yaml" : "c"});
+    if (r.code != 0) break;
+    pending.push_back(YAML::Load(r.out)["trial"].as<std::string>());
+  }
+  ASSERT_EQ(r.code, 6) << r.err;
+  ASSERT_GE(pending.size(), 2u);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("tune ask: nothing to hand out now: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; the results of trials 0, 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(handed out by 'tune ask') are awaited: tell them with 'tune tell c ID VALUE', then ask "
+                       "again\n"),
+            std::string::npos)
+      << r.err;
+  for (const std::string& id : pending) ASSERT_EQ(tune(d, {"tell", "c", id, "0.5"}).code, 0);
+  // Told, the trials have spent what they committed; once nothing more fits and nothing is awaited,
+  // the campaign is finished.
+  Result finished;
+  for (int asks = 0; asks < 40; ++asks) {
+    finished = tune(d, {"ask", "c"});
+    if (finished.code != 0 || finished.out.empty()) break;
+    ASSERT_EQ(tune(d, {"tell", "c", YAML::Load(finished.out)["trial"].as<std::string>(), "0.5"}).code, 0);
+  }
+  EXPECT_EQ(finished.code, 0) << finished.err;
+  EXPECT_EQ(finished.out, "");
+  EXPECT_EQ(finished.err.rfind("tune ask: the campaign is finished, nothing more to hand out: cost budget exhausted", 0),
+            0u)
+      << finished.err;
+  EXPECT_TRUE(state_of(d / "c")["study"]["finished"].as<bool>());
+}
+
 TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {
   const fs::path d = fresh_dir("invalid-resolution");
   const std::string head = "name: x\ncommand: [echo, \"{x}\", \"{epochs}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n";

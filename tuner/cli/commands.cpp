@@ -657,6 +657,29 @@ std::string tuner_trial_refusal(const std::filesystem::path& dir, const TrialRun
   return "tune tell: " + trial + what + ". 'tune tell' reports only trials handed out by 'tune ask'";
 }
 
+// Which results `tune ask` waits for, and who delivers them: the caller tells the trials it was
+// handed, a tuner's supervisors record the ones it launched ('tune resume' collects them).
+std::string awaited_results(const std::filesystem::path& dir, const CampaignState& s) {
+  std::vector<std::uint64_t> told, collected;
+  for (const TrialRun& r : s.runs)
+    if (r.status == RunStatus::running || r.status == RunStatus::queued) (r.external ? told : collected).push_back(r.id);
+  const auto list = [](const std::vector<std::uint64_t>& ids) {
+    std::string text = ids.size() == 1 ? "trial" : "trials";
+    for (std::size_t i = 0; i < ids.size(); ++i) text += (i == 0 ? " " : ", ") + std::to_string(ids[i]);
+    return text;
+  };
+  std::string text;
+  if (!told.empty())
+    text = (told.size() == 1 ? "the result of " + list(told) + " (handed out by 'tune ask') is awaited: tell it"
+                             : "the results of " + list(told) + " (handed out by 'tune ask') are awaited: tell them") +
+           " with 'tune tell " + dir.string() + " ID VALUE'";
+  if (!collected.empty())
+    text += (text.empty() ? "" : "; ") + list(collected) + (collected.size() == 1 ? " was" : " were") +
+            " launched by the tuner: 'tune resume " + dir.string() + "' collects " +
+            (collected.size() == 1 ? "its result" : "their results");
+  return text + ", then ask again";
+}
+
 // Hands out the next suggestion of the campaign in DIR, whose lock the caller holds (and which it
 // has loaded, if it has).
 int hand_out(const std::filesystem::path& dir, bool json, std::optional<CampaignState> loaded = std::nullopt) {
@@ -664,8 +687,16 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
   const auto suggestion = s.study.ask();
   if (!suggestion) {
     save_state(dir, s);
-    std::fprintf(stderr, "tune: no suggestion: %s\n", s.study.stop_reason().c_str());
-    return kExitComplete;
+    if (s.study.finished()) {
+      std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s\n",
+                   s.study.stop_reason().c_str());
+      return kExitComplete;
+    }
+    // The study stops short of finishing only while trials are pending: their results (or costs)
+    // may let it propose again, so a driver loop must tell them and ask again, not stop.
+    std::fprintf(stderr, "tune ask: nothing to hand out now: %s; %s\n", s.study.stop_reason().c_str(),
+                 awaited_results(dir, s).c_str());
+    return kExitWaiting;
   }
   s.runs.push_back(external_run(suggestion->id, now_seconds()));
   save_state(dir, s);
