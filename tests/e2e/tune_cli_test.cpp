@@ -801,10 +801,10 @@ std::string multires_campaign(const std::string& name, const std::string& cost, 
 
 const std::vector<double> kLevels{1, 3, 9};
 
-// The per-level rows of `tune status` (level, value, cost [(est.)], complete, failed, running,
-// queued, spent): level -> {complete, failed, running, queued}.
-std::map<int, std::vector<int>> status_levels(const std::string& out) {
-  std::map<int, std::vector<int>> rows;
+// The per-level rows of `tune status`, cell by cell: level, value, cost (with " (est.)" if it is an
+// estimate), complete, failed, running, queued, spent, committed.
+std::map<int, std::vector<std::string>> status_level_cells(const std::string& out) {
+  std::map<int, std::vector<std::string>> rows;
   std::istringstream in(out);
   std::string line;
   while (std::getline(in, line) && line.find("  level ") != 0) {
@@ -813,10 +813,19 @@ std::map<int, std::vector<int>> status_levels(const std::string& out) {
     std::istringstream fields(line);
     std::vector<std::string> t;
     for (std::string w; fields >> w;)
-      if (w != "(est.)") t.push_back(w);
-    if (t.size() != 8) break;
-    rows[std::stoi(t[0])] = {std::stoi(t[3]), std::stoi(t[4]), std::stoi(t[5]), std::stoi(t[6])};
+      if (w == "(est.)" && !t.empty()) t.back() += " " + w;
+      else t.push_back(w);
+    if (t.size() != 9) break;
+    rows[std::stoi(t[0])] = t;
   }
+  return rows;
+}
+
+// The per-level rows of `tune status`: level -> {complete, failed, running, queued}.
+std::map<int, std::vector<int>> status_levels(const std::string& out) {
+  std::map<int, std::vector<int>> rows;
+  for (const auto& [level, t] : status_level_cells(out))
+    rows[level] = {std::stoi(t[3]), std::stoi(t[4]), std::stoi(t[5]), std::stoi(t[6])};
   return rows;
 }
 
@@ -1162,6 +1171,85 @@ TEST(TuneCli, AskExitsSixWhileResultsAreAwaitedAndZeroWhenFinished) {
             0u)
       << finished.err;
   EXPECT_TRUE(state_of(d / "c")["study"]["finished"].as<bool>());
+}
+
+// `tune status` of a measured campaign: "spent" is what finished trials cost; running trials'
+// costs are "committed", apart; and before any cost is measured it says "unknown", never the
+// study's placeholder (1e-09 per unit of value) that it printed as spent.
+TEST(TuneCli, StatusSeparatesSpentFromCommittedAndNeverPrintsAPlaceholderCost) {
+  const fs::path d = fresh_dir("status-spend");
+  write(d / "m.yaml", ask_multires_campaign("m", "measured", "cmets", 100));
+  const Result first = tune(d, {"ask", "m.yaml"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  const int level0 = YAML::Load(first.out)["resolution"]["level"].as<int>();
+  const double value0 = YAML::Load(first.out)["resolution"]["value"].as<double>();
+
+  Result st = tune(d, {"status", "m"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("cost: 0s spent + unknown (not yet measured) committed to 1 running of the budget 100s "
+                        "(measured: seconds of trial run time)\n"),
+            std::string::npos)
+      << st.out;
+  EXPECT_EQ(st.out.find("e-0"), std::string::npos) << st.out;  // no 1e-09
+  auto rows = status_level_cells(st.out);
+  ASSERT_EQ(rows.size(), 4u) << st.out;
+  for (const auto& [level, cells] : rows) {
+    EXPECT_EQ(cells[2], "unknown") << st.out;
+    EXPECT_EQ(cells[7], "0s") << st.out;
+    EXPECT_EQ(cells[8], level == level0 ? "unknown" : "-") << st.out;
+  }
+
+  ASSERT_EQ(tune(d, {"tell", "m", "0", "0.5", "--cost", "2"}).code, 0);
+  st = tune(d, {"status", "m"});
+  EXPECT_NE(st.out.find("cost: 2s spent of the budget 100s (measured: seconds of trial run time)\n"), std::string::npos)
+      << st.out;
+  rows = status_level_cells(st.out);
+  EXPECT_EQ(rows.at(level0)[2], "2s") << st.out;
+  EXPECT_EQ(rows.at(level0)[7], "2s") << st.out;
+  EXPECT_EQ(rows.at(level0)[8], "-") << st.out;
+
+  // A running trial's cost is its level's cost now (the one measured cost scaled by the levels'
+  // values), committed, not spent.
+  const Result second = tune(d, {"ask", "m"});
+  ASSERT_EQ(second.code, 0) << second.err;
+  const int level1 = YAML::Load(second.out)["resolution"]["level"].as<int>();
+  const double value1 = YAML::Load(second.out)["resolution"]["value"].as<double>();
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "%.4gs", level1 == level0 ? 2.0 : 2.0 * value1 / value0);
+  st = tune(d, {"status", "m"});
+  EXPECT_NE(st.out.find("cost: 2s spent + " + std::string(expected) + " committed to 1 running of the budget 100s"),
+            std::string::npos)
+      << st.out;
+  rows = status_level_cells(st.out);
+  EXPECT_EQ(rows.at(level1)[8], expected) << st.out;
+  EXPECT_EQ(rows.at(level1)[7], level1 == level0 ? "2s" : "0s") << st.out;
+}
+
+// A level's measured cost is an estimate "(est.)" until the level has a completed trial: the mean of
+// failed runs (a crash at start, a timeout) is not what a completed run costs.
+TEST(TuneCli, StatusMarksALevelWithOnlyFailedRunsAsAnEstimate) {
+  const fs::path d = fresh_dir("status-est");
+  // cmes runs every trial at the full resolution (level 3).
+  write(d / "m.yaml", ask_multires_campaign("m", "measured", "cmes", 1000));
+  for (int trial = 0; trial < 2; ++trial) {
+    const Result a = tune(d, {"ask", trial == 0 ? "m.yaml" : "m"});
+    ASSERT_EQ(a.code, 0) << a.err;
+    ASSERT_EQ(YAML::Load(a.out)["resolution"]["level"].as<int>(), 3) << a.out;
+    ASSERT_EQ(tune(d, {"tell", "m", std::to_string(trial), "--failed", "timed out", "--cost", "4"}).code, 0);
+  }
+  Result st = tune(d, {"status", "m"});
+  auto rows = status_level_cells(st.out);
+  ASSERT_EQ(rows.size(), 4u) << st.out;
+  EXPECT_EQ(rows.at(3)[2], "4s (est.)") << st.out;
+  EXPECT_EQ(rows.at(3)[4], "2") << st.out;  // failed
+  EXPECT_EQ(rows.at(3)[7], "8s") << st.out;
+
+  ASSERT_EQ(tune(d, {"ask", "m"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "m", "2", "0.5", "--cost", "7"}).code, 0);
+  st = tune(d, {"status", "m"});
+  rows = status_level_cells(st.out);
+  EXPECT_EQ(rows.at(3)[2], "5s") << st.out;  // the mean of the three runs, failed ones included
+  EXPECT_EQ(rows.at(0)[2], "0.1852s (est.)") << st.out;  // 5 s for 27 epochs, scaled to 1
 }
 
 TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {

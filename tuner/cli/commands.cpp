@@ -376,43 +376,67 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
   return false;
 }
 
-// `tune status` of a multi-resolution campaign: the spend against the cost budget, and per level its
-// value, its cost (declared, or measured so far: the mean run time of its completed trials, an
-// estimate until it has one), its trials and what they cost. Returns the completed trials per level.
+// A cost for display; nullopt is unknown: the costs are not yet measured, and the study's
+// stand-in for them (kUncalibratedCostPerValue per unit of value) is no cost to show.
+using DisplayedCost = std::optional<double>;
+
+void add_cost(DisplayedCost& sum, DisplayedCost cost) { sum = sum && cost ? std::optional(*sum + *cost) : std::nullopt; }
+
+std::string cost_text(DisplayedCost cost, const char* unit) { return cost ? format_short(*cost) + unit : "unknown"; }
+
+// "2 running, 1 queued": the pending trials a committed cost is for.
+std::string pending_text(std::size_t running, std::size_t queued) {
+  std::string text = running > 0 ? std::to_string(running) + " running" : "";
+  if (queued > 0) text += (text.empty() ? "" : ", ") + std::to_string(queued) + " queued";
+  return text;
+}
+
+// `tune status` of a multi-resolution campaign: what finished trials spent (their recorded costs,
+// or their level's declared one), apart from what running and queued trials have committed at their
+// level's current cost (the study counts both against the budget, but only the first is spent), and
+// per level its value, its cost (declared, or the mean measured so far, an estimate until the level
+// has a completed trial), its trials and their costs. Returns the completed trials per level.
 std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   const Resolution& res = *s.config.resolution;
   const std::vector<double> costs = s.study.level_costs();
+  const bool calibrated = costs_calibrated(res, s.study.trials());
   const char* unit = res.measured() ? "s" : "";
-  std::string spend = "cost: " + format_short(s.study.spent_cost()) + unit + " spent";
-  if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
-  spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
-  std::printf("%s\n", spend.c_str());
   const std::size_t n = res.levels();
-  std::vector<std::size_t> complete(n), failed(n), running(n), queued(n), timed(n);
-  std::vector<double> spent(n, 0.0);
+  std::vector<std::size_t> complete(n), failed(n), running(n), queued(n);
+  std::vector<DisplayedCost> spent(n, 0.0), committed(n, 0.0);
+  DisplayedCost total_spent = 0.0, total_committed = 0.0;
   for (const TrialRun& r : s.runs) {
     const Trial& t = s.study.trial(r.id);
     const std::size_t level = t.level.value_or(res.top());
     if (level >= n) continue;
-    spent[level] += trial_cost(t, costs);
+    const DisplayedCost cost = t.cost ? t.cost : calibrated ? std::optional(costs[level]) : std::nullopt;
+    const bool finished = t.status != TrialStatus::pending;
+    add_cost(finished ? spent[level] : committed[level], cost);
+    add_cost(finished ? total_spent : total_committed, cost);
     switch (r.status) {
       case RunStatus::complete: ++complete[level]; break;
       case RunStatus::failed: ++failed[level]; break;
       case RunStatus::running: ++running[level]; break;
       case RunStatus::queued: ++queued[level]; break;
     }
-    timed[level] += t.status != TrialStatus::pending && t.cost.has_value();
   }
+  std::string spend = "cost: " + cost_text(total_spent, unit) + " spent";
+  if (const std::size_t pending = s.count(RunStatus::running) + s.count(RunStatus::queued); pending > 0)
+    spend += " + " + (total_committed ? cost_text(total_committed, unit) : "unknown (not yet measured)") +
+             " committed to " + pending_text(s.count(RunStatus::running), s.count(RunStatus::queued));
+  if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
+  spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
+  std::printf("%s\n", spend.c_str());
   const int w = std::max(7, static_cast<int>(res.parameter.size()));
   std::printf("resolution %s, %zu levels (the last is the full run):\n", res.parameter.c_str(), n);
-  std::printf("  %5s  %*s  %14s  %8s  %6s  %7s  %6s  %10s\n", "level", w, res.parameter.c_str(), "cost", "complete",
-              "failed", "running", "queued", "spent");
+  std::printf("  %5s  %*s  %14s  %8s  %6s  %7s  %6s  %10s  %10s\n", "level", w, res.parameter.c_str(), "cost", "complete",
+              "failed", "running", "queued", "spent", "committed");
   for (std::size_t l = 0; l < n; ++l) {
-    std::string cost = format_short(costs.at(l)) + unit;
-    if (!costs_calibrated(res, s.study.trials())) cost = "unknown";
-    else if (res.measured() && timed[l] == 0) cost += " (est.)";
-    std::printf("  %5zu  %*s  %14s  %8zu  %6zu  %7zu  %6zu  %10s\n", l, w, level_value(res, l).c_str(), cost.c_str(),
-                complete[l], failed[l], running[l], queued[l], (format_short(spent[l]) + unit).c_str());
+    std::string cost = cost_text(calibrated ? std::optional(costs[l]) : std::nullopt, unit);
+    if (calibrated && res.measured() && complete[l] == 0) cost += " (est.)";
+    const std::string pending = running[l] + queued[l] > 0 ? cost_text(committed[l], unit) : "-";
+    std::printf("  %5zu  %*s  %14s  %8zu  %6zu  %7zu  %6zu  %10s  %10s\n", l, w, level_value(res, l).c_str(), cost.c_str(),
+                complete[l], failed[l], running[l], queued[l], cost_text(spent[l], unit).c_str(), pending.c_str());
   }
   return complete;
 }
