@@ -600,6 +600,65 @@ TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   EXPECT_EQ(s["study"]["trials"][std::stoi(id)]["value"].as<double>(), 0.0625);
 }
 
+// A trial `tune run` launched runs under its supervisor, which records its exit and output for the
+// tuner: after kill -9 of the tuner, `tune tell` refuses it (a told value was replaced by nothing on
+// resume, and its run record lost its exit), and `tune resume` collects what the trial printed.
+// Trials handed out by `tune ask` are still told, failures included.
+TEST(TuneCli, TellRefusesATrialTheTunerLaunchedAndResumeCollectsIt) {
+  const fs::path d = fresh_dir("tell-tuner-trial");
+  write(d / "c.yaml", quadratic_campaign("k", 2, 1));
+  const fs::path log = d / "toy.log";
+  const pid_t pid = start(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", log.string()}, {"TOY_SLEEP", "1"}});
+  for (int i = 0; i < 500 && starts(log).count("0") == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_EQ(starts(log).count("0"), 1u) << "trial 0 never started";
+  ::kill(pid, SIGKILL);  // while trial 0 sleeps under its supervisor
+  finish(d, pid);
+
+  const fs::path state = d / "k" / "state.yaml";
+  const std::string before = slurp(state);
+  ASSERT_NE(before.find("status: running"), std::string::npos) << before;
+  for (const std::vector<std::string>& told : {std::vector<std::string>{"0", "0.5"}, {"0", "--failed", "diverged"}}) {
+    std::vector<std::string> args{"tell", "k"};
+    args.insert(args.end(), told.begin(), told.end());
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("tune tell: trial 0 was launched by the tuner ('tune run') and runs, or ran, under its "
+                         "supervisor, which records its exit and output; 'tune resume k' collects its result"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(slurp(state), before);
+  }
+
+  // A trial handed out by tune ask is the caller's to tell, as a failure too.
+  const Result asked = tune(d, {"ask", "k"});
+  ASSERT_EQ(asked.code, 0) << asked.err;
+  ASSERT_EQ(YAML::Load(asked.out)["trial"].as<int>(), 1) << asked.out;
+  const Result told = tune(d, {"tell", "k", "1", "--failed", "diverged"});
+  ASSERT_EQ(told.code, 0) << told.err;
+
+  const Result resumed = tune(d, {"resume", "k", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const YAML::Node s = state_of(d / "k");
+  const std::string out = slurp(d / "k" / "trials" / "0" / "stdout");
+  ASSERT_EQ(out.rfind("loss=", 0), 0u) << out;
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "complete");
+  EXPECT_DOUBLE_EQ(s["study"]["trials"][0]["value"].as<double>(), std::stod(out.substr(5)));
+  ASSERT_TRUE(s["runs"][0]["exit"]) << s["runs"][0];
+  EXPECT_EQ(s["runs"][0]["exit"]["code"].as<int>(), 0) << s["runs"][0];
+  EXPECT_EQ(s["runs"][1]["status"].as<std::string>(), "failed");
+  EXPECT_EQ(starts(log).at("0"), 1);  // collected, not run again
+  // The resumed tuner followed trial 0 and says why (the README lists a reason for reattach).
+  bool reattached = false;
+  for (const YAML::Node& e : events_of(d / "k"))
+    if (e["event"].as<std::string>() == "reattach") {
+      reattached = true;
+      EXPECT_EQ(e["trial"].as<int>(), 0);
+      ASSERT_TRUE(e["reason"]) << "reattach without a reason";
+      EXPECT_EQ(e["reason"].as<std::string>(), "the tuner restarted while the trial ran");
+    }
+  EXPECT_TRUE(reattached);
+}
+
 // `tune ask campaign.yaml` creates the campaign as tune run would, runs nothing, and hands out trial 0;
 // asked again it continues. A file without `command` is a campaign for ask/tell only, which run and
 // resume refuse.
@@ -742,10 +801,10 @@ std::string multires_campaign(const std::string& name, const std::string& cost, 
 
 const std::vector<double> kLevels{1, 3, 9};
 
-// The per-level rows of `tune status` (level, value, cost [(est.)], complete, failed, running,
-// queued, spent): level -> {complete, failed, running, queued}.
-std::map<int, std::vector<int>> status_levels(const std::string& out) {
-  std::map<int, std::vector<int>> rows;
+// The per-level rows of `tune status`, cell by cell: level, value, cost (with " (est.)" if it is an
+// estimate), complete, failed, running, queued, spent, committed.
+std::map<int, std::vector<std::string>> status_level_cells(const std::string& out) {
+  std::map<int, std::vector<std::string>> rows;
   std::istringstream in(out);
   std::string line;
   while (std::getline(in, line) && line.find("  level ") != 0) {
@@ -754,10 +813,19 @@ std::map<int, std::vector<int>> status_levels(const std::string& out) {
     std::istringstream fields(line);
     std::vector<std::string> t;
     for (std::string w; fields >> w;)
-      if (w != "(est.)") t.push_back(w);
-    if (t.size() != 8) break;
-    rows[std::stoi(t[0])] = {std::stoi(t[3]), std::stoi(t[4]), std::stoi(t[5]), std::stoi(t[6])};
+      if (w == "(est.)" && !t.empty()) t.back() += " " + w;
+      else t.push_back(w);
+    if (t.size() != 9) break;
+    rows[std::stoi(t[0])] = t;
   }
+  return rows;
+}
+
+// The per-level rows of `tune status`: level -> {complete, failed, running, queued}.
+std::map<int, std::vector<int>> status_levels(const std::string& out) {
+  std::map<int, std::vector<int>> rows;
+  for (const auto& [level, t] : status_level_cells(out))
+    rows[level] = {std::stoi(t[3]), std::stoi(t[4]), std::stoi(t[5]), std::stoi(t[6])};
   return rows;
 }
 
@@ -1040,6 +1108,169 @@ TEST(TuneCli, KilledResolutionCampaignResumesWithLevelsAndCostsIntact) {
     }
   }
   EXPECT_GE(kills, 8);
+}
+
+// A campaign of the multi-resolution toy space for ask/tell only (no command), levels [1, 3, 9, 27].
+std::string ask_multires_campaign(const std::string& name, const std::string& cost, const std::string& strategy,
+                                  double budget) {
+  return "name: " + name + "\nspace:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n"
+         "resolution: {param: epochs, levels: [1, 3, 9, 27], cost: " + cost + "}\n"
+         "objective: {name: loss}\nstrategy: {name: " + strategy + "}\nbudget: {cost: " + std::to_string(budget) + "}\n";
+}
+
+// `tune ask` with nothing to hand out: 6 while results of handed-out trials are awaited (a driver
+// loop must tell them and ask again), 0 once the campaign is finished (the loop is done). Both
+// printed nothing and exited 0 before.
+TEST(TuneCli, AskExitsSixWhileResultsAreAwaitedAndZeroWhenFinished) {
+  const fs::path d = fresh_dir("ask-waiting");
+  // Measured costs against a cost budget: one trial at a time until its cost is in.
+  write(d / "m.yaml", ask_multires_campaign("m", "measured", "cmets", 100));
+  ASSERT_EQ(tune(d, {"ask", "m.yaml"}).code, 0);
+  const Result waiting = tune(d, {"ask", "m"});
+  EXPECT_EQ(waiting.code, 6) << waiting.err;
+  EXPECT_EQ(waiting.out, "");
+  EXPECT_EQ(waiting.err,
+            "tune ask: nothing to hand out now: waiting for the first run's measured cost to estimate the levels' "
+            "costs; the result of trial 0 (handed out by 'tune ask') is awaited: tell it with 'tune tell m ID VALUE', "
+            "then ask again\n");
+  ASSERT_EQ(tune(d, {"tell", "m", "0", "0.5", "--cost", "2"}).code, 0);
+  const Result next = tune(d, {"ask", "m"});
+  ASSERT_EQ(next.code, 0) << next.err;
+  EXPECT_EQ(YAML::Load(next.out)["trial"].as<int>(), 1) << next.out;
+
+  // Declared costs: trials handed out commit their levels' costs, until nothing more fits.
+  write(d / "c.yaml", ask_multires_campaign("c", "[1, 3, 9, 27]", "cmets", 30));
+  std::vector<std::string> pending;
+  Result r;
+  for (int asks = 0; asks < 40; ++asks) {
+    r = tune(d, {"ask", asks == 0 ? "c.yaml" : "c"});
+    if (r.code != 0) break;
+    pending.push_back(YAML::Load(r.out)["trial"].as<std::string>());
+  }
+  ASSERT_EQ(r.code, 6) << r.err;
+  ASSERT_GE(pending.size(), 2u);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("tune ask: nothing to hand out now: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; the results of trials 0, 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(handed out by 'tune ask') are awaited: tell them with 'tune tell c ID VALUE', then ask "
+                       "again\n"),
+            std::string::npos)
+      << r.err;
+  for (const std::string& id : pending) ASSERT_EQ(tune(d, {"tell", "c", id, "0.5"}).code, 0);
+  // Told, the trials have spent what they committed; once nothing more fits and nothing is awaited,
+  // the campaign is finished.
+  Result finished;
+  for (int asks = 0; asks < 40; ++asks) {
+    finished = tune(d, {"ask", "c"});
+    if (finished.code != 0 || finished.out.empty()) break;
+    ASSERT_EQ(tune(d, {"tell", "c", YAML::Load(finished.out)["trial"].as<std::string>(), "0.5"}).code, 0);
+  }
+  EXPECT_EQ(finished.code, 0) << finished.err;
+  EXPECT_EQ(finished.out, "");
+  EXPECT_EQ(finished.err.rfind("tune ask: the campaign is finished, nothing more to hand out: cost budget exhausted", 0),
+            0u)
+      << finished.err;
+  EXPECT_TRUE(state_of(d / "c")["study"]["finished"].as<bool>());
+}
+
+// `tune status` of a measured campaign: "spent" is what finished trials cost; running trials'
+// costs are "committed", apart; and before any cost is measured it says "unknown", never the
+// study's placeholder (1e-09 per unit of value) that it printed as spent.
+TEST(TuneCli, StatusSeparatesSpentFromCommittedAndNeverPrintsAPlaceholderCost) {
+  const fs::path d = fresh_dir("status-spend");
+  write(d / "m.yaml", ask_multires_campaign("m", "measured", "cmets", 100));
+  const Result first = tune(d, {"ask", "m.yaml"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  const int level0 = YAML::Load(first.out)["resolution"]["level"].as<int>();
+  const double value0 = YAML::Load(first.out)["resolution"]["value"].as<double>();
+
+  Result st = tune(d, {"status", "m"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("cost: 0s spent + unknown (not yet measured) committed to 1 running of the budget 100s "
+                        "(measured: seconds of trial run time)\n"),
+            std::string::npos)
+      << st.out;
+  EXPECT_EQ(st.out.find("e-0"), std::string::npos) << st.out;  // no 1e-09
+  auto rows = status_level_cells(st.out);
+  ASSERT_EQ(rows.size(), 4u) << st.out;
+  for (const auto& [level, cells] : rows) {
+    EXPECT_EQ(cells[2], "unknown") << st.out;
+    EXPECT_EQ(cells[7], "0s") << st.out;
+    EXPECT_EQ(cells[8], level == level0 ? "unknown" : "-") << st.out;
+  }
+
+  ASSERT_EQ(tune(d, {"tell", "m", "0", "0.5", "--cost", "2"}).code, 0);
+  st = tune(d, {"status", "m"});
+  EXPECT_NE(st.out.find("cost: 2s spent of the budget 100s (measured: seconds of trial run time)\n"), std::string::npos)
+      << st.out;
+  rows = status_level_cells(st.out);
+  EXPECT_EQ(rows.at(level0)[2], "2s") << st.out;
+  EXPECT_EQ(rows.at(level0)[7], "2s") << st.out;
+  EXPECT_EQ(rows.at(level0)[8], "-") << st.out;
+
+  // A running trial's cost is its level's cost now (the one measured cost scaled by the levels'
+  // values), committed, not spent.
+  const Result second = tune(d, {"ask", "m"});
+  ASSERT_EQ(second.code, 0) << second.err;
+  const int level1 = YAML::Load(second.out)["resolution"]["level"].as<int>();
+  const double value1 = YAML::Load(second.out)["resolution"]["value"].as<double>();
+  char expected[64];
+  std::snprintf(expected, sizeof expected, "%.4gs", level1 == level0 ? 2.0 : 2.0 * value1 / value0);
+  st = tune(d, {"status", "m"});
+  EXPECT_NE(st.out.find("cost: 2s spent + " + std::string(expected) + " committed to 1 running of the budget 100s"),
+            std::string::npos)
+      << st.out;
+  rows = status_level_cells(st.out);
+  EXPECT_EQ(rows.at(level1)[8], expected) << st.out;
+  EXPECT_EQ(rows.at(level1)[7], level1 == level0 ? "2s" : "0s") << st.out;
+}
+
+// A level's measured cost is an estimate "(est.)" until the level has a completed trial: the mean of
+// failed runs (a crash at start, a timeout) is not what a completed run costs.
+TEST(TuneCli, StatusMarksALevelWithOnlyFailedRunsAsAnEstimate) {
+  const fs::path d = fresh_dir("status-est");
+  // cmes runs every trial at the full resolution (level 3).
+  write(d / "m.yaml", ask_multires_campaign("m", "measured", "cmes", 1000));
+  for (int trial = 0; trial < 2; ++trial) {
+    const Result a = tune(d, {"ask", trial == 0 ? "m.yaml" : "m"});
+    ASSERT_EQ(a.code, 0) << a.err;
+    ASSERT_EQ(YAML::Load(a.out)["resolution"]["level"].as<int>(), 3) << a.out;
+    ASSERT_EQ(tune(d, {"tell", "m", std::to_string(trial), "--failed", "timed out", "--cost", "4"}).code, 0);
+  }
+  Result st = tune(d, {"status", "m"});
+  auto rows = status_level_cells(st.out);
+  ASSERT_EQ(rows.size(), 4u) << st.out;
+  EXPECT_EQ(rows.at(3)[2], "4s (est.)") << st.out;
+  EXPECT_EQ(rows.at(3)[4], "2") << st.out;  // failed
+  EXPECT_EQ(rows.at(3)[7], "8s") << st.out;
+
+  ASSERT_EQ(tune(d, {"ask", "m"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "m", "2", "0.5", "--cost", "7"}).code, 0);
+  st = tune(d, {"status", "m"});
+  rows = status_level_cells(st.out);
+  EXPECT_EQ(rows.at(3)[2], "5s") << st.out;  // the mean of the three runs, failed ones included
+  EXPECT_EQ(rows.at(0)[2], "0.1852s (est.)") << st.out;  // 5 s for 27 epochs, scaled to 1
+}
+
+// A campaign whose cost budget is below the cost of one full run, with a strategy that makes only
+// full runs (cmes), ends at once; `tune best` said no trial had run yet and that 'tune resume' would
+// run them, which resumed nothing.
+TEST(TuneCli, BestOfACampaignThatFinishedWithoutATrialSaysWhy) {
+  const fs::path d = fresh_dir("best-none");
+  std::string campaign = multires_campaign("z", "[1, 3, 9]", 5, 1);
+  campaign.replace(campaign.find("{name: cmets}"), 13, "{name: cmes}");
+  write(d / "c.yaml", campaign);
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(state_of(d / "z")["study"]["trials"].size(), 0u);
+  const Result b = tune(d, {"best", "z"});
+  EXPECT_EQ(b.code, 1);
+  EXPECT_EQ(b.err.rfind("tune best: no best configuration: the campaign z finished without running a trial: the cost "
+                        "budget is spent: 0 of 5",
+                        0),
+            0u)
+      << b.err;
+  EXPECT_EQ(b.err.find("tune resume"), std::string::npos) << b.err;
 }
 
 TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {

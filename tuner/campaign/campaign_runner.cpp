@@ -131,7 +131,8 @@ class Runner {
       if (std::filesystem::exists(tdir) && executor_->attach(run)) {
         r.status = RunStatus::running;
         if (const std::string job = executor_->job_of(run.id); !job.empty()) r.job = job;
-        events.push_back({"reattach", {{"trial", json_number(r.id)}}});
+        events.push_back(
+            {"reattach", {{"trial", json_number(r.id)}, {"reason", json_string("the tuner restarted while the trial ran")}}});
         progress_.log("trial " + std::to_string(r.id) + " re-attached");
       } else if (r.status == RunStatus::running) {
         r.status = RunStatus::queued;
@@ -193,6 +194,9 @@ class Runner {
       // tuner died): follow it rather than run the trial twice.
       r.status = RunStatus::running;
       checkpoint();
+      events_.write("reattach", {{"trial", json_number(r.id)},
+                                 {"reason", json_string("an earlier attempt was still running when the trial was to start again")}});
+      progress_.log("trial " + std::to_string(r.id) + " re-attached: an earlier attempt was still running");
       return;
     }
     std::filesystem::remove_all(tdir);  // a re-queued trial starts from a clean directory

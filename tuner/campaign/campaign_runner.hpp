@@ -10,7 +10,7 @@
 
 namespace tune::tuner {
 
-// Exit codes of `tune run` / `tune resume` (documented in the README and `tune --help`).
+// Exit codes of `tune` (documented in the README and `tune --help`).
 enum ExitCode : int {
   kExitComplete = 0,         // the budget is spent or the strategy converged
   kExitError = 1,            // bad input, damaged state, an I/O error
@@ -18,6 +18,7 @@ enum ExitCode : int {
   kExitInterrupted = 3,      // stopped by a signal or `tune stop`; `tune resume` continues
   kExitTooManyFailures = 4,  // budget.failures trials failed
   kExitLocked = 5,           // another tuner drives this campaign
+  kExitWaiting = 6,          // `tune ask`: nothing to hand out until pending trials are told (0: finished)
 };
 
 struct RunOptions {

@@ -263,6 +263,11 @@ std::string why_no_best(const std::filesystem::path& dir, const CampaignState& s
   const std::size_t failed = s.count(RunStatus::failed);
   const std::string look = "; 'tune status " + dir.string() + "' shows why each failed, and " +
                            (dir / "trials" / "<id>").string() + "/stdout and stderr what each printed";
+  if (s.runs.empty() && (s.finished || s.study.finished())) {
+    // Resume would run nothing either: say why the campaign ended (a cost budget below one run's cost).
+    const std::string& why = !s.stop_reason.empty() ? s.stop_reason : s.study.stop_reason();
+    return "the campaign " + dir.string() + " finished without running a trial" + (why.empty() ? "" : ": " + why);
+  }
   if (s.runs.empty()) return "no trial of " + dir.string() + " has run yet ('tune resume " + dir.string() + "' runs them)";
   if (failed == s.runs.size())
     return (failed == 1 ? "the only trial of " + dir.string() + " failed"
@@ -376,43 +381,67 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
   return false;
 }
 
-// `tune status` of a multi-resolution campaign: the spend against the cost budget, and per level its
-// value, its cost (declared, or measured so far: the mean run time of its completed trials, an
-// estimate until it has one), its trials and what they cost. Returns the completed trials per level.
+// A cost for display; nullopt is unknown: the costs are not yet measured, and the study's
+// stand-in for them (kUncalibratedCostPerValue per unit of value) is no cost to show.
+using DisplayedCost = std::optional<double>;
+
+void add_cost(DisplayedCost& sum, DisplayedCost cost) { sum = sum && cost ? std::optional(*sum + *cost) : std::nullopt; }
+
+std::string cost_text(DisplayedCost cost, const char* unit) { return cost ? format_short(*cost) + unit : "unknown"; }
+
+// "2 running, 1 queued": the pending trials a committed cost is for.
+std::string pending_text(std::size_t running, std::size_t queued) {
+  std::string text = running > 0 ? std::to_string(running) + " running" : "";
+  if (queued > 0) text += (text.empty() ? "" : ", ") + std::to_string(queued) + " queued";
+  return text;
+}
+
+// `tune status` of a multi-resolution campaign: what finished trials spent (their recorded costs,
+// or their level's declared one), apart from what running and queued trials have committed at their
+// level's current cost (the study counts both against the budget, but only the first is spent), and
+// per level its value, its cost (declared, or the mean measured so far, an estimate until the level
+// has a completed trial), its trials and their costs. Returns the completed trials per level.
 std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   const Resolution& res = *s.config.resolution;
   const std::vector<double> costs = s.study.level_costs();
+  const bool calibrated = costs_calibrated(res, s.study.trials());
   const char* unit = res.measured() ? "s" : "";
-  std::string spend = "cost: " + format_short(s.study.spent_cost()) + unit + " spent";
-  if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
-  spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
-  std::printf("%s\n", spend.c_str());
   const std::size_t n = res.levels();
-  std::vector<std::size_t> complete(n), failed(n), running(n), queued(n), timed(n);
-  std::vector<double> spent(n, 0.0);
+  std::vector<std::size_t> complete(n), failed(n), running(n), queued(n);
+  std::vector<DisplayedCost> spent(n, 0.0), committed(n, 0.0);
+  DisplayedCost total_spent = 0.0, total_committed = 0.0;
   for (const TrialRun& r : s.runs) {
     const Trial& t = s.study.trial(r.id);
     const std::size_t level = t.level.value_or(res.top());
     if (level >= n) continue;
-    spent[level] += trial_cost(t, costs);
+    const DisplayedCost cost = t.cost ? t.cost : calibrated ? std::optional(costs[level]) : std::nullopt;
+    const bool finished = t.status != TrialStatus::pending;
+    add_cost(finished ? spent[level] : committed[level], cost);
+    add_cost(finished ? total_spent : total_committed, cost);
     switch (r.status) {
       case RunStatus::complete: ++complete[level]; break;
       case RunStatus::failed: ++failed[level]; break;
       case RunStatus::running: ++running[level]; break;
       case RunStatus::queued: ++queued[level]; break;
     }
-    timed[level] += t.status != TrialStatus::pending && t.cost.has_value();
   }
+  std::string spend = "cost: " + cost_text(total_spent, unit) + " spent";
+  if (const std::size_t pending = s.count(RunStatus::running) + s.count(RunStatus::queued); pending > 0)
+    spend += " + " + (total_committed ? cost_text(total_committed, unit) : "unknown (not yet measured)") +
+             " committed to " + pending_text(s.count(RunStatus::running), s.count(RunStatus::queued));
+  if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
+  spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
+  std::printf("%s\n", spend.c_str());
   const int w = std::max(7, static_cast<int>(res.parameter.size()));
   std::printf("resolution %s, %zu levels (the last is the full run):\n", res.parameter.c_str(), n);
-  std::printf("  %5s  %*s  %14s  %8s  %6s  %7s  %6s  %10s\n", "level", w, res.parameter.c_str(), "cost", "complete",
-              "failed", "running", "queued", "spent");
+  std::printf("  %5s  %*s  %14s  %8s  %6s  %7s  %6s  %10s  %10s\n", "level", w, res.parameter.c_str(), "cost", "complete",
+              "failed", "running", "queued", "spent", "committed");
   for (std::size_t l = 0; l < n; ++l) {
-    std::string cost = format_short(costs.at(l)) + unit;
-    if (!costs_calibrated(res, s.study.trials())) cost = "unknown";
-    else if (res.measured() && timed[l] == 0) cost += " (est.)";
-    std::printf("  %5zu  %*s  %14s  %8zu  %6zu  %7zu  %6zu  %10s\n", l, w, level_value(res, l).c_str(), cost.c_str(),
-                complete[l], failed[l], running[l], queued[l], (format_short(spent[l]) + unit).c_str());
+    std::string cost = cost_text(calibrated ? std::optional(costs[l]) : std::nullopt, unit);
+    if (calibrated && res.measured() && complete[l] == 0) cost += " (est.)";
+    const std::string pending = running[l] + queued[l] > 0 ? cost_text(committed[l], unit) : "-";
+    std::printf("  %5zu  %*s  %14s  %8zu  %6zu  %7zu  %6zu  %10s  %10s\n", l, w, level_value(res, l).c_str(), cost.c_str(),
+                complete[l], failed[l], running[l], queued[l], cost_text(spent[l], unit).c_str(), pending.c_str());
   }
   return complete;
 }
@@ -644,6 +673,42 @@ int best(const std::filesystem::path& dir, bool json) {
 
 namespace {
 
+// Why `tune tell` refuses a trial the tuner proposed (not one handed out by `tune ask`).
+std::string tuner_trial_refusal(const std::filesystem::path& dir, const TrialRun& r) {
+  const std::string trial = "trial " + std::to_string(r.id);
+  const std::string resume = "'tune resume " + dir.string() + "'";
+  const std::string what =
+      r.status == RunStatus::queued && r.attempts == 0
+          ? " was proposed by the tuner ('tune run') and waits to be launched; " + resume + " runs it"
+          : " was launched by the tuner ('tune run') and runs, or ran, under its supervisor, which records its exit "
+            "and output; " + resume + " collects its result" +
+                (r.status == RunStatus::queued ? " (or runs it again: its run was lost)" : "");
+  return "tune tell: " + trial + what + ". 'tune tell' reports only trials handed out by 'tune ask'";
+}
+
+// Which results `tune ask` waits for, and who delivers them: the caller tells the trials it was
+// handed, a tuner's supervisors record the ones it launched ('tune resume' collects them).
+std::string awaited_results(const std::filesystem::path& dir, const CampaignState& s) {
+  std::vector<std::uint64_t> told, collected;
+  for (const TrialRun& r : s.runs)
+    if (r.status == RunStatus::running || r.status == RunStatus::queued) (r.external ? told : collected).push_back(r.id);
+  const auto list = [](const std::vector<std::uint64_t>& ids) {
+    std::string text = ids.size() == 1 ? "trial" : "trials";
+    for (std::size_t i = 0; i < ids.size(); ++i) text += (i == 0 ? " " : ", ") + std::to_string(ids[i]);
+    return text;
+  };
+  std::string text;
+  if (!told.empty())
+    text = (told.size() == 1 ? "the result of " + list(told) + " (handed out by 'tune ask') is awaited: tell it"
+                             : "the results of " + list(told) + " (handed out by 'tune ask') are awaited: tell them") +
+           " with 'tune tell " + dir.string() + " ID VALUE'";
+  if (!collected.empty())
+    text += (text.empty() ? "" : "; ") + list(collected) + (collected.size() == 1 ? " was" : " were") +
+            " launched by the tuner: 'tune resume " + dir.string() + "' collects " +
+            (collected.size() == 1 ? "its result" : "their results");
+  return text + ", then ask again";
+}
+
 // Hands out the next suggestion of the campaign in DIR, whose lock the caller holds (and which it
 // has loaded, if it has).
 int hand_out(const std::filesystem::path& dir, bool json, std::optional<CampaignState> loaded = std::nullopt) {
@@ -651,8 +716,16 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
   const auto suggestion = s.study.ask();
   if (!suggestion) {
     save_state(dir, s);
-    std::fprintf(stderr, "tune: no suggestion: %s\n", s.study.stop_reason().c_str());
-    return kExitComplete;
+    if (s.study.finished()) {
+      std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s\n",
+                   s.study.stop_reason().c_str());
+      return kExitComplete;
+    }
+    // The study stops short of finishing only while trials are pending: their results (or costs)
+    // may let it propose again, so a driver loop must tell them and ask again, not stop.
+    std::fprintf(stderr, "tune ask: nothing to hand out now: %s; %s\n", s.study.stop_reason().c_str(),
+                 awaited_results(dir, s).c_str());
+    return kExitWaiting;
   }
   s.runs.push_back(external_run(suggestion->id, now_seconds()));
   save_state(dir, s);
@@ -716,6 +789,21 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
   const auto lock = lock_campaign(dir, "tell");
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
+  if (id >= s.runs.size()) {
+    std::fprintf(stderr, "tune: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
+                 s.runs.size());
+    return kExitError;
+  }
+  if (s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
+    std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));
+    return kExitError;
+  }
+  if (!s.runs[id].external) {
+    // Its supervisor records the real exit and output, which resume collects: a value told here
+    // would be replaced by nothing and the run record would lose its exit.
+    std::fprintf(stderr, "%s\n", tuner_trial_refusal(dir, s.runs[id]).c_str());
+    return kExitUsage;
+  }
   if (cost) {
     // Only measured costs are told: with declared costs the level's cost counts, in the declared units.
     if (!s.config.resolution || !s.config.resolution->measured()) {
@@ -733,15 +821,6 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
                  "tune: this campaign measures its costs (resolution.cost: measured) against budget.cost: give the "
                  "trial's run time in seconds with --cost SECONDS\n");
     return kExitUsage;
-  }
-  if (id >= s.runs.size()) {
-    std::fprintf(stderr, "tune: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
-                 s.runs.size());
-    return kExitError;
-  }
-  if (s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
-    std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));
-    return kExitError;
   }
   TrialRun& r = s.runs[id];
   r.finished_at = now_seconds();

@@ -16,8 +16,10 @@ namespace {
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
 damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
-campaign without a command); 3 stopped by a signal or 'tune stop' (resume continues); 4 stopped after
-budget.failures failed trials; 5 another tuner drives the campaign.)";
+campaign without a command; tell of a trial the tuner launched); 3 stopped by a signal or 'tune stop'
+(resume continues); 4 stopped after budget.failures failed trials; 5 another tuner drives the
+campaign; 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
+then ask again (tune ask exits 0 with nothing handed out once the campaign is finished).)";
 
 }  // namespace
 
@@ -94,13 +96,18 @@ int main(int argc, char** argv) {
   CLI::App* ask_cmd = app.add_subcommand(
       "ask", "hand out the next configuration (external orchestration): tune ask DIR, or tune ask campaign.yaml "
              "[--dir DIR], which first creates the campaign as 'tune run' would, without running a trial (a file "
-             "meant only for ask/tell may leave out 'command'); 'tune tell DIR ID VALUE' reports the result");
+             "meant only for ask/tell may leave out 'command'); 'tune tell DIR ID VALUE' reports the result. "
+             "Exits 0 with a trial on stdout; 0 with nothing on stdout when the campaign is finished; 6 with "
+             "nothing when it waits for results (of trials handed out and not yet told, or a first measured "
+             "cost), with the reason on stderr: tell them, then ask again");
   ask_cmd->add_option("campaign", campaign_dir, "campaign directory, or campaign file")->required();
   ask_cmd->add_option("--dir", dir, "with a campaign file: the campaign directory (default: ./<name>)");
   ask_cmd->add_flag("--json", json, "JSON instead of YAML");
   std::uint64_t tell_id = 0;
   std::optional<std::string> tell_value, tell_failure;
-  CLI::App* tell_cmd = app.add_subcommand("tell", "report the result of a configuration handed out by 'tune ask'");
+  CLI::App* tell_cmd = app.add_subcommand(
+      "tell", "report the result of a configuration handed out by 'tune ask' (not of a trial 'tune run' launched: "
+              "its supervisor records the result, and 'tune resume' collects it)");
   tell_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   tell_cmd->add_option("id", tell_id, "trial id")->required();
   tell_cmd->add_option("value", tell_value, "objective value");
