@@ -1252,27 +1252,6 @@ TEST(TuneCli, StatusMarksALevelWithOnlyFailedRunsAsAnEstimate) {
   EXPECT_EQ(rows.at(0)[2], "0.1852s (est.)") << st.out;  // 5 s for 27 epochs, scaled to 1
 }
 
-// A campaign whose cost budget is below the cost of one full run, with a strategy that makes only
-// full runs (cmes), ends at once; `tune best` said no trial had run yet and that 'tune resume' would
-// run them, which resumed nothing.
-TEST(TuneCli, BestOfACampaignThatFinishedWithoutATrialSaysWhy) {
-  const fs::path d = fresh_dir("best-none");
-  std::string campaign = multires_campaign("z", "[1, 3, 9]", 5, 1);
-  campaign.replace(campaign.find("{name: cmets}"), 13, "{name: cmes}");
-  write(d / "c.yaml", campaign);
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
-  ASSERT_EQ(r.code, 0) << r.err;
-  ASSERT_EQ(state_of(d / "z")["study"]["trials"].size(), 0u);
-  const Result b = tune(d, {"best", "z"});
-  EXPECT_EQ(b.code, 1);
-  EXPECT_EQ(b.err.rfind("tune best: no best configuration: the campaign z finished without running a trial: the cost "
-                        "budget is spent: 0 of 5",
-                        0),
-            0u)
-      << b.err;
-  EXPECT_EQ(b.err.find("tune resume"), std::string::npos) << b.err;
-}
-
 TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {
   const fs::path d = fresh_dir("invalid-resolution");
   const std::string head = "name: x\ncommand: [echo, \"{x}\", \"{epochs}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n";

@@ -263,11 +263,6 @@ std::string why_no_best(const std::filesystem::path& dir, const CampaignState& s
   const std::size_t failed = s.count(RunStatus::failed);
   const std::string look = "; 'tune status " + dir.string() + "' shows why each failed, and " +
                            (dir / "trials" / "<id>").string() + "/stdout and stderr what each printed";
-  if (s.runs.empty() && (s.finished || s.study.finished())) {
-    // Resume would run nothing either: say why the campaign ended (a cost budget below one run's cost).
-    const std::string& why = !s.stop_reason.empty() ? s.stop_reason : s.study.stop_reason();
-    return "the campaign " + dir.string() + " finished without running a trial" + (why.empty() ? "" : ": " + why);
-  }
   if (s.runs.empty()) return "no trial of " + dir.string() + " has run yet ('tune resume " + dir.string() + "' runs them)";
   if (failed == s.runs.size())
     return (failed == 1 ? "the only trial of " + dir.string() + " failed"
