@@ -1036,6 +1036,42 @@ TEST(TuneCli, TellOnAMeasuredCostCampaignNeedsTheRunTime) {
   EXPECT_EQ(state_of(d / "mt")["study"]["trials"][std::stoi(id)]["cost"].as<double>(), 0.03);
 }
 
+// The progress line's "cost S/B" is what finished trials spent. It showed the study's spend, which
+// also counts running and re-queued trials at their level's mean cost (and 1e-09 before any cost is
+// measured): after a SIGTERM the re-queued runs were reported as spent.
+TEST(TuneCli, ProgressLineCostIsWhatFinishedTrialsSpent) {
+  const fs::path d = fresh_dir("progress-cost");
+  write(d / "c.yaml", multires_campaign("pc", "measured", 100, 2));
+  const fs::path log = d / "toy.log";
+  const pid_t pid = start(d, {"run", "c.yaml"}, {{"MULTIRES_SLEEP", "0.1"}, {"TUNE_TOY_LOG", log.string()}});
+  const auto count = [&](const char* what) {
+    std::size_t n = 0;
+    for (const auto& [id, k] : starts(log, what)) n += static_cast<std::size_t>(k);
+    return n;
+  };
+  for (int i = 0; i < 3000 && !(count("end") >= 3 && count("start") > count("end")); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_GE(count("end"), 3u);
+  ::kill(pid, SIGTERM);
+  const Result r = finish(d, pid);
+  ASSERT_EQ(r.code, 3) << r.err;
+  const YAML::Node s = state_of(d / "pc");
+  double spent = 0.0;
+  std::size_t pending = 0;
+  for (const auto& t : s["study"]["trials"]) {
+    if (t["status"].as<std::string>() == "pending") ++pending;
+    else spent += t["cost"].as<double>();
+  }
+  ASSERT_GT(pending, 0u) << "no re-queued trial: nothing to tell the two spends apart";
+  const std::size_t line = r.err.rfind("\ndone ");
+  ASSERT_NE(line, std::string::npos) << r.err;
+  const std::size_t at = r.err.find("  cost ", line);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  const double shown = std::stod(r.err.substr(at + 7));
+  EXPECT_NEAR(shown, spent, 1e-3 * spent) << r.err;  // four significant digits
+  EXPECT_EQ(r.err.substr(r.err.find('/', at), 6), "/100s ") << r.err;
+}
+
 TEST(TuneCli, MeasuredCostCampaignRecordsRunTimesAndStopsWithinItsBudget) {
   const fs::path d = fresh_dir("multires-measured");
   const double budget = 1.5;
@@ -1171,6 +1207,11 @@ TEST(TuneCli, AskExitsSixWhileResultsAreAwaitedAndZeroWhenFinished) {
             0u)
       << finished.err;
   EXPECT_TRUE(state_of(d / "c")["study"]["finished"].as<bool>());
+  // The campaign too, as a tuner would have ended it: status said "not running".
+  EXPECT_TRUE(state_of(d / "c")["finished"].as<bool>());
+  const Result st = tune(d, {"status", "c"});
+  EXPECT_NE(st.out.find("): finished\n"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("last session ended: cost budget exhausted"), std::string::npos) << st.out;
 }
 
 // `tune status` of a measured campaign: "spent" is what finished trials cost; running trials'

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_spend.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/duration.hpp"
 
@@ -35,9 +36,12 @@ std::string Progress::status_line(const CampaignState& s, std::size_t running, d
   std::string line = "done " + std::to_string(s.count(RunStatus::complete));
   if (s.config.budget.trials) line += "/" + std::to_string(*s.config.budget.trials);
   line += "  running " + std::to_string(running) + "  failed " + std::to_string(s.count(RunStatus::failed));
-  if (s.config.budget.cost)
-    line += "  cost " + format_short(s.study.spent_cost()) + "/" + format_short(*s.config.budget.cost) +
-            (s.config.resolution && s.config.resolution->measured() ? "s" : "");
+  if (s.config.budget.cost && s.config.resolution) {
+    // What finished trials spent: the study's spend also counts running ones at a guessed cost.
+    const std::optional<double> spent = campaign_spend(s).spent;
+    line += "  cost " + (spent ? format_short(*spent) : std::string("?")) + "/" + format_short(*s.config.budget.cost) +
+            (s.config.resolution->measured() ? "s" : "");
+  }
   if (const Trial* best = s.study.best()) {
     line += "  best " + format_double(*best->value) + " " + tune::to_string(best->config);
     if (s.config.resolution) line += " (full resolution)";

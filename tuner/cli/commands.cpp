@@ -22,6 +22,7 @@
 #include "tune/strategy/gpoo_strategy.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
 #include "tuner/campaign/campaign_lock.hpp"
+#include "tuner/campaign/campaign_spend.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/duration.hpp"
 #include "tuner/campaign/event_log.hpp"
@@ -376,13 +377,10 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
   return false;
 }
 
-// A cost for display; nullopt is unknown: the costs are not yet measured, and the study's
-// stand-in for them (kUncalibratedCostPerValue per unit of value) is no cost to show.
-using DisplayedCost = std::optional<double>;
-
-void add_cost(DisplayedCost& sum, DisplayedCost cost) { sum = sum && cost ? std::optional(*sum + *cost) : std::nullopt; }
-
-std::string cost_text(DisplayedCost cost, const char* unit) { return cost ? format_short(*cost) + unit : "unknown"; }
+// A cost for display: nullopt is a cost not yet measured (campaign_spend).
+std::string cost_text(const std::optional<double>& cost, const char* unit) {
+  return cost ? format_short(*cost) + unit : "unknown";
+}
 
 // "2 running, 1 queued": the pending trials a committed cost is for.
 std::string pending_text(std::size_t running, std::size_t queued) {
@@ -403,16 +401,10 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   const char* unit = res.measured() ? "s" : "";
   const std::size_t n = res.levels();
   std::vector<std::size_t> complete(n), failed(n), running(n), queued(n);
-  std::vector<DisplayedCost> spent(n, 0.0), committed(n, 0.0);
-  DisplayedCost total_spent = 0.0, total_committed = 0.0;
+  const CampaignSpend spend_now = campaign_spend(s);
   for (const TrialRun& r : s.runs) {
-    const Trial& t = s.study.trial(r.id);
-    const std::size_t level = t.level.value_or(res.top());
+    const std::size_t level = s.study.trial(r.id).level.value_or(res.top());
     if (level >= n) continue;
-    const DisplayedCost cost = t.cost ? t.cost : calibrated ? std::optional(costs[level]) : std::nullopt;
-    const bool finished = t.status != TrialStatus::pending;
-    add_cost(finished ? spent[level] : committed[level], cost);
-    add_cost(finished ? total_spent : total_committed, cost);
     switch (r.status) {
       case RunStatus::complete: ++complete[level]; break;
       case RunStatus::failed: ++failed[level]; break;
@@ -420,9 +412,9 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
       case RunStatus::queued: ++queued[level]; break;
     }
   }
-  std::string spend = "cost: " + cost_text(total_spent, unit) + " spent";
+  std::string spend = "cost: " + cost_text(spend_now.spent, unit) + " spent";
   if (const std::size_t pending = s.count(RunStatus::running) + s.count(RunStatus::queued); pending > 0)
-    spend += " + " + (total_committed ? cost_text(total_committed, unit) : "unknown (not yet measured)") +
+    spend += " + " + (spend_now.committed ? cost_text(spend_now.committed, unit) : "unknown (not yet measured)") +
              " committed to " + pending_text(s.count(RunStatus::running), s.count(RunStatus::queued));
   if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
   spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
@@ -434,9 +426,10 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   for (std::size_t l = 0; l < n; ++l) {
     std::string cost = cost_text(calibrated ? std::optional(costs[l]) : std::nullopt, unit);
     if (calibrated && res.measured() && complete[l] == 0) cost += " (est.)";
-    const std::string pending = running[l] + queued[l] > 0 ? cost_text(committed[l], unit) : "-";
+    const std::string pending = running[l] + queued[l] > 0 ? cost_text(spend_now.committed_by_level[l], unit) : "-";
     std::printf("  %5zu  %*s  %14s  %8zu  %6zu  %7zu  %6zu  %10s  %10s\n", l, w, level_value(res, l).c_str(), cost.c_str(),
-                complete[l], failed[l], running[l], queued[l], cost_text(spent[l], unit).c_str(), pending.c_str());
+                complete[l], failed[l], running[l], queued[l], cost_text(spend_now.spent_by_level[l], unit).c_str(),
+                pending.c_str());
   }
   return complete;
 }
@@ -710,6 +703,11 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
   CampaignState s = loaded ? std::move(*loaded) : load_state(dir);
   const auto suggestion = s.study.ask();
   if (!suggestion) {
+    if (s.study.finished()) {
+      // As a tuner ends a campaign: tune status then says it finished, and why.
+      s.finished = true;
+      s.stop_reason = s.study.stop_reason();
+    }
     save_state(dir, s);
     if (s.study.finished()) {
       std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s\n",
