@@ -1217,6 +1217,35 @@ TEST(TuneCli, AskExitsSixWhileResultsAreAwaitedAndZeroWhenFinished) {
 // `tune status` of a measured campaign: "spent" is what finished trials cost; running trials'
 // costs are "committed", apart; and before any cost is measured it says "unknown", never the
 // study's placeholder (1e-09 per unit of value) that it printed as spent.
+// The trial list prints values in full (up to 17 significant digits, wider than the old fixed
+// column of 14), so the column takes the widest value: every configuration starts where the
+// header's "configuration" does.
+TEST(TuneCli, StatusListKeepsItsColumnsAlignedForFullPrecisionValues) {
+  const fs::path d = fresh_dir("status-columns");
+  write(d / "c.yaml", quadratic_campaign("sc", 6, 1));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const Result st = tune(d, {"status", "sc"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  std::istringstream in(st.out);
+  std::string line;
+  std::size_t column = std::string::npos, rows = 0, widest = 0;
+  while (std::getline(in, line)) {
+    if (column == std::string::npos) {
+      column = line.find("configuration / failure");
+      continue;
+    }
+    if (line.find("complete") == std::string::npos) continue;
+    ++rows;
+    EXPECT_EQ(line.find('{'), column) << st.out;
+    std::istringstream fields(line);
+    std::string id, status, value;
+    fields >> id >> status >> value;
+    widest = std::max(widest, value.size());
+  }
+  EXPECT_EQ(rows, 6u) << st.out;
+  EXPECT_GT(widest, 14u) << "no value wider than the old column: the test shows nothing\n" << st.out;
+}
+
 TEST(TuneCli, StatusSeparatesSpentFromCommittedAndNeverPrintsAPlaceholderCost) {
   const fs::path d = fresh_dir("status-spend");
   write(d / "m.yaml", ask_multires_campaign("m", "measured", "cmets", 100));

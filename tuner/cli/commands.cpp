@@ -593,10 +593,16 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (!s.stop_reason.empty()) std::printf("last session ended: %s\n", s.stop_reason.c_str());
   const std::string level_header = s.config.resolution ? s.config.resolution->parameter : std::string();
   const int level_width = s.config.resolution ? std::max(6, static_cast<int>(level_header.size())) : 0;
-  std::printf("\n%5s  %-9s %14s %9s %3s  %*s%s%s\n", "id", "status", "value", "time", "n", level_width, level_header.c_str(),
-              s.config.resolution ? "  " : "", "configuration / failure");
   // Runs are in id order; --last keeps the tail.
   const std::size_t skipped = last && *last < s.runs.size() ? s.runs.size() - *last : 0;
+  // Values print in full (17 significant digits when they need them): the column is as wide as the
+  // widest listed, so that the columns after it stay aligned.
+  int value_width = 14;
+  for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it)
+    if (const Trial& t = s.study.trial(it->id); t.value)
+      value_width = std::max(value_width, static_cast<int>(format_double(*t.value).size()));
+  std::printf("\n%5s  %-9s %*s %9s %3s  %*s%s%s\n", "id", "status", value_width, "value", "time", "n", level_width,
+              level_header.c_str(), s.config.resolution ? "  " : "", "configuration / failure");
   if (skipped > 0) {
     const auto failed = std::count_if(s.runs.begin(), s.runs.begin() + static_cast<std::ptrdiff_t>(skipped),
                                       [](const TrialRun& r) { return r.status == RunStatus::failed; });
@@ -608,11 +614,11 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     const std::string value = t.value ? format_double(*t.value) : "-";
     const std::string time = r.exit ? format_duration(r.exit->duration()) : "-";
     const std::string level = s.config.resolution && t.level ? level_value(*s.config.resolution, *t.level) : "";
-    std::printf("%5llu  %-9s %14s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id), to_string(r.status),
-                value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(), s.config.resolution ? "  " : "",
-                tune::to_string(t.config).c_str());
-    if (r.status == RunStatus::failed) std::printf("%*s%s\n", 46 + (s.config.resolution ? level_width + 2 : 0), "",
-                                                    r.failure_reason.c_str());
+    std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id), to_string(r.status),
+                value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),
+                s.config.resolution ? "  " : "", tune::to_string(t.config).c_str());
+    if (r.status == RunStatus::failed)
+      std::printf("%*s%s\n", 32 + value_width + (s.config.resolution ? level_width + 2 : 0), "", r.failure_reason.c_str());
   }
   return kExitComplete;
 }
