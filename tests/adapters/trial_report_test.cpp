@@ -337,6 +337,45 @@ TEST(TrialReport, ResultFileNotAMappingThrows) {
 
 // ---------------------------------------------------------------- garbage
 
+// Names of TensorBoard and Ray Tune metrics (eval/loss) are keys of the key=value form; names it
+// cannot carry are explained with the JSON form that can. (A user's `eval/loss=0.25` failed with
+// "names eval/loss but is not a report line (... e.g. eval/loss=0.93)".)
+TEST(TrialReport, SlashNamesAreKeysAndOtherNamesPointToJson) {
+  TrialReport r = parse("eval/loss=0.25 train/loss=0.5\n", "", named("eval/loss"));
+  ASSERT_TRUE(r.objective.has_value());
+  EXPECT_EQ(*r.objective, 0.25);
+  EXPECT_EQ(r.metrics.at("train/loss"), 0.5);
+  for (const std::string name : {"loss (val)", "x y", "a=b", "\xc3\xa9"}) {
+    r = parse(name + "=0.25\n", "", named(name));
+    EXPECT_FALSE(r.objective.has_value()) << name;
+    ASSERT_TRUE(r.unread_line.has_value()) << name;
+    EXPECT_NE(r.unread_line->find("names " + name + ", a name the key=value form cannot carry"), std::string::npos)
+        << *r.unread_line;
+    EXPECT_NE(r.unread_line->find("e.g. {\"" + name + "\": 0.93}"), std::string::npos) << *r.unread_line;
+    EXPECT_EQ(parse("{\"" + name + "\": 0.25}\n", "", named(name)).objective, 0.25) << name;
+  }
+}
+
+// Logging libraries colour their lines: the text between the escape sequences is the report.
+TEST(TrialReport, AnsiColouredReportLineIsRead) {
+  TrialReport r = parse("\x1b[32mloss=0.5\x1b[0m\n", "", named("loss"));
+  EXPECT_EQ(r.objective, 0.5);
+  r = parse("\x1b[1m\x1b[36m{\"loss\": 0.25, \"acc\": 0.9}\x1b[0m\n", "", named("loss"));
+  EXPECT_EQ(r.objective, 0.25);
+  EXPECT_EQ(r.metrics.at("acc"), 0.9);
+  // An escape that is not a CSI sequence: ESC and its one byte go.
+  EXPECT_EQ(parse("\x1b" "7loss=0.75\n", "", named("loss")).objective, 0.75);
+}
+
+// LOSS=0.5 for an objective named loss was kept as a metric, and the failure said no line reported
+// a value.
+TEST(TrialReport, ObjectiveNameInAnotherCaseIsExplained) {
+  const TrialReport r = parse("LOSS=0.5\n", "", named("loss"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unread_line, "the metric LOSS=0.5 was reported, but the objective is loss (names are case-sensitive)");
+  EXPECT_FALSE(parse("loss=0.5 LOSS=0.1\n", "", named("loss")).unread_line.has_value());
+}
+
 TEST(TrialReport, MalformedKeyValueLinesIgnored) {
   const TrialReport r = parse(
       "objective=0.3\n"

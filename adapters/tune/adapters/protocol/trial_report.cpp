@@ -30,6 +30,8 @@
 #include <system_error>
 #include <utility>
 
+#include "tune/io/yaml_values.hpp"
+
 namespace tune::adapters {
 namespace {
 
@@ -39,7 +41,36 @@ bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' |
 bool is_ascii_alpha(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_key_start(char c) { return is_ascii_alpha(c) || c == '_'; }
-bool is_key_char(char c) { return is_key_start(c) || is_ascii_digit(c) || c == '.' || c == '-'; }
+// '/' for the names TensorBoard and Ray Tune users give metrics (eval/loss).
+bool is_key_char(char c) { return is_key_start(c) || is_ascii_digit(c) || c == '.' || c == '-' || c == '/'; }
+
+// Whether `name` can be reported as name=value: a key the key=value form reads.
+bool is_pair_key(std::string_view name) {
+  if (name.empty() || !is_key_start(name.front())) return false;
+  for (const char c : name)
+    if (!is_key_char(c)) return false;
+  return true;
+}
+
+// The line without ANSI escape sequences (colours, bold, cursor moves of loguru, rich or tqdm):
+// ESC '[' parameters, then a final byte in @..~; ESC and one other byte for the short forms.
+std::string without_ansi_escapes(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] != '\x1b') {
+      out += line[i];
+      continue;
+    }
+    if (i + 1 < line.size() && line[i + 1] == '[') {
+      i += 2;
+      while (i < line.size() && !(line[i] >= '@' && line[i] <= '~')) ++i;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
 char ascii_upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
 
 std::string_view trim(std::string_view s) {
@@ -447,6 +478,10 @@ std::string why_unread(const UnreadLine& line, const ProtocolOptions& options) {
   const std::string_view trimmed = trim(line.text);
   if (trimmed.front() != '{') {
     const std::string key = names_key(trimmed, options.objective_name) ? options.objective_name : "objective";
+    if (!is_pair_key(key))
+      return where + " names " + key + ", a name the key=value form cannot carry (only letters, digits and _ . - /, " +
+             "starting with a letter or _): report it in a JSON object line, e.g. {\"" + key +
+             "\": 0.93}, or in the result file" + quoted;
     return where + " names " + key + " but is not a report line (one holds only key=value pairs, each value a " +
            "number, e.g. " + key + "=0.93)" + quoted;
   }
@@ -580,6 +615,8 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
     pos = newline + 1;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > kMaxLineBytes) continue;
+    std::string plain;  // a coloured report line (logging libraries) is read as its text
+    if (line.find('\x1b') != std::string_view::npos) line = plain = without_ansi_escapes(line);
     const std::string_view trimmed = trim(line);
     if (parse_line(line, line_number, record, out, report, options)) {
       if (trimmed.front() == '{' && !record.named && !record.generic &&
@@ -605,6 +642,14 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
     const std::optional<UnreadLine>& unread = json_naming ? json_naming : naming ? naming : json_other;
     if (unread && (!report.unread_line || report.unread_line->empty())) report.unread_line = why_unread(*unread, options);
     if (report.unread_line && report.unread_line->empty()) report.unread_line.reset();
+    // LOSS=0.5 for an objective named loss is kept as the metric LOSS: say so rather than "no line".
+    if (!report.unread_line)
+      for (const auto& [key, value] : report.metrics)
+        if (key != options.objective_name && iequals(key, options.objective_name)) {
+          report.unread_line = "the metric " + key + "=" + format_double(value) + " was reported, but the objective is " +
+                               options.objective_name + " (names are case-sensitive)";
+          break;
+        }
   }
 
   const std::optional<std::string>& status = file.status ? file.status : out.status;
