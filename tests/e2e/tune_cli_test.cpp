@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -598,6 +599,15 @@ TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   EXPECT_NE(tune(d, {"tell", "at", id, "0.5"}).code, 0);  // told already
   const YAML::Node s = state_of(d / "at");
   EXPECT_EQ(s["study"]["trials"][std::stoi(id)]["value"].as<double>(), 0.0625);
+  // Ids that are not whole numbers from 0: -1 was read as 2^64 - 1 and 2^64 clamped to it ("the
+  // campaign has no trial 18446744073709551615").
+  const std::string before = slurp(d / "at" / "state.yaml");
+  for (const std::string bad : {"-1", "18446744073709551616", "3x"}) {
+    const Result r = tune(d, {"tell", "at", bad, "0.5"});
+    EXPECT_EQ(r.code, 2) << bad;
+    EXPECT_EQ(r.err, "tune tell: '" + bad + "' is not a trial id (a whole number from 0, as tune ask printed it)\n");
+  }
+  EXPECT_EQ(slurp(d / "at" / "state.yaml"), before);
 }
 
 // A trial `tune run` launched runs under its supervisor, which records its exit and output for the
@@ -1220,6 +1230,34 @@ TEST(TuneCli, AskExitsSixWhileResultsAreAwaitedAndZeroWhenFinished) {
 // The trial list prints values in full (up to 17 significant digits, wider than the old fixed
 // column of 14), so the column takes the widest value: every configuration starts where the
 // header's "configuration" does.
+// On a terminal the live progress line is redrawn with '\r' and erase-line, which clear only the
+// row the cursor is on: a line wider than the terminal wrapped and left a stale row behind at every
+// redraw (124-character lines on a 60-column terminal). Run under `script` with a 60-column pty.
+TEST(TuneCli, LiveProgressLineFitsTheTerminalWidth) {
+  if (std::system("command -v script >/dev/null 2>&1 && command -v stty >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs script(1) and stty(1) for a pseudo-terminal";
+  const fs::path d = fresh_dir("progress-width");
+  write(d / "c.yaml",
+        "name: pw\ncommand: [sh, -c, 'sleep 0.2; echo \"loss=$1\"', sh, \"{alpha_long_name}\"]\n"
+        "space:\n  alpha_long_name: {type: float, low: 0, high: 1}\n  beta_long_name: {type: float, low: 0, high: 1}\n"
+        "objective: loss\nbudget: {trials: 8}\n");
+  const std::string command = "cd '" + d.string() + "' && script -qc \"stty cols 60; '" + kTune.string() +
+                              "' run c.yaml\" /dev/null > pty.out 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << slurp(d / "pty.out");
+  const std::string out = slurp(d / "pty.out");
+  // Live redraws: erase-line, the line, then '\r' not followed by '\n' (the pty turns a newline
+  // into "\r\n"; log lines above the live line may be as long as they like).
+  std::size_t redraws = 0, widest = 0;
+  for (std::size_t at = out.find("\x1b[K"); at != std::string::npos; at = out.find("\x1b[K", at + 1)) {
+    const std::size_t begin = at + 3, end = out.find_first_of("\r\n", begin);
+    if (end == std::string::npos || out[end] != '\r' || (end + 1 < out.size() && out[end + 1] == '\n')) continue;
+    ++redraws;
+    widest = std::max(widest, end - begin);
+  }
+  EXPECT_GT(redraws, 0u) << out;
+  EXPECT_LE(widest, 59u) << out;
+}
+
 TEST(TuneCli, StatusListKeepsItsColumnsAlignedForFullPrecisionValues) {
   const fs::path d = fresh_dir("status-columns");
   write(d / "c.yaml", quadratic_campaign("sc", 6, 1));

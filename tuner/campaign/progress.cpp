@@ -1,5 +1,6 @@
 #include "tuner/campaign/progress.hpp"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -56,8 +57,16 @@ void Progress::update(const CampaignState& state, std::size_t running, double el
   const auto now = std::chrono::steady_clock::now();
   if (line_shown_ && now - last_draw_ < std::chrono::milliseconds(250)) return;
   last_draw_ = now;
+  // One row of the terminal: '\r' and erase-line redraw only the row the cursor is on, so a line
+  // that wrapped left its first rows behind at every redraw.
+  std::size_t columns = 160;
+  if (winsize ws{}; ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) columns = ws.ws_col;
   std::string line = status_line(state, running, elapsed);
-  if (line.size() > 160) line = line.substr(0, 157) + "...";
+  if (columns > 1 && line.size() > columns - 1) {  // bytes >= columns, so this fits in any case
+    std::size_t keep = columns > 4 ? columns - 4 : 0;
+    while (keep > 0 && (static_cast<unsigned char>(line[keep]) & 0xC0) == 0x80) --keep;  // not inside a UTF-8 character
+    line = line.substr(0, keep) + "...";
+  }
   std::fprintf(stderr, "\r\033[K%s", line.c_str());
   std::fflush(stderr);
   line_shown_ = true;

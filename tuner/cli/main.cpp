@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -103,13 +104,13 @@ int main(int argc, char** argv) {
   ask_cmd->add_option("campaign", campaign_dir, "campaign directory, or campaign file")->required();
   ask_cmd->add_option("--dir", dir, "with a campaign file: the campaign directory (default: ./<name>)");
   ask_cmd->add_flag("--json", json, "JSON instead of YAML");
-  std::uint64_t tell_id = 0;
+  std::string tell_id;  // parsed here: CLI11 read -1 as 2^64 - 1 and clamped ids past 2^64
   std::optional<std::string> tell_value, tell_failure;
   CLI::App* tell_cmd = app.add_subcommand(
       "tell", "report the result of a configuration handed out by 'tune ask' (not of a trial 'tune run' launched: "
               "its supervisor records the result, and 'tune resume' collects it)");
   tell_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
-  tell_cmd->add_option("id", tell_id, "trial id")->required();
+  tell_cmd->add_option("id", tell_id, "trial id (as tune ask printed it)")->required();
   tell_cmd->add_option("value", tell_value, "objective value");
   tell_cmd->add_option("--failed", tell_failure, "report the trial as failed, with this reason");
   std::optional<double> tell_cost;
@@ -181,7 +182,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tune tell: give either a value or --failed REASON\n");
         return kExitUsage;
       }
-      return tune::tuner::tell(campaign_dir, tell_id, tell_value, tell_failure, tell_cost);
+      std::uint64_t id = 0;
+      const auto [end, ec] = std::from_chars(tell_id.data(), tell_id.data() + tell_id.size(), id);
+      if (tell_id.empty() || ec != std::errc() || end != tell_id.data() + tell_id.size()) {
+        std::fprintf(stderr, "tune tell: '%s' is not a trial id (a whole number from 0, as tune ask printed it)\n",
+                     tell_id.c_str());
+        return kExitUsage;
+      }
+      return tune::tuner::tell(campaign_dir, id, tell_value, tell_failure, tell_cost);
     }
     if (*stop_cmd) return tune::tuner::stop(campaign_dir);
   } catch (const std::exception& e) {
