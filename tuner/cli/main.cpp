@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
   run->add_option("--workers", inline_settings.workers, "inline form: trials at a time")->capture_default_str();
   run->add_option("--objective", inline_settings.objective, "inline form: the key the trial prints")->capture_default_str();
   run->add_flag("--maximize", inline_settings.maximize, "inline form: maximise the objective (default: minimise)");
-  run->add_option("--strategy", inline_settings.strategy, "inline form: ei, ucb, random, sobol")->capture_default_str();
+  run->add_option("--strategy", inline_settings.strategy,
+                  "inline form: ei, ucb, random, sobol, gpoo or bnb (cmets and cmes choose a resolution level, which a "
+                  "campaign file declares)")->capture_default_str();
   run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
   run->add_option("--seed", inline_settings.seed, "inline form: seed")->capture_default_str();
 
