@@ -600,6 +600,70 @@ TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   EXPECT_EQ(s["study"]["trials"][std::stoi(id)]["value"].as<double>(), 0.0625);
 }
 
+// Parallel workers of an outside scheduler ask and tell at once: each waits its turn for the
+// campaign's lock (they were refused with exit 5, and a worker that did not retry lost its result).
+TEST(TuneCli, ConcurrentAsksAndTellsWaitTheirTurn) {
+  const fs::path d = fresh_dir("ask-tell-concurrent");
+  write(d / "par.yaml", "name: par\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: random\n");
+  ASSERT_EQ(tune(d, {"ask", "par.yaml", "--dir", "par"}).code, 0);  // trial 0, left untold
+  const fs::path campaign = d / "par";
+  constexpr int kWorkers = 8;
+  // Each worker in its own directory: start() writes a command's output to cli.out / cli.err there.
+  std::vector<fs::path> workers;
+  for (int i = 0; i < kWorkers; ++i) workers.push_back(fresh_dir("ask-tell-concurrent-" + std::to_string(i)));
+  std::vector<pid_t> asks;
+  for (const fs::path& w : workers) asks.push_back(start(w, {"ask", campaign.string()}));
+  std::set<std::string> ids;
+  for (int i = 0; i < kWorkers; ++i) {
+    const Result a = finish(workers[i], asks[i]);
+    EXPECT_EQ(a.code, 0) << a.err;
+    if (a.code == 0) {
+      ids.insert(YAML::Load(a.out)["trial"].as<std::string>());
+    }
+  }
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(kWorkers));  // no trial handed out twice
+  std::vector<pid_t> tells;
+  std::map<std::string, std::string> told;  // trial -> value
+  int i = 0;
+  for (const std::string& id : ids) {
+    told[id] = "0.5" + std::to_string(i);
+    tells.push_back(start(workers[i++], {"tell", campaign.string(), id, told[id]}));
+  }
+  for (int k = 0; k < kWorkers; ++k) {
+    const Result t = finish(workers[k], tells[k]);
+    EXPECT_EQ(t.code, 0) << t.err;
+  }
+  const YAML::Node s = state_of(campaign);
+  for (const auto& [id, value] : told) {
+    const YAML::Node trial = s["study"]["trials"][std::stoi(id)];
+    ASSERT_TRUE(trial["value"]) << "trial " << id;
+    EXPECT_EQ(trial["value"].as<double>(), std::stod(value)) << "trial " << id;
+  }
+}
+
+// A tuner holds its campaign for the whole session: ask and tell refuse at once (exit 5, naming
+// it) rather than wait for a lock that would not come free.
+TEST(TuneCli, AskAndTellRefuseAtOnceWhileATunerRuns) {
+  const fs::path d = fresh_dir("ask-tell-tuner");
+  write(d / "c.yaml", quadratic_campaign("tr", 4, 1));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "30"}};
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
+  // Wait for the event: the tuner has launched its first trial (it holds the lock by then).
+  while (starts(d / "toy.log").empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const fs::path other = fresh_dir("ask-tell-tuner-other");  // cli.out of the tuner stays in d
+  const Result a = tune(other, {"ask", (d / "tr").string()});
+  EXPECT_EQ(a.code, 5) << a.err;
+  EXPECT_NE(a.err.find("is driven by the tuner (process " + std::to_string(tuner) + ")"), std::string::npos) << a.err;
+  const Result t = tune(other, {"tell", (d / "tr").string(), "0", "0.5"});
+  EXPECT_EQ(t.code, 5) << t.err;
+  EXPECT_NE(t.err.find("is driven by the tuner"), std::string::npos) << t.err;
+  EXPECT_EQ(t.err.find("waiting"), std::string::npos) << t.err;  // it did not wait out its patience
+  const Result st = tune(other, {"status", (d / "tr").string()});
+  EXPECT_NE(st.out.find("tuner running"), std::string::npos) << st.out;
+  ::kill(tuner, SIGTERM);
+  EXPECT_EQ(finish(d, tuner).code, 3);
+}
+
 // A trial `tune run` launched runs under its supervisor, which records its exit and output for the
 // tuner: after kill -9 of the tuner, `tune tell` refuses it (a told value was replaced by nothing on
 // resume, and its run record lost its exit), and `tune resume` collects what the trial printed.
@@ -1556,3 +1620,4 @@ TEST(TuneCli, InvalidTreeStrategyOptionsNameTheLineTheFieldAndTheFix) {
 }
 
 }  // namespace
+
