@@ -1621,3 +1621,50 @@ TEST(TuneCli, InvalidTreeStrategyOptionsNameTheLineTheFieldAndTheFix) {
 
 }  // namespace
 
+// `tune status` on a campaign it may only read (a colleague's, an archive): it probes the lock
+// through a read-only descriptor, says when it cannot open the lock at all, and creates nothing.
+TEST(TuneCli, StatusReadsACampaignItCannotWriteTo) {
+  const fs::path setpriv = "/usr/bin/setpriv";
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run status as the user nobody (it cannot write as root)";
+  if (!fs::exists(setpriv)) GTEST_SKIP() << "needs setpriv (util-linux) to run status as the user nobody";
+  const fs::path d = fresh_dir("status-read-only");
+  write(d / "c.yaml", "name: ro\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: random\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  const fs::path campaign = d / "ro";
+  // nobody needs to reach the binary and the campaign: every directory on the way searchable.
+  for (fs::path p = campaign; p != p.root_path(); p = p.parent_path())
+    fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
+  for (fs::path p = kTune; p != p.root_path(); p = p.parent_path())
+    fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
+  const auto read_only = [&] {
+    for (const auto& e : fs::recursive_directory_iterator(campaign))
+      fs::permissions(e.path(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                      fs::perm_options::remove);
+    fs::permissions(campaign, fs::perms::all & ~(fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write));
+  };
+  const auto status_as_nobody = [&] {
+    return finish(d, start(d, {"status", campaign.string()}, {},
+                           {setpriv.string(), "--reuid=65534", "--regid=65534", "--clear-groups"}));
+  };
+  read_only();
+  const Result st = status_as_nobody();
+  EXPECT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("campaign ro (minimize objective, strategy random): not running"), std::string::npos)
+      << st.out << st.err;
+  // A lock file it cannot even read: the tuner's state is unknown, the rest is told.
+  fs::permissions(campaign / "tune.lock", fs::perms::none);
+  const Result unknown = status_as_nobody();
+  EXPECT_EQ(unknown.code, 0) << unknown.err;
+  EXPECT_NE(unknown.out.find("tuner state unknown (cannot open " + (campaign / "tune.lock").string() +
+                             ": Permission denied)"),
+            std::string::npos)
+      << unknown.out;
+  EXPECT_NE(unknown.out.find("trials: 0 complete, 1 running"), std::string::npos) << unknown.out;
+  // No lock file at all (an archive without one): status creates none.
+  fs::permissions(campaign, fs::perms::owner_all, fs::perm_options::add);
+  fs::remove(campaign / "tune.lock");
+  read_only();
+  EXPECT_EQ(status_as_nobody().code, 0);
+  EXPECT_FALSE(fs::exists(campaign / "tune.lock"));
+  fs::permissions(campaign, fs::perms::owner_all, fs::perm_options::add);  // for the next run's fresh_dir
+}
