@@ -610,6 +610,70 @@ TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   EXPECT_EQ(slurp(d / "at" / "state.yaml"), before);
 }
 
+// Parallel workers of an outside scheduler ask and tell at once: each waits its turn for the
+// campaign's lock (they were refused with exit 5, and a worker that did not retry lost its result).
+TEST(TuneCli, ConcurrentAsksAndTellsWaitTheirTurn) {
+  const fs::path d = fresh_dir("ask-tell-concurrent");
+  write(d / "par.yaml", "name: par\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: random\n");
+  ASSERT_EQ(tune(d, {"ask", "par.yaml", "--dir", "par"}).code, 0);  // trial 0, left untold
+  const fs::path campaign = d / "par";
+  constexpr int kWorkers = 8;
+  // Each worker in its own directory: start() writes a command's output to cli.out / cli.err there.
+  std::vector<fs::path> workers;
+  for (int i = 0; i < kWorkers; ++i) workers.push_back(fresh_dir("ask-tell-concurrent-" + std::to_string(i)));
+  std::vector<pid_t> asks;
+  for (const fs::path& w : workers) asks.push_back(start(w, {"ask", campaign.string()}));
+  std::set<std::string> ids;
+  for (int i = 0; i < kWorkers; ++i) {
+    const Result a = finish(workers[i], asks[i]);
+    EXPECT_EQ(a.code, 0) << a.err;
+    if (a.code == 0) {
+      ids.insert(YAML::Load(a.out)["trial"].as<std::string>());
+    }
+  }
+  ASSERT_EQ(ids.size(), static_cast<std::size_t>(kWorkers));  // no trial handed out twice
+  std::vector<pid_t> tells;
+  std::map<std::string, std::string> told;  // trial -> value
+  int i = 0;
+  for (const std::string& id : ids) {
+    told[id] = "0.5" + std::to_string(i);
+    tells.push_back(start(workers[i++], {"tell", campaign.string(), id, told[id]}));
+  }
+  for (int k = 0; k < kWorkers; ++k) {
+    const Result t = finish(workers[k], tells[k]);
+    EXPECT_EQ(t.code, 0) << t.err;
+  }
+  const YAML::Node s = state_of(campaign);
+  for (const auto& [id, value] : told) {
+    const YAML::Node trial = s["study"]["trials"][std::stoi(id)];
+    ASSERT_TRUE(trial["value"]) << "trial " << id;
+    EXPECT_EQ(trial["value"].as<double>(), std::stod(value)) << "trial " << id;
+  }
+}
+
+// A tuner holds its campaign for the whole session: ask and tell refuse at once (exit 5, naming
+// it) rather than wait for a lock that would not come free.
+TEST(TuneCli, AskAndTellRefuseAtOnceWhileATunerRuns) {
+  const fs::path d = fresh_dir("ask-tell-tuner");
+  write(d / "c.yaml", quadratic_campaign("tr", 4, 1));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "30"}};
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
+  // Wait for the event: the tuner has launched its first trial (it holds the lock by then).
+  while (starts(d / "toy.log").empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const fs::path other = fresh_dir("ask-tell-tuner-other");  // cli.out of the tuner stays in d
+  const Result a = tune(other, {"ask", (d / "tr").string()});
+  EXPECT_EQ(a.code, 5) << a.err;
+  EXPECT_NE(a.err.find("is driven by the tuner (process " + std::to_string(tuner) + ")"), std::string::npos) << a.err;
+  const Result t = tune(other, {"tell", (d / "tr").string(), "0", "0.5"});
+  EXPECT_EQ(t.code, 5) << t.err;
+  EXPECT_NE(t.err.find("is driven by the tuner"), std::string::npos) << t.err;
+  EXPECT_EQ(t.err.find("waiting"), std::string::npos) << t.err;  // it did not wait out its patience
+  const Result st = tune(other, {"status", (d / "tr").string()});
+  EXPECT_NE(st.out.find("tuner running"), std::string::npos) << st.out;
+  ::kill(tuner, SIGTERM);
+  EXPECT_EQ(finish(d, tuner).code, 3);
+}
+
 // A trial `tune run` launched runs under its supervisor, which records its exit and output for the
 // tuner: after kill -9 of the tuner, `tune tell` refuses it (a told value was replaced by nothing on
 // resume, and its run record lost its exit), and `tune resume` collects what the trial printed.
@@ -1594,3 +1658,51 @@ TEST(TuneCli, InvalidTreeStrategyOptionsNameTheLineTheFieldAndTheFix) {
 }
 
 }  // namespace
+
+// `tune status` on a campaign it may only read (a colleague's, an archive): it probes the lock
+// through a read-only descriptor, says when it cannot open the lock at all, and creates nothing.
+TEST(TuneCli, StatusReadsACampaignItCannotWriteTo) {
+  const fs::path setpriv = "/usr/bin/setpriv";
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run status as the user nobody (it cannot write as root)";
+  if (!fs::exists(setpriv)) GTEST_SKIP() << "needs setpriv (util-linux) to run status as the user nobody";
+  const fs::path d = fresh_dir("status-read-only");
+  write(d / "c.yaml", "name: ro\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: random\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  const fs::path campaign = d / "ro";
+  // nobody needs to reach the binary and the campaign: every directory on the way searchable.
+  for (fs::path p = campaign; p != p.root_path(); p = p.parent_path())
+    fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
+  for (fs::path p = kTune; p != p.root_path(); p = p.parent_path())
+    fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
+  const auto read_only = [&] {
+    for (const auto& e : fs::recursive_directory_iterator(campaign))
+      fs::permissions(e.path(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                      fs::perm_options::remove);
+    fs::permissions(campaign, fs::perms::all & ~(fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write));
+  };
+  const auto status_as_nobody = [&] {
+    return finish(d, start(d, {"status", campaign.string()}, {},
+                           {setpriv.string(), "--reuid=65534", "--regid=65534", "--clear-groups"}));
+  };
+  read_only();
+  const Result st = status_as_nobody();
+  EXPECT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("campaign ro (minimize objective, strategy random): not running"), std::string::npos)
+      << st.out << st.err;
+  // A lock file it cannot even read: the tuner's state is unknown, the rest is told.
+  fs::permissions(campaign / "tune.lock", fs::perms::none);
+  const Result unknown = status_as_nobody();
+  EXPECT_EQ(unknown.code, 0) << unknown.err;
+  EXPECT_NE(unknown.out.find("tuner state unknown (cannot open " + (campaign / "tune.lock").string() +
+                             ": Permission denied)"),
+            std::string::npos)
+      << unknown.out;
+  EXPECT_NE(unknown.out.find("trials: 0 complete, 1 running"), std::string::npos) << unknown.out;
+  // No lock file at all (an archive without one): status creates none.
+  fs::permissions(campaign, fs::perms::owner_all, fs::perm_options::add);
+  fs::remove(campaign / "tune.lock");
+  read_only();
+  EXPECT_EQ(status_as_nobody().code, 0);
+  EXPECT_FALSE(fs::exists(campaign / "tune.lock"));
+  fs::permissions(campaign, fs::perms::owner_all, fs::perm_options::add);  // for the next run's fresh_dir
+}

@@ -41,9 +41,9 @@ inline std::set<pid_t>& live_tuners() {
 }
 
 // Starts `tune args...` in `cwd` with extra environment, stdout/stderr to cli.out / cli.err there;
-// returns the pid.
+// returns the pid. A `wrapper` (a command line ending where tune's begins: setpriv ...) runs tune.
 inline pid_t start(const fs::path& cwd, const std::vector<std::string>& args,
-                   const std::map<std::string, std::string>& env = {}) {
+                   const std::map<std::string, std::string>& env = {}, const std::vector<std::string>& wrapper = {}) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     if (::chdir(cwd.c_str()) != 0) ::_exit(126);
@@ -52,10 +52,12 @@ inline pid_t start(const fs::path& cwd, const std::vector<std::string>& args,
     ::dup2(out, 1);
     ::dup2(err, 2);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> argv{const_cast<char*>(kTune.c_str())};
+    std::vector<char*> argv;
+    for (const std::string& w : wrapper) argv.push_back(const_cast<char*>(w.c_str()));
+    argv.push_back(const_cast<char*>(kTune.c_str()));
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(kTune.c_str(), argv.data());
+    ::execv(argv[0], argv.data());
     ::_exit(127);
   }
   live_tuners().insert(pid);

@@ -8,29 +8,124 @@
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 namespace tune::tuner {
 
-std::optional<CampaignLock> CampaignLock::try_acquire(const std::filesystem::path& dir, std::string* holder) {
-  const std::filesystem::path path = dir / "tune.lock";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    if (holder) {
-      std::ifstream pid(dir / "tuner.pid");
-      std::string p;
-      *holder = (pid >> p) ? "process " + p : "another process";
-    }
-    return std::nullopt;
-  }
-  return CampaignLock(fd);
+namespace {
+
+constexpr const char* kLockFile = "tune.lock";
+constexpr const char* kTunerLockFile = "tuner.lock";
+
+[[noreturn]] void fail_open(const std::filesystem::path& path) {
+  throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
 }
 
-CampaignLock::CampaignLock(CampaignLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+// Whether someone holds an exclusive flock on the file open at `fd`. A shared flock, taken and let
+// go at once, answers without write access (flock works on an O_RDONLY descriptor).
+bool held(int fd) {
+  if (::flock(fd, LOCK_SH | LOCK_NB) == 0) {
+    ::flock(fd, LOCK_UN);
+    return false;
+  }
+  return errno == EWOULDBLOCK;
+}
+
+// Whether a tuner holds DIR/tuner.lock. No file: no tuner ever ran here (or one from before
+// tuner.lock, which tune.lock alone still keeps out).
+bool tuner_holds(const std::filesystem::path& dir) {
+  const int fd = ::open((dir / kTunerLockFile).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool h = held(fd);
+  ::close(fd);
+  return h;
+}
+
+std::string first_line(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+}  // namespace
+
+std::optional<CampaignLock> CampaignLock::acquire(const std::filesystem::path& dir, Role role, const std::string& who,
+                                                  Refusal* refusal, std::chrono::milliseconds patience) {
+  const std::filesystem::path path = dir / kLockFile;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) fail_open(path);
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  // tune.lock is what excludes: whoever holds it is alone with the campaign. tuner.lock only says
+  // who that is. A tuner takes tune.lock first, then tuner.lock, and lets go of them in the reverse
+  // order (it exits), so tune.lock held with tuner.lock free is a short command, or a tuner between
+  // its two locks: both let go or become a tuner in a moment, and the next poll sees which.
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const bool tuner = tuner_holds(dir);
+    if (tuner || std::chrono::steady_clock::now() >= deadline) {
+      ::close(fd);
+      if (refusal) {
+        refusal->holder = tuner ? LockHolder::tuner : LockHolder::command;
+        refusal->name = describe_holder(dir, refusal->holder);
+      }
+      return std::nullopt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // For the messages of those who wait: who holds it (a reader may see it half written; it names
+  // no one then).
+  const std::string record = std::to_string(::getpid()) + " " + who + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, record.data(), record.size(), 0) < 0) {
+    // Only the messages lose: the lock is held.
+  }
+  int tuner_fd = -1;
+  if (role == Role::tuner) {
+    const std::filesystem::path tuner_path = dir / kTunerLockFile;
+    tuner_fd = ::open(tuner_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (tuner_fd < 0) {
+      ::close(fd);
+      fail_open(tuner_path);
+    }
+    // Blocking: under tune.lock no other tuner gets here; only probes hold it, for an instant.
+    while (::flock(tuner_fd, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  return CampaignLock(fd, tuner_fd);
+}
+
+LockHolder CampaignLock::probe(const std::filesystem::path& dir, std::string* why) {
+  const std::filesystem::path path = dir / kLockFile;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return LockHolder::none;  // no one ever took it
+    if (why) *why = "cannot open " + path.string() + ": " + std::strerror(errno);
+    return LockHolder::unknown;
+  }
+  const bool h = held(fd);
+  ::close(fd);
+  if (!h) return LockHolder::none;
+  return tuner_holds(dir) ? LockHolder::tuner : LockHolder::command;
+}
+
+std::string CampaignLock::describe_holder(const std::filesystem::path& dir, LockHolder holder) {
+  if (holder == LockHolder::tuner) {
+    const std::string pid = first_line(dir / "tuner.pid");
+    return pid.empty() ? "a tuner" : "the tuner (process " + pid + ")";
+  }
+  const std::string record = first_line(dir / kLockFile);  // "PID tune tell"
+  const std::size_t space = record.find(' ');
+  if (space == std::string::npos) return "another process";
+  return "process " + record.substr(0, space) + " (" + record.substr(space + 1) + ")";
+}
+
+CampaignLock::CampaignLock(CampaignLock&& other) noexcept : fd_(other.fd_), tuner_fd_(other.tuner_fd_) {
+  other.fd_ = -1;
+  other.tuner_fd_ = -1;
+}
 
 CampaignLock::~CampaignLock() {
-  if (fd_ >= 0) ::close(fd_);  // releases the flock
+  if (tuner_fd_ >= 0) ::close(tuner_fd_);  // first: see acquire()
+  if (fd_ >= 0) ::close(fd_);              // releases the flock
 }
 
 }  // namespace tune::tuner

@@ -442,10 +442,15 @@ class Runner {
 }  // namespace
 
 int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
-  std::string holder;
-  auto lock = CampaignLock::try_acquire(dir, &holder);
+  CampaignLock::Refusal refusal;
+  auto lock = CampaignLock::acquire(dir, CampaignLock::Role::tuner, "tune run", &refusal);
   if (!lock) {
-    std::fprintf(stderr, "tune: %s is driven by %s; 'tune stop %s' stops it\n", dir.c_str(), holder.c_str(), dir.c_str());
+    if (refusal.holder == LockHolder::tuner)
+      std::fprintf(stderr, "tune: %s is driven by %s; 'tune stop %s' stops it\n", dir.c_str(), refusal.name.c_str(),
+                   dir.c_str());
+    else
+      std::fprintf(stderr, "tune: %s is still held by %s after %lld s of waiting for it; try again later\n",
+                   dir.c_str(), refusal.name.c_str(), static_cast<long long>(kLockPatience.count()));
     return kExitLocked;
   }
   write_file_atomically(dir / "tuner.pid", std::to_string(::getpid()) + "\n");

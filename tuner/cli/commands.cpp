@@ -129,13 +129,19 @@ std::string differing_keys(const CampaignConfig& a, const CampaignConfig& b) {
   return keys;
 }
 
-// DIR's lock, for a command that changes the campaign: ask, tell, and any command creating one.
+// DIR's lock, for a command that changes the campaign: ask, tell, and any command creating one. It
+// waits its turn behind other such commands (parallel workers telling results), but not behind a
+// tuner, which holds the campaign for its whole session.
 std::optional<CampaignLock> lock_campaign(const std::filesystem::path& dir, const char* command) {
-  std::string holder;
-  auto lock = CampaignLock::try_acquire(dir, &holder);
-  if (!lock)
-    std::fprintf(stderr, "tune %s: %s is driven by %s; %s needs the campaign to itself\n", command, dir.c_str(),
-                 holder.c_str(), command);
+  CampaignLock::Refusal refusal;
+  auto lock = CampaignLock::acquire(dir, CampaignLock::Role::command, "tune " + std::string(command), &refusal);
+  if (lock) return lock;
+  if (refusal.holder == LockHolder::tuner)
+    std::fprintf(stderr, "tune %s: %s is driven by %s; %s needs the campaign to itself ('tune stop %s' stops it)\n",
+                 command, dir.c_str(), refusal.name.c_str(), command, dir.c_str());
+  else
+    std::fprintf(stderr, "tune %s: %s is still held by %s after %lld s of waiting for it; try again later\n", command,
+                 dir.c_str(), refusal.name.c_str(), static_cast<long long>(kLockPatience.count()));
   return lock;
 }
 
@@ -554,11 +560,15 @@ int init(const std::filesystem::path& file) {
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (!holds_campaign(dir, "status")) return kExitUsage;
   const CampaignState s = load_state(dir);
-  std::string holder;
-  const bool running = !CampaignLock::try_acquire(dir, &holder).has_value();
+  // Read-only: status also reads a colleague's campaign or an archive it cannot write to.
+  std::string why;
+  const LockHolder holder = CampaignLock::probe(dir, &why);
+  const std::string state = holder == LockHolder::tuner ? "tuner running (" + CampaignLock::describe_holder(dir, holder) + ")"
+                            : holder == LockHolder::unknown ? "tuner state unknown (" + why + ")"
+                            : s.finished                    ? "finished"
+                                                            : "not running";
   std::printf("campaign %s (%s %s, strategy %s): %s\n", s.config.name.c_str(), to_string(s.config.objective.direction),
-              s.config.objective.name.c_str(), s.config.strategy.c_str(),
-              running ? ("tuner running (" + holder + ")").c_str() : s.finished ? "finished" : "not running");
+              s.config.objective.name.c_str(), s.config.strategy.c_str(), state.c_str());
   const std::string trial_budget =
       s.config.budget.trials ? "budget " + std::to_string(*s.config.budget.trials) : std::string("no trial limit");
   std::printf("trials: %zu complete, %zu running, %zu queued, %zu failed, %s; active time %s\n",
@@ -861,8 +871,7 @@ int stop(const std::filesystem::path& dir) {
     std::fprintf(stderr, "tune: no tuner is running for %s (no tuner.pid)\n", dir.c_str());
     return kExitError;
   }
-  std::string holder;
-  if (CampaignLock::try_acquire(dir, &holder)) {
+  if (const LockHolder h = CampaignLock::probe(dir); h == LockHolder::none || h == LockHolder::command) {
     std::fprintf(stderr, "tune: no tuner is running for %s (stale tuner.pid)\n", dir.c_str());
     return kExitError;
   }
