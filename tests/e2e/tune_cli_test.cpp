@@ -1669,11 +1669,13 @@ TEST(TuneCli, StatusReadsACampaignItCannotWriteTo) {
   write(d / "c.yaml", "name: ro\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: random\n");
   ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
   const fs::path campaign = d / "ro";
-  // nobody needs to reach the binary and the campaign: every directory on the way searchable.
-  for (fs::path p = campaign; p != p.root_path(); p = p.parent_path())
-    fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
-  for (fs::path p = kTune; p != p.root_path(); p = p.parent_path())
-    fs::permissions(p, fs::perms::others_exec, fs::perm_options::add);
+  // nobody needs to reach the binary and the campaign. The test changes permissions only inside its
+  // own directory; a directory above it that others may not search (a checkout under /root) skips it.
+  fs::permissions(d, fs::perms::others_exec, fs::perm_options::add);
+  for (const fs::path& start : {d.parent_path(), kTune.parent_path()})
+    for (fs::path p = start; p != p.root_path(); p = p.parent_path())
+      if ((fs::status(p).permissions() & fs::perms::others_exec) == fs::perms::none)
+        GTEST_SKIP() << p << " is not searchable by others: the user nobody could not reach the campaign";
   const auto read_only = [&] {
     for (const auto& e : fs::recursive_directory_iterator(campaign))
       fs::permissions(e.path(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
