@@ -583,6 +583,48 @@ TEST(TuneCli, SecondSignalTerminatesTrialsThatIgnoreSigtermAtOnce) {
   for (const auto& run : state_of(d / "g")["runs"]) EXPECT_EQ(run["status"].as<std::string>(), "queued");
 }
 
+std::string first_line(const fs::path& p) {
+  std::istringstream in(slurp(p));
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+TEST(TuneCli, ReQueuedTrialKeepsItsDirectoryAndItsEarlierAttemptsLogs) {
+  const fs::path d = fresh_dir("rerun-checkpoint");
+  write(d / "c.yaml", "name: ck\ncommand: [" + (kTrainers / "checkpoint.sh").string() +
+                          ", \"4\", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "objective: {name: loss, direction: minimize}\nstrategy: random\n"
+                          "budget: {trials: 1}\nexecutor: {workers: 1}\n");
+  const pid_t pid = start(d, {"run", "c.yaml", "--quiet"}, {{"CK_HOLD_ONCE", (d / "held").string()}});
+  const fs::path trial = d / "ck" / "trials" / "0";
+  // The first attempt waits after its second epoch until it is stopped.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurp(trial / "checkpoint") != "2\n" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(slurp(trial / "checkpoint"), "2\n");
+  ::kill(pid, SIGINT);
+  const Result stopped = finish(d, pid);
+  ASSERT_EQ(stopped.code, 3) << stopped.err;
+
+  const Result resumed = tune(d, {"resume", "ck", "--quiet"}, {{"CK_HOLD_ONCE", (d / "held").string()}});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(first_line(trial / "stdout"), "resuming from epoch 2");
+  EXPECT_EQ(slurp(trial / "checkpoint"), "4\n");
+  // The first attempt's logs and records are kept apart, where the second cannot mistake them for its own.
+  EXPECT_EQ(first_line(trial / "attempts" / "1" / "stdout"), "resuming from epoch 0");
+  EXPECT_TRUE(fs::exists(trial / "attempts" / "1" / "exit.yaml"));
+  EXPECT_TRUE(fs::exists(trial / "attempts" / "1" / "command.yaml"));
+  EXPECT_EQ(slurp(trial / "attempts" / "1" / "result.yaml"), "loss: 999\n");
+  EXPECT_FALSE(fs::exists(trial / "result.yaml"));  // the second attempt reported on stdout only
+  EXPECT_FALSE(fs::exists(trial / "attempts" / "2"));
+  const YAML::Node s = state_of(d / "ck");
+  ASSERT_EQ(s["study"]["trials"].size(), 1u);
+  EXPECT_EQ(s["study"]["trials"][0]["status"].as<std::string>(), "complete");
+  EXPECT_EQ(s["study"]["trials"][0]["value"].as<double>(), 2.0);  // the second attempt's
+  EXPECT_EQ(s["runs"][0]["attempts"].as<int>(), 2);
+}
+
 TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   const fs::path d = fresh_dir("asktell");
   write(d / "c.yaml", quadratic_campaign("at", 3, 1));

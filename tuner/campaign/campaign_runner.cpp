@@ -199,7 +199,10 @@ class Runner {
       progress_.log("trial " + std::to_string(r.id) + " re-attached: an earlier attempt was still running");
       return;
     }
-    std::filesystem::remove_all(tdir);  // a re-queued trial starts from a clean directory
+    // A re-queued trial keeps its directory (the trainer's checkpoints); the previous attempt's records
+    // and logs move to attempts/<n>/. Done before the checkpoint that counts the new attempt, so a
+    // resumed tuner never finds the old attempt's exit record under the new attempt's number.
+    if (r.attempts > 0) adapters::set_aside_attempt(tdir, r.attempts);
     std::filesystem::create_directories(tdir);
     adapters::TrialContext ctx{std::to_string(r.id), tdir.string(), (tdir / adapters::kResultFile).string()};
     const std::optional<adapters::TrialResolution> resolution = resolution_of(t);

@@ -4,7 +4,9 @@
 //   DIR/state.yaml     the truth: campaign definition, study (strategy state, every trial), and the
 //                      run record of every trial (status, attempts, timings, exit, failure reason,
 //                      intermediate values). Rewritten atomically after every event.
-//   DIR/trials/<id>/   the trial's command.yaml, stdout, stderr, supervisor.yaml, exit.yaml
+//   DIR/trials/<id>/   the trial's command.yaml, stdout, stderr, supervisor.yaml, exit.yaml, and the
+//                      trainer's own files; kept across attempts, an earlier attempt's records and
+//                      logs moved to attempts/<n>/
 //   DIR/events.jsonl   one JSON object per event (appended)
 //   DIR/tune.lock      flock: one tuner (or ask/tell) drives the campaign at a time
 //   DIR/tuner.pid, DIR/tuner.log   for a detached tuner
