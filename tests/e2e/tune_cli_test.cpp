@@ -625,6 +625,39 @@ TEST(TuneCli, ReQueuedTrialKeepsItsDirectoryAndItsEarlierAttemptsLogs) {
   EXPECT_EQ(s["runs"][0]["attempts"].as<int>(), 2);
 }
 
+TEST(TuneCli, ResumeAfterAFailuresStopAllowsBudgetFailuresMore) {
+  const fs::path d = fresh_dir("failures-resume");
+  const fs::path flag = d / "dataset";
+  write(d / "c.yaml", "name: fl\ncommand: [" + (kTrainers / "needs_file.sh").string() + ", " + flag.string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "objective: {name: loss, direction: minimize}\nstrategy: random\n"
+                          "budget: {trials: 6, failures: 2}\nexecutor: {workers: 1}\n");
+  const auto failed = [&] {
+    std::size_t n = 0;
+    for (const auto& r : state_of(d / "fl")["runs"]) n += r["status"].as<std::string>() == "failed";
+    return n;
+  };
+  const Result first = tune(d, {"run", "c.yaml"});  // not --quiet: it would not say why it stopped
+  ASSERT_EQ(first.code, 4) << first.err;
+  EXPECT_EQ(failed(), 2u);
+  EXPECT_NE((first.out + first.err).find("fix the cause, then 'tune resume fl' allows budget.failures more"), std::string::npos)
+      << first.err;
+  // Still failing: a second stop for failures, after budget.failures more.
+  const Result second = tune(d, {"resume", "fl"});
+  ASSERT_EQ(second.code, 4) << second.err;
+  EXPECT_EQ(failed(), 4u);
+  EXPECT_NE((second.out + second.err).find("2 trials failed since the campaign last stopped for failures"), std::string::npos)
+      << second.err;
+  // The cause fixed, the campaign runs to its end.
+  write(flag, "data\n");
+  const Result fixed = tune(d, {"resume", "fl", "--quiet"});
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  const YAML::Node s = state_of(d / "fl");
+  EXPECT_EQ(s["study"]["trials"].size(), 6u);
+  EXPECT_EQ(failed(), 4u);
+  EXPECT_EQ(s["failed_at_failures_stop"].as<int>(), 4);
+}
+
 TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   const fs::path d = fresh_dir("asktell");
   write(d / "c.yaml", quadratic_campaign("at", 3, 1));

@@ -54,6 +54,9 @@ struct CampaignState {
   double active_seconds = 0.0;  // tuner time spent in earlier sessions (for the wall budget)
   std::string stop_reason;      // why the last session ended
   bool finished = false;        // the budget is spent or the strategy has nothing more to propose
+  // Failed trials when a session last stopped for budget.failures: the budget counts the failures
+  // since, so that resuming after fixing the cause gets a fresh allowance. 0 if it never stopped so.
+  std::size_t failed_at_failures_stop = 0;
 
   std::size_t count(RunStatus status) const;
 
