@@ -658,6 +658,37 @@ TEST(TuneCli, ResumeAfterAFailuresStopAllowsBudgetFailuresMore) {
   EXPECT_EQ(s["failed_at_failures_stop"].as<int>(), 4);
 }
 
+TEST(TuneCli, CommandWhoseProgramCannotStartIsRefusedBeforeAnyTrial) {
+  const fs::path d = fresh_dir("unstartable");
+  write(d / "train.sh", "#!/bin/sh\necho loss=1\n");  // no execute bit
+  const auto campaign = [](const std::string& program) {
+    return "name: un\ncommand: [" + program + ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+           "objective: {name: loss, direction: minimize}\nbudget: {trials: 2}\n";
+  };
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {(d / "no-such-train.sh").string(), "does not exist"},
+      {(d / "train.sh").string(), "is not executable"},
+      {"no-such-trainer-on-path", "is not found on PATH"},
+  };
+  for (const auto& [program, why] : cases) {
+    write(d / "c.yaml", campaign(program));
+    const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+    EXPECT_EQ(r.code, 1) << program << ": " << r.err;
+    EXPECT_NE(r.err.find("field 'command'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(program), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "un")) << "refused before the campaign directory was made";
+  }
+  // A program that stops being runnable is refused by resume too.
+  fs::permissions(d / "train.sh", fs::perms::owner_exec, fs::perm_options::add);
+  write(d / "c.yaml", campaign((d / "train.sh").string()));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  fs::permissions(d / "train.sh", fs::perms::owner_exec, fs::perm_options::remove);
+  const Result resumed = tune(d, {"resume", "un", "--quiet"});
+  EXPECT_EQ(resumed.code, 1) << resumed.err;
+  EXPECT_NE(resumed.err.find("is not executable"), std::string::npos) << resumed.err;
+}
+
 TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   const fs::path d = fresh_dir("asktell");
   write(d / "c.yaml", quadratic_campaign("at", 3, 1));
