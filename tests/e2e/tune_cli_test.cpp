@@ -689,6 +689,25 @@ TEST(TuneCli, CommandWhoseProgramCannotStartIsRefusedBeforeAnyTrial) {
   EXPECT_NE(resumed.err.find("is not executable"), std::string::npos) << resumed.err;
 }
 
+TEST(TuneCli, DetachOnACampaignAnotherTunerDrivesExitsFive) {
+  const fs::path d = fresh_dir("detach-locked");
+  write(d / "c.yaml", quadratic_campaign("dl", 4, 1));
+  const pid_t first = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "30"}});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!fs::exists(d / "dl" / "tuner.pid") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fs::exists(d / "dl" / "tuner.pid"));
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"resume", "dl", "--detach"},
+                                               std::vector<std::string>{"run", "c.yaml", "--detach"}}) {
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 5) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("is driven by process"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("background"), std::string::npos) << r.out;
+  }
+  ::kill(first, SIGINT);
+  EXPECT_EQ(finish(d, first).code, 3);
+}
+
 TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   const fs::path d = fresh_dir("asktell");
   write(d / "c.yaml", quadratic_campaign("at", 3, 1));

@@ -451,11 +451,26 @@ class Runner {
 
 }  // namespace
 
+namespace {
+
+void print_driven(const std::filesystem::path& dir, const std::string& holder) {
+  std::fprintf(stderr, "tune: %s is driven by %s; 'tune stop %s' stops it\n", dir.c_str(), holder.c_str(), dir.c_str());
+}
+
+}  // namespace
+
+bool driven_by_another_tuner(const std::filesystem::path& dir) {
+  std::string holder;
+  if (CampaignLock::try_acquire(dir, &holder)) return false;  // released at once
+  print_driven(dir, holder);
+  return true;
+}
+
 int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
   std::string holder;
   auto lock = CampaignLock::try_acquire(dir, &holder);
   if (!lock) {
-    std::fprintf(stderr, "tune: %s is driven by %s; 'tune stop %s' stops it\n", dir.c_str(), holder.c_str(), dir.c_str());
+    print_driven(dir, holder);
     return kExitLocked;
   }
   write_file_atomically(dir / "tuner.pid", std::to_string(::getpid()) + "\n");

@@ -46,6 +46,8 @@ int drive(const std::filesystem::path& dir, const SessionFlags& flags) {
   options.quiet = flags.quiet;
   options.wait_on_stop = flags.wait_on_stop;
   if (!flags.detach) return run_campaign(dir, options);
+  // Refused here, with its exit code, rather than by the background process into its log.
+  if (driven_by_another_tuner(dir)) return kExitLocked;
 
   const std::filesystem::path log = std::filesystem::absolute(dir / "tuner.log");
   const pid_t pid = ::fork();
