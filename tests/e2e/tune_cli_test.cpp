@@ -584,6 +584,131 @@ TEST(TuneCli, SecondSignalTerminatesTrialsThatIgnoreSigtermAtOnce) {
   for (const auto& run : state_of(d / "g")["runs"]) EXPECT_EQ(run["status"].as<std::string>(), "queued");
 }
 
+std::string first_line(const fs::path& p) {
+  std::istringstream in(slurp(p));
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+TEST(TuneCli, ReQueuedTrialKeepsItsDirectoryAndItsEarlierAttemptsLogs) {
+  const fs::path d = fresh_dir("rerun-checkpoint");
+  write(d / "c.yaml", "name: ck\ncommand: [" + (kTrainers / "checkpoint.sh").string() +
+                          ", \"4\", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "objective: {name: loss, direction: minimize}\nstrategy: random\n"
+                          "budget: {trials: 1}\nexecutor: {workers: 1}\n");
+  const pid_t pid = start(d, {"run", "c.yaml", "--quiet"}, {{"CK_HOLD_ONCE", (d / "held").string()}});
+  const fs::path trial = d / "ck" / "trials" / "0";
+  // The first attempt waits after its second epoch until it is stopped.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurp(trial / "checkpoint") != "2\n" && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(slurp(trial / "checkpoint"), "2\n");
+  ::kill(pid, SIGINT);
+  const Result stopped = finish(d, pid);
+  ASSERT_EQ(stopped.code, 3) << stopped.err;
+
+  const Result resumed = tune(d, {"resume", "ck", "--quiet"}, {{"CK_HOLD_ONCE", (d / "held").string()}});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(first_line(trial / "stdout"), "resuming from epoch 2");
+  EXPECT_EQ(slurp(trial / "checkpoint"), "4\n");
+  // The first attempt's logs and records are kept apart, where the second cannot mistake them for its own.
+  EXPECT_EQ(first_line(trial / "attempts" / "1" / "stdout"), "resuming from epoch 0");
+  EXPECT_TRUE(fs::exists(trial / "attempts" / "1" / "exit.yaml"));
+  EXPECT_TRUE(fs::exists(trial / "attempts" / "1" / "command.yaml"));
+  EXPECT_EQ(slurp(trial / "attempts" / "1" / "result.yaml"), "loss: 999\n");
+  EXPECT_FALSE(fs::exists(trial / "result.yaml"));  // the second attempt reported on stdout only
+  EXPECT_FALSE(fs::exists(trial / "attempts" / "2"));
+  const YAML::Node s = state_of(d / "ck");
+  ASSERT_EQ(s["study"]["trials"].size(), 1u);
+  EXPECT_EQ(s["study"]["trials"][0]["status"].as<std::string>(), "complete");
+  EXPECT_EQ(s["study"]["trials"][0]["value"].as<double>(), 2.0);  // the second attempt's
+  EXPECT_EQ(s["runs"][0]["attempts"].as<int>(), 2);
+}
+
+TEST(TuneCli, ResumeAfterAFailuresStopAllowsBudgetFailuresMore) {
+  const fs::path d = fresh_dir("failures-resume");
+  const fs::path flag = d / "dataset";
+  write(d / "c.yaml", "name: fl\ncommand: [" + (kTrainers / "needs_file.sh").string() + ", " + flag.string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "objective: {name: loss, direction: minimize}\nstrategy: random\n"
+                          "budget: {trials: 6, failures: 2}\nexecutor: {workers: 1}\n");
+  const auto failed = [&] {
+    std::size_t n = 0;
+    for (const auto& r : state_of(d / "fl")["runs"]) n += r["status"].as<std::string>() == "failed";
+    return n;
+  };
+  const Result first = tune(d, {"run", "c.yaml"});  // not --quiet: it would not say why it stopped
+  ASSERT_EQ(first.code, 4) << first.err;
+  EXPECT_EQ(failed(), 2u);
+  EXPECT_NE((first.out + first.err).find("fix the cause, then 'tune resume fl' allows budget.failures more"), std::string::npos)
+      << first.err;
+  // Still failing: a second stop for failures, after budget.failures more.
+  const Result second = tune(d, {"resume", "fl"});
+  ASSERT_EQ(second.code, 4) << second.err;
+  EXPECT_EQ(failed(), 4u);
+  EXPECT_NE((second.out + second.err).find("2 trials failed since the campaign last stopped for failures"), std::string::npos)
+      << second.err;
+  // The cause fixed, the campaign runs to its end.
+  write(flag, "data\n");
+  const Result fixed = tune(d, {"resume", "fl", "--quiet"});
+  ASSERT_EQ(fixed.code, 0) << fixed.err;
+  const YAML::Node s = state_of(d / "fl");
+  EXPECT_EQ(s["study"]["trials"].size(), 6u);
+  EXPECT_EQ(failed(), 4u);
+  EXPECT_EQ(s["failed_at_failures_stop"].as<int>(), 4);
+}
+
+TEST(TuneCli, CommandWhoseProgramCannotStartIsRefusedBeforeAnyTrial) {
+  const fs::path d = fresh_dir("unstartable");
+  write(d / "train.sh", "#!/bin/sh\necho loss=1\n");  // no execute bit
+  const auto campaign = [](const std::string& program) {
+    return "name: un\ncommand: [" + program + ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+           "objective: {name: loss, direction: minimize}\nbudget: {trials: 2}\n";
+  };
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {(d / "no-such-train.sh").string(), "does not exist"},
+      {(d / "train.sh").string(), "is not executable"},
+      {"no-such-trainer-on-path", "is not found on PATH"},
+  };
+  for (const auto& [program, why] : cases) {
+    write(d / "c.yaml", campaign(program));
+    const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+    EXPECT_EQ(r.code, 1) << program << ": " << r.err;
+    EXPECT_NE(r.err.find("field 'command'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(program), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "un")) << "refused before the campaign directory was made";
+  }
+  // A program that stops being runnable is refused by resume too.
+  fs::permissions(d / "train.sh", fs::perms::owner_exec, fs::perm_options::add);
+  write(d / "c.yaml", campaign((d / "train.sh").string()));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  fs::permissions(d / "train.sh", fs::perms::owner_exec, fs::perm_options::remove);
+  const Result resumed = tune(d, {"resume", "un", "--quiet"});
+  EXPECT_EQ(resumed.code, 1) << resumed.err;
+  EXPECT_NE(resumed.err.find("is not executable"), std::string::npos) << resumed.err;
+}
+
+TEST(TuneCli, DetachOnACampaignAnotherTunerDrivesExitsFive) {
+  const fs::path d = fresh_dir("detach-locked");
+  write(d / "c.yaml", quadratic_campaign("dl", 4, 1));
+  const pid_t first = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "30"}});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!fs::exists(d / "dl" / "tuner.pid") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fs::exists(d / "dl" / "tuner.pid"));
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"resume", "dl", "--detach"},
+                                               std::vector<std::string>{"run", "c.yaml", "--detach"}}) {
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 5) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("is driven by the tuner (process "), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("background"), std::string::npos) << r.out;
+  }
+  ::kill(first, SIGINT);
+  EXPECT_EQ(finish(d, first).code, 3);
+}
+
 TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   const fs::path d = fresh_dir("asktell");
   write(d / "c.yaml", quadratic_campaign("at", 3, 1));

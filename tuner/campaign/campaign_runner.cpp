@@ -144,6 +144,9 @@ class Runner {
   }
 
   std::size_t failed_count() const { return state_.count(RunStatus::failed); }
+  // Failures since the campaign last stopped for them, which is what budget.failures bounds.
+  std::size_t counted_failures() const { return failed_count() - state_.failed_at_failures_stop; }
+  bool failures_spent() const { return counted_failures() >= state_.config.budget.max_failures; }
 
   bool trials_spent() const {
     return state_.config.budget.trials && state_.study.trials().size() >= *state_.config.budget.trials;
@@ -168,9 +171,11 @@ class Runner {
   // Why no new trial may start, or empty if one may.
   std::string budget_exhausted() const {
     const BudgetSpec& b = state_.config.budget;
-    if (failed_count() >= b.max_failures)
-      return std::to_string(failed_count()) + " trials failed (budget.failures = " + std::to_string(b.max_failures) +
-             "); see 'tune status' for the reasons";
+    if (failures_spent())
+      return std::to_string(counted_failures()) + " trials failed" +
+             (state_.failed_at_failures_stop > 0 ? " since the campaign last stopped for failures" : "") +
+             " (budget.failures = " + std::to_string(b.max_failures) + "); see 'tune status " + dir_.string() +
+             "' for the reasons, fix the cause, then 'tune resume " + dir_.string() + "' allows budget.failures more";
     if (b.wall_seconds && active_seconds() >= *b.wall_seconds)
       return "the wall-time budget of " + format_duration(*b.wall_seconds) + " is spent";
     return {};
@@ -199,7 +204,10 @@ class Runner {
       progress_.log("trial " + std::to_string(r.id) + " re-attached: an earlier attempt was still running");
       return;
     }
-    std::filesystem::remove_all(tdir);  // a re-queued trial starts from a clean directory
+    // A re-queued trial keeps its directory (the trainer's checkpoints); the previous attempt's records
+    // and logs move to attempts/<n>/. Done before the checkpoint that counts the new attempt, so a
+    // resumed tuner never finds the old attempt's exit record under the new attempt's number.
+    if (r.attempts > 0) adapters::set_aside_attempt(tdir, r.attempts);
     std::filesystem::create_directories(tdir);
     adapters::TrialContext ctx{std::to_string(r.id), tdir.string(), (tdir / adapters::kResultFile).string()};
     const std::optional<adapters::TrialResolution> resolution = resolution_of(t);
@@ -383,7 +391,7 @@ class Runner {
         if (const std::string exhausted = budget_exhausted(); !exhausted.empty() && executor_->running() > 0) {
           stopping = true;
           end_reason = exhausted;
-          code = failed_count() >= state_.config.budget.max_failures ? kExitTooManyFailures : kExitComplete;
+          code = failures_spent() ? kExitTooManyFailures : kExitComplete;
           executor_->cancel_pending();
         }
       }
@@ -394,7 +402,7 @@ class Runner {
             stopping = true;
             end_reason = exhausted;
             executor_->cancel_pending();  // jobs still waiting in a cluster's queue will not be needed
-            code = failed_count() >= state_.config.budget.max_failures ? kExitTooManyFailures : kExitComplete;
+            code = failures_spent() ? kExitTooManyFailures : kExitComplete;
             break;
           }
           TrialRun* r = next_queued();
@@ -424,6 +432,8 @@ class Runner {
       std::this_thread::sleep_for(std::chrono::duration<double>(options_.poll_interval_seconds));
     }
     state_.stop_reason = end_reason;
+    // The next session's allowance of failures starts afresh (the caller checkpoints the state).
+    if (code == kExitTooManyFailures) state_.failed_at_failures_stop = failed_count();
     return code;
   }
 
@@ -441,13 +451,27 @@ class Runner {
 
 }  // namespace
 
+namespace {
+
+void print_driven(const std::filesystem::path& dir, const std::string& tuner) {
+  std::fprintf(stderr, "tune: %s is driven by %s; 'tune stop %s' stops it\n", dir.c_str(), tuner.c_str(), dir.c_str());
+}
+
+}  // namespace
+
+bool driven_by_another_tuner(const std::filesystem::path& dir) {
+  // A read-only probe, no waiting: a short command's hold is the background's to wait for.
+  if (CampaignLock::probe(dir) != LockHolder::tuner) return false;
+  print_driven(dir, CampaignLock::describe_holder(dir, LockHolder::tuner));
+  return true;
+}
+
 int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
   CampaignLock::Refusal refusal;
   auto lock = CampaignLock::acquire(dir, CampaignLock::Role::tuner, "tune run", &refusal);
   if (!lock) {
     if (refusal.holder == LockHolder::tuner)
-      std::fprintf(stderr, "tune: %s is driven by %s; 'tune stop %s' stops it\n", dir.c_str(), refusal.name.c_str(),
-                   dir.c_str());
+      print_driven(dir, refusal.name);
     else
       std::fprintf(stderr, "tune: %s is still held by %s after %lld s of waiting for it; try again later\n",
                    dir.c_str(), refusal.name.c_str(), static_cast<long long>(kLockPatience.count()));

@@ -32,4 +32,8 @@ struct RunOptions {
 // SIGINT and SIGTERM for its duration.
 int run_campaign(const std::filesystem::path& dir, const RunOptions& options);
 
+// True if another tuner drives the campaign in `dir` now (the refusal run_campaign would print is
+// printed), for a caller that must know before it detaches: run_campaign itself checks again.
+bool driven_by_another_tuner(const std::filesystem::path& dir);
+
 }  // namespace tune::tuner

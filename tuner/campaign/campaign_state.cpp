@@ -201,6 +201,7 @@ std::string StateWriter::text(const CampaignState& s) {
   head["active_seconds"] = yaml_double(s.active_seconds);
   head["finished"] = s.finished;
   head["stop_reason"] = s.stop_reason;
+  if (s.failed_at_failures_stop > 0) head["failed_at_failures_stop"] = s.failed_at_failures_stop;
   std::string out = emit_yaml(head) + "\n";
   if (campaign_text_.empty()) campaign_text_ = emit_yaml(s.config.to_yaml());
   out += "campaign:\n";
@@ -262,7 +263,7 @@ CampaignState state_from_yaml(const YAML::Node& root) {
     throw StateError("schema " + std::to_string(schema) + " is not supported by this version (it reads schema " +
                      std::to_string(kSchema) + ")");
   check_known_keys(root, "", {"kind", "schema", "created_at", "updated_at", "active_seconds", "finished", "stop_reason",
-                              "campaign", "runs", "study"});
+                              "failed_at_failures_stop", "campaign", "runs", "study"});
   CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign");
   Study study = Study::from_yaml(require(root, "study"));
   // The campaign names the trials' parameters and the study makes them: one edited without the
@@ -275,6 +276,8 @@ CampaignState state_from_yaml(const YAML::Node& root) {
   s.active_seconds = read_seconds(require(root, "active_seconds"), "active_seconds");
   s.finished = read_bool(require(root, "finished"), "finished");
   if (root["stop_reason"] && !root["stop_reason"].IsNull()) s.stop_reason = read_string(root["stop_reason"], "stop_reason");
+  if (root["failed_at_failures_stop"])  // absent from state files written before it existed
+    s.failed_at_failures_stop = read_uint(root["failed_at_failures_stop"], "failed_at_failures_stop");
   const YAML::Node runs = require(root, "runs");
   if (!runs.IsSequence()) throw StateError("field 'runs' at " + position_of(runs) + ": expected a list");
   for (std::size_t i = 0; i < runs.size(); ++i) s.runs.push_back(run_from_yaml(runs[i], i));
@@ -289,6 +292,10 @@ CampaignState state_from_yaml(const YAML::Node& root) {
       throw StateError("trial " + std::to_string(r.id) + " is '" + to_string(r.status) + "' in 'runs' but '" +
                        tune::to_string(t) + "' in 'study'");
   }
+  if (s.failed_at_failures_stop > s.count(RunStatus::failed))
+    throw StateError("field 'failed_at_failures_stop' at " + position_of(root["failed_at_failures_stop"]) + ": " +
+                     std::to_string(s.failed_at_failures_stop) + " is more than the " +
+                     std::to_string(s.count(RunStatus::failed)) + " failed trials; restore it");
   check_trial_costs(s, root);
   return s;
 }

@@ -4,7 +4,9 @@
 //   DIR/state.yaml     the truth: campaign definition, study (strategy state, every trial), and the
 //                      run record of every trial (status, attempts, timings, exit, failure reason,
 //                      intermediate values). Rewritten atomically after every event.
-//   DIR/trials/<id>/   the trial's command.yaml, stdout, stderr, supervisor.yaml, exit.yaml
+//   DIR/trials/<id>/   the trial's command.yaml, stdout, stderr, supervisor.yaml, exit.yaml, and the
+//                      trainer's own files; kept across attempts, an earlier attempt's records and
+//                      logs moved to attempts/<n>/
 //   DIR/events.jsonl   one JSON object per event (appended)
 //   DIR/tune.lock      flock: one tuner (or ask/tell) drives the campaign at a time
 //   DIR/tuner.pid, DIR/tuner.log   for a detached tuner
@@ -52,6 +54,9 @@ struct CampaignState {
   double active_seconds = 0.0;  // tuner time spent in earlier sessions (for the wall budget)
   std::string stop_reason;      // why the last session ended
   bool finished = false;        // the budget is spent or the strategy has nothing more to propose
+  // Failed trials when a session last stopped for budget.failures: the budget counts the failures
+  // since, so that resuming after fixing the cause gets a fresh allowance. 0 if it never stopped so.
+  std::size_t failed_at_failures_stop = 0;
 
   std::size_t count(RunStatus status) const;
 

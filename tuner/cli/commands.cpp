@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -45,6 +46,8 @@ int drive(const std::filesystem::path& dir, const SessionFlags& flags) {
   options.quiet = flags.quiet;
   options.wait_on_stop = flags.wait_on_stop;
   if (!flags.detach) return run_campaign(dir, options);
+  // Refused here, with its exit code, rather than by the background process into its log.
+  if (driven_by_another_tuner(dir)) return kExitLocked;
 
   const std::filesystem::path log = std::filesystem::absolute(dir / "tuner.log");
   const pid_t pid = ::fork();
@@ -196,6 +199,50 @@ bool refuse_without_command(const CampaignConfig& config, const std::string& whe
                "tune %s: %s: this campaign has no command: it is driven by tune ask / tune tell; add `command:` to run "
                "trials\n",
                command, where.c_str());
+  return true;
+}
+
+// Why the local executor could not start `program` (the first element of a campaign's command),
+// or empty if it can. Trials run in DIR/trials/<id>/, so a relative path with a '/' is resolved from
+// there, as the supervisor's exec resolves it; a bare name is looked up on PATH.
+std::string unstartable_program(const std::string& program, const std::filesystem::path& dir) {
+  const auto runnable = [](const std::filesystem::path& p) {
+    std::error_code ec;
+    return !std::filesystem::is_directory(p, ec) && ::access(p.c_str(), X_OK) == 0;
+  };
+  if (program.find('/') != std::string::npos) {
+    std::filesystem::path p(program);
+    if (p.is_relative()) p = (std::filesystem::absolute(dir) / "trials" / "0" / p).lexically_normal();
+    std::error_code ec;
+    if (!std::filesystem::exists(p, ec)) return "'" + p.string() + "' does not exist";
+    if (!runnable(p))
+      return "'" + p.string() + "' is not executable (chmod +x it, or name its interpreter first, e.g. [python3, " +
+             program + ", ...])";
+    return {};
+  }
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t begin = 0; begin <= dirs.size();) {
+    std::size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string entry = dirs.substr(begin, end - begin);
+    if (runnable(std::filesystem::path(entry.empty() ? "." : entry) / program)) return {};
+    begin = end + 1;
+  }
+  return "'" + program + "' is not found on PATH (" + dirs + ")";
+}
+
+// A local campaign whose program cannot start would fail every trial with `could not start` and spend
+// the failures budget on a typo; Slurm runs it elsewhere, so only the cluster can tell.
+bool refuse_unstartable_command(const CampaignConfig& config, const std::filesystem::path& dir,
+                                const std::string& where, const char* command) {
+  if (config.executor.kind != "local" || config.command.empty()) return false;
+  const std::string& program = config.command.front();
+  if (program.find('{') != std::string::npos) return false;  // a placeholder: known per trial only
+  const std::string why = unstartable_program(program, dir);
+  if (why.empty()) return false;
+  std::fprintf(stderr, "tune %s: %s: field 'command': the program %s; fix the first element of `command`\n", command,
+               where.c_str(), why.c_str());
   return true;
 }
 
@@ -500,6 +547,7 @@ int run_campaign_file(const std::filesystem::path& file, std::optional<std::file
   if (refuse_without_command(config, file.string(), "run")) return kExitUsage;
   anchor_relative_paths(config, file.parent_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
+  if (refuse_unstartable_command(config, d, file.string(), "run")) return kExitError;
   if (const std::optional<int> refused = prepare_run(config, d, file.string())) return *refused;
   return drive(d, flags);
 }
@@ -536,6 +584,7 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   }
   anchor_relative_paths(config, std::filesystem::current_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
+  if (refuse_unstartable_command(config, d, "the command line", "run")) return kExitError;
   if (const std::optional<int> refused = prepare_run(config, d, "the command line")) return *refused;
   return drive(d, flags);
 }
@@ -544,6 +593,7 @@ int resume(const std::filesystem::path& dir, const SessionFlags& flags) {
   if (!holds_campaign(dir, "resume")) return kExitUsage;
   const CampaignState s = load_state(dir);  // refuse a damaged state before detaching
   if (refuse_without_command(s.config, dir.string(), "resume")) return kExitUsage;
+  if (refuse_unstartable_command(s.config, dir, (dir / "state.yaml").string(), "resume")) return kExitError;
   return drive(dir, flags);
 }
 

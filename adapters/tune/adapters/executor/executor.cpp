@@ -23,4 +23,16 @@ void write_command_record(const std::filesystem::path& dir, const TrialLaunch& t
   write_file_atomically(dir / kCommandFile, std::string(out.c_str()) + "\n");
 }
 
+void set_aside_attempt(const std::filesystem::path& dir, std::size_t attempt) {
+  const std::filesystem::path to = dir / "attempts" / std::to_string(attempt);
+  // The exit record first: until it is gone, nothing else of the attempt can be read as a new one's.
+  for (const char* name : {kExitFile, kResultFile, kSupervisorFile, kCommandFile, kStdoutFile, kStderrFile,
+                           kSupervisorLog, kScriptFile, kJobOutputFile}) {
+    const std::filesystem::path from = dir / name;
+    if (!std::filesystem::exists(std::filesystem::symlink_status(from))) continue;
+    std::filesystem::create_directories(to);
+    std::filesystem::rename(from, to / name);
+  }
+}
+
 }  // namespace tune::adapters

@@ -42,6 +42,14 @@ struct FinishedTrial {
 // supervisor reads its environment additions from; `dir` is the trial's absolute directory.
 void write_command_record(const std::filesystem::path& dir, const TrialLaunch& trial);
 
+// Moves what the supervisor and the executors wrote in trial directory `dir` for attempt `attempt`
+// (stdout, stderr, the exit, supervisor and command records, the result file, supervisor.log,
+// slurm.sh, slurm.out) into DIR/attempts/<attempt>/, so that the next attempt finds none of them to
+// mistake for its own and the earlier attempt's logs are kept. Everything else in the directory
+// (the trial's own files, such as checkpoints) stays where it is. Each file is moved by a rename;
+// a file that is not there is skipped, so calling it again after an interruption is harmless.
+void set_aside_attempt(const std::filesystem::path& dir, std::size_t attempt);
+
 class Executor {
  public:
   virtual ~Executor() = default;

@@ -38,7 +38,6 @@ namespace tune::adapters {
 
 namespace {
 
-constexpr const char* kSupervisorLog = "supervisor.log";  // the supervisor's own stderr
 constexpr const char* kDiedMessage = "the supervisor died without recording an exit (killed?)";
 
 double wall_seconds() {

@@ -24,8 +24,6 @@ namespace tune::adapters {
 
 namespace {
 
-constexpr const char* kScriptFile = "slurm.sh";
-constexpr const char* kJobOutputFile = "slurm.out";  // the batch job's own stdout and stderr
 
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

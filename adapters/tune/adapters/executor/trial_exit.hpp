@@ -39,6 +39,9 @@ inline constexpr const char* kStdoutFile = "stdout";
 inline constexpr const char* kStderrFile = "stderr";
 inline constexpr const char* kResultFile = "result.yaml";
 inline constexpr const char* kSupervisorLockFile = "supervisor.lock";
+inline constexpr const char* kSupervisorLog = "supervisor.log";  // the local supervisor's own stderr
+inline constexpr const char* kScriptFile = "slurm.sh";           // a Slurm trial's batch script
+inline constexpr const char* kJobOutputFile = "slurm.out";       // the batch job's own stdout and stderr
 
 void write_trial_exit(const std::filesystem::path& trial_dir, const TrialExit& exit);
 // nullopt if the file does not exist; throws std::runtime_error naming the file if it is damaged.
