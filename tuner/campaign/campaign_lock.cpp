@@ -118,6 +118,12 @@ std::string CampaignLock::describe_holder(const std::filesystem::path& dir, Lock
   return "process " + record.substr(0, space) + " (" + record.substr(space + 1) + ")";
 }
 
+std::string CampaignLock::Refusal::text(const std::filesystem::path& dir) const {
+  if (holder == LockHolder::tuner) return dir.string() + " is driven by " + name + "; 'tune stop " + dir.string() + "' stops it";
+  return dir.string() + " is still held by " + name + " after " + std::to_string(kLockPatience.count()) +
+         " s of waiting for it; try again later";
+}
+
 CampaignLock::CampaignLock(CampaignLock&& other) noexcept : fd_(other.fd_), tuner_fd_(other.tuner_fd_) {
   other.fd_ = -1;
   other.tuner_fd_ = -1;

@@ -30,6 +30,9 @@ class CampaignLock {
   struct Refusal {
     LockHolder holder = LockHolder::unknown;
     std::string name;  // "the tuner (process 123)", "process 456 (tune tell)"
+    // "DIR is driven by the tuner (process 123); 'tune stop DIR' stops it", or, for a short command
+    // waited for in vain, "DIR is still held by ... after 60 s of waiting for it; try again later".
+    std::string text(const std::filesystem::path& dir) const;
   };
 
   // DIR's lock for `role`. While another short command holds it, waits up to `patience` (polling);

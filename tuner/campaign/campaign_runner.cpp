@@ -451,18 +451,11 @@ class Runner {
 
 }  // namespace
 
-namespace {
-
-void print_driven(const std::filesystem::path& dir, const std::string& tuner) {
-  std::fprintf(stderr, "tune: %s is driven by %s; 'tune stop %s' stops it\n", dir.c_str(), tuner.c_str(), dir.c_str());
-}
-
-}  // namespace
-
 bool driven_by_another_tuner(const std::filesystem::path& dir) {
   // A read-only probe, no waiting: a short command's hold is the background's to wait for.
   if (CampaignLock::probe(dir) != LockHolder::tuner) return false;
-  print_driven(dir, CampaignLock::describe_holder(dir, LockHolder::tuner));
+  const CampaignLock::Refusal tuner{LockHolder::tuner, CampaignLock::describe_holder(dir, LockHolder::tuner)};
+  std::fprintf(stderr, "tune: %s\n", tuner.text(dir).c_str());
   return true;
 }
 
@@ -470,11 +463,7 @@ int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
   CampaignLock::Refusal refusal;
   auto lock = CampaignLock::acquire(dir, CampaignLock::Role::tuner, "tune run", &refusal);
   if (!lock) {
-    if (refusal.holder == LockHolder::tuner)
-      print_driven(dir, refusal.name);
-    else
-      std::fprintf(stderr, "tune: %s is still held by %s after %lld s of waiting for it; try again later\n",
-                   dir.c_str(), refusal.name.c_str(), static_cast<long long>(kLockPatience.count()));
+    std::fprintf(stderr, "tune: %s\n", refusal.text(dir).c_str());
     return kExitLocked;
   }
   write_file_atomically(dir / "tuner.pid", std::to_string(::getpid()) + "\n");

@@ -139,12 +139,7 @@ std::optional<CampaignLock> lock_campaign(const std::filesystem::path& dir, cons
   CampaignLock::Refusal refusal;
   auto lock = CampaignLock::acquire(dir, CampaignLock::Role::command, "tune " + std::string(command), &refusal);
   if (lock) return lock;
-  if (refusal.holder == LockHolder::tuner)
-    std::fprintf(stderr, "tune %s: %s is driven by %s; %s needs the campaign to itself ('tune stop %s' stops it)\n",
-                 command, dir.c_str(), refusal.name.c_str(), command, dir.c_str());
-  else
-    std::fprintf(stderr, "tune %s: %s is still held by %s after %lld s of waiting for it; try again later\n", command,
-                 dir.c_str(), refusal.name.c_str(), static_cast<long long>(kLockPatience.count()));
+  std::fprintf(stderr, "tune %s: %s\n", command, refusal.text(dir).c_str());
   return lock;
 }
 
