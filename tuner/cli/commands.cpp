@@ -408,6 +408,8 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   return kExitComplete;
 }
 
+}  // namespace
+
 // Every command but run and init works on an existing campaign. Without DIR/state.yaml there is
 // nothing damaged to restore: the directory is simply not a campaign, which is a usage error.
 bool holds_campaign(const std::filesystem::path& dir, const char* command) {
@@ -424,6 +426,8 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
                ask ? " or, to run its trials yourself, 'tune ask CAMPAIGN.yaml'" : "");
   return false;
 }
+
+namespace {
 
 // A cost for display: nullopt is a cost not yet measured (campaign_spend).
 std::string cost_text(const std::optional<double>& cost, const char* unit) {

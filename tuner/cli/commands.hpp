@@ -57,5 +57,11 @@ int ask_campaign_file(const std::filesystem::path& file, std::optional<std::file
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
          const std::optional<std::string>& failure, std::optional<double> cost = std::nullopt);
 int stop(const std::filesystem::path& dir);
+// `tune export`: every trial as a table, `format` csv or jsonl, to stdout or atomically to `output`.
+int export_trials(const std::filesystem::path& dir, const std::string& format,
+                  const std::optional<std::filesystem::path>& output);
+
+// Whether DIR holds a campaign; if not, says why on stderr for `tune <command>`.
+bool holds_campaign(const std::filesystem::path& dir, const char* command);
 
 }  // namespace tune::tuner

@@ -122,6 +122,19 @@ int main(int argc, char** argv) {
   CLI::App* stop_cmd = app.add_subcommand("stop", "ask a running tuner to stop gracefully (it checkpoints first)");
   stop_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
 
+  std::string export_format = "csv";
+  std::optional<std::filesystem::path> export_output;
+  CLI::App* export_cmd = app.add_subcommand(
+      "export", "every trial as a table for pandas, R or a spreadsheet: id, status, value, (level, resolution, "
+                "cost,) times, attempts, source, failure, then param.<name> per parameter and metric.<name> per "
+                "extra reported metric; read-only, also while a tuner runs");
+  export_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  export_cmd->add_option("--format", export_format,
+                         "csv (RFC 4180, a header row, times in ISO 8601 UTC) or jsonl (one JSON object per trial, "
+                         "parameters under config, metrics under metrics, with the intermediate values)")
+      ->capture_default_str();
+  export_cmd->add_option("-o,--output", export_output, "write to this file (atomically) instead of stdout");
+
   // Everything after `--` is the inline form's command, taken verbatim (never parsed as options).
   int parsed_argc = argc;
   for (int i = 1; i < argc; ++i)
@@ -169,6 +182,7 @@ int main(int argc, char** argv) {
     if (*init_cmd) return tune::tuner::init(init_file);
     if (*status_cmd) return tune::tuner::status(campaign_dir, status_last);
     if (*best_cmd) return tune::tuner::best(campaign_dir, json);
+    if (*export_cmd) return tune::tuner::export_trials(campaign_dir, export_format, export_output);
     if (*ask_cmd) {
       std::error_code ec;
       if (std::filesystem::is_regular_file(campaign_dir, ec)) return ask_campaign_file(campaign_dir, dir, json);

@@ -1,0 +1,186 @@
+// `tune export`: every trial of a campaign as one table, for pandas, R or a spreadsheet (what
+// Optuna's trials_dataframe and Orion's dump give their users). Read-only, like `tune status`: it
+// reads state.yaml, which the tuner replaces atomically, so a running campaign exports a consistent
+// snapshot.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <set>
+
+#include "tune/adapters/command/command_template.hpp"
+#include "tune/io/atomic_file.hpp"
+#include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_state.hpp"
+#include "tuner/campaign/event_log.hpp"
+#include "tuner/cli/commands.hpp"
+
+namespace tune::tuner {
+
+namespace {
+
+// One cell of the table: text, a number, or nothing (an empty CSV field, JSON null).
+struct Cell {
+  enum class Kind { empty, text, number, boolean } kind = Kind::empty;
+  std::string text;  // the text, or the number / boolean as JSON writes it
+
+  static Cell of_text(std::string s) { return {Kind::text, std::move(s)}; }
+  static Cell of_number(double v) { return std::isfinite(v) ? Cell{Kind::number, format_double(v)} : Cell{}; }
+  static Cell of_count(std::uint64_t v) { return {Kind::number, std::to_string(v)}; }
+  static Cell of_bool(bool v) { return {Kind::boolean, v ? "true" : "false"}; }
+};
+
+// Seconds since the epoch as ISO 8601 UTC with milliseconds ("2026-11-23T22:41:07.123Z"), which
+// pandas and spreadsheets read as a time; 0 (never started) is no time.
+Cell time_cell(double seconds) {
+  if (!(seconds > 0) || !std::isfinite(seconds)) return {};
+  const auto whole = static_cast<std::time_t>(std::floor(seconds));
+  const int millis = std::min(999, static_cast<int>(std::lround((seconds - static_cast<double>(whole)) * 1000.0)));
+  std::tm utc{};
+  gmtime_r(&whole, &utc);
+  char buf[96];  // room for any int the format could print
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", utc.tm_year + 1900, utc.tm_mon + 1,
+                utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
+  return Cell::of_text(buf);
+}
+
+Cell value_cell(const Value& v) {
+  if (const auto* s = std::get_if<std::string>(&v)) return Cell::of_text(*s);
+  if (const auto* d = std::get_if<double>(&v)) return Cell::of_number(*d);
+  return {Cell::Kind::number, tune::to_string(v)};
+}
+
+// RFC 4180: a field with a comma, a quote, a line break or edge spaces is quoted, quotes doubled.
+std::string csv_field(const Cell& c) {
+  const std::string& s = c.text;
+  const bool quote = c.kind == Cell::Kind::text &&
+                     (s.find_first_of(",\"\r\n") != std::string::npos || (!s.empty() && (s.front() == ' ' || s.back() == ' ')));
+  if (!quote) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+std::string json_value(const Cell& c) {
+  switch (c.kind) {
+    case Cell::Kind::empty: return "null";
+    case Cell::Kind::text: return "\"" + json_escape(c.text) + "\"";
+    default: return c.text;
+  }
+}
+
+struct Column {
+  std::string name;
+  std::vector<Cell> cells;  // one per trial
+};
+
+// The table: fixed columns (with a resolution: the level, its value as `resolution.<parameter>`, and
+// the cost the trial counts against the budget), then one per parameter (`param.<name>`, the space's
+// order) and one per extra metric any trial reported (`metric.<name>`, sorted). Prefixed names keep
+// a parameter called `status` from colliding with the trial's status.
+std::vector<Column> trial_table(const CampaignState& s) {
+  const Resolution* res = s.config.resolution ? &*s.config.resolution : nullptr;
+  const std::vector<double> costs = res ? level_costs(*res, s.study.trials()) : std::vector<double>{};
+  std::vector<Column> cols;
+  const auto column = [&cols](const std::string& name) -> std::vector<Cell>& {
+    for (Column& c : cols)
+      if (c.name == name) return c.cells;
+    cols.push_back({name, {}});
+    return cols.back().cells;
+  };
+  std::set<std::string> metric_names;
+  for (const TrialRun& r : s.runs)
+    for (const auto& [name, value] : r.metrics) metric_names.insert(name);
+  for (const TrialRun& r : s.runs) {
+    const Trial& t = s.study.trial(r.id);
+    const bool finished = r.status == RunStatus::complete || r.status == RunStatus::failed;
+    column("id").push_back(Cell::of_count(r.id));
+    column("status").push_back(Cell::of_text(to_string(r.status)));
+    column("value").push_back(t.value ? Cell::of_number(*t.value) : Cell{});
+    if (res) {
+      const std::size_t level = t.level.value_or(res->top());
+      column("level").push_back(Cell::of_count(level));
+      column("resolution." + res->parameter).push_back({Cell::Kind::number, adapters::resolution_value_text(res->values.at(level))});
+      column("cost").push_back(finished ? Cell::of_number(trial_cost(t, costs)) : Cell{});
+    }
+    column("started_at").push_back(time_cell(r.started_at));
+    column("finished_at").push_back(finished ? time_cell(r.finished_at) : Cell{});
+    const double duration = r.exit ? r.exit->duration() : r.finished_at - r.started_at;
+    column("duration").push_back(finished && r.started_at > 0 && duration >= 0 ? Cell::of_number(duration) : Cell{});
+    column("attempts").push_back(Cell::of_count(r.attempts));
+    column("source").push_back(Cell::of_text(t.source));
+    column("external").push_back(Cell::of_bool(r.external));
+    column("failure").push_back(r.failure_reason.empty() ? Cell{} : Cell::of_text(r.failure_reason));
+    for (const Parameter& p : s.config.space.parameters()) {
+      const auto it = t.config.find(p.name);
+      column("param." + p.name).push_back(it == t.config.end() ? Cell{} : value_cell(it->second));
+    }
+    for (const std::string& name : metric_names) {
+      const auto it = r.metrics.find(name);
+      column("metric." + name).push_back(it == r.metrics.end() ? Cell{} : Cell::of_number(it->second));
+    }
+  }
+  return cols;
+}
+
+std::string as_csv(const std::vector<Column>& cols, std::size_t rows) {
+  std::string out;
+  for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + csv_field(Cell::of_text(cols[c].name));
+  out += "\r\n";
+  for (std::size_t i = 0; i < rows; ++i) {
+    for (std::size_t c = 0; c < cols.size(); ++c) out += (c ? "," : "") + csv_field(cols[c].cells[i]);
+    out += "\r\n";
+  }
+  return out;
+}
+
+// JSON Lines: one object per trial; parameters, metrics and the resolution's value nested under
+// "config", "metrics" and "resolution", with the trial's intermediate values (which a table cannot
+// hold) under "intermediate".
+std::string as_jsonl(const std::vector<Column>& cols, const CampaignState& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.runs.size(); ++i) {
+    std::string fixed, resolution, config, metrics;
+    for (const Column& col : cols) {
+      std::string* group = &fixed;
+      std::string key = col.name;
+      if (key.rfind("param.", 0) == 0) group = &config, key.erase(0, 6);
+      else if (key.rfind("metric.", 0) == 0) group = &metrics, key.erase(0, 7);
+      else if (key.rfind("resolution.", 0) == 0) group = &resolution, key.erase(0, 11);
+      if (group != &fixed && col.cells[i].kind == Cell::Kind::empty) continue;
+      *group += (group->empty() ? "" : ", ") + ("\"" + json_escape(key) + "\": ") + json_value(col.cells[i]);
+    }
+    std::string intermediate;
+    for (const adapters::IntermediateValue& v : s.runs[i].intermediate)
+      intermediate += (intermediate.empty() ? "" : ", ") + ("{\"step\": " + std::to_string(v.step) + ", \"value\": ") +
+                      json_value(Cell::of_number(v.value)) + "}";
+    if (!resolution.empty()) fixed += ", \"resolution\": {" + resolution + "}";
+    out += "{" + fixed + ", \"config\": {" + config + "}, \"metrics\": {" + metrics + "}, \"intermediate\": [" +
+           intermediate + "]}\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int export_trials(const std::filesystem::path& dir, const std::string& format,
+                  const std::optional<std::filesystem::path>& output) {
+  if (format != "csv" && format != "jsonl") {
+    std::fprintf(stderr, "tune export: unknown --format '%s'; use csv or jsonl\n", format.c_str());
+    return kExitUsage;
+  }
+  if (!holds_campaign(dir, "export")) return kExitUsage;
+  const CampaignState s = load_state(dir);
+  const std::vector<Column> cols = trial_table(s);
+  const std::string text = format == "csv" ? as_csv(cols, s.runs.size()) : as_jsonl(cols, s);
+  if (!output) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return kExitComplete;
+  }
+  write_file_atomically(*output, text);  // a half-written table is never left where one was
+  std::fprintf(stderr, "tune export: %zu trials written to %s\n", s.runs.size(), output->c_str());
+  return kExitComplete;
+}
+
+}  // namespace tune::tuner
