@@ -1,5 +1,6 @@
 #include "tuner/campaign/campaign_config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iterator>
@@ -243,6 +244,62 @@ ExecutorSpec read_executor(const YAML::Node& e) {
   return x;
 }
 
+// `enqueue:`, a list of configurations to run first: every parameter of the space, and with a
+// resolution optionally its parameter with one of the levels' values.
+std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignConfig& c) {
+  const std::string example = "e.g. enqueue: [{" + c.space.parameters().front().name + ": ...}]";
+  if (!list.IsSequence() || list.size() == 0)
+    fail(list, "enqueue", "expected a list of configurations to run first, " + example);
+  if (!make_strategy(c.strategy, c.strategy_options)->accepts_enqueued_trials())
+    fail(list, "enqueue", "strategy " + c.strategy + " runs only configurations it chose itself (gpoo evaluates cells "
+                          "of its partition, bnb the points of its lattice); remove 'enqueue' or use ei, ucb, cmets, "
+                          "cmes, random or sobol");
+  std::vector<EnqueuedConfig> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node item = list[i];
+    const std::string field = "enqueue[" + std::to_string(i) + "]";
+    if (!item.IsMap()) fail(item, field, "expected a map of parameter values, " + example);
+    EnqueuedConfig e;
+    for (const auto& kv : item) {
+      const std::string name = kv.first.as<std::string>();
+      const std::string at = field + "." + name;
+      if (c.resolution && name == c.resolution->parameter) {
+        const double v = read_double(kv.second, at);
+        const auto& levels = c.resolution->values;
+        const auto level = std::find(levels.begin(), levels.end(), v);
+        if (level == levels.end())
+          fail(kv.second, at, "expected one of the resolution's levels (" + format_double(levels.front()) + " ... " +
+                                  format_double(levels.back()) + "), found " + format_double(v));
+        e.level = static_cast<std::size_t>(level - levels.begin());
+        continue;
+      }
+      const Parameter* p = nullptr;
+      for (const Parameter& q : c.space.parameters()) p = q.name == name ? &q : p;
+      if (!p) {
+        std::string known;
+        for (const Parameter& q : c.space.parameters()) known += (known.empty() ? "" : ", ") + q.name;
+        fail(kv.first, field, "unknown parameter '" + name + "'; the space has " + known);
+      }
+      switch (p->type) {
+        case ParamType::floating: e.config[name] = read_double(kv.second, at); break;
+        case ParamType::integer: e.config[name] = read_int(kv.second, at); break;
+        default: e.config[name] = read_string(kv.second, at); break;
+      }
+    }
+    for (const Parameter& p : c.space.parameters())
+      if (!e.config.contains(p.name))
+        fail(item, field, "parameter '" + p.name + "' has no value; an enqueued configuration gives every parameter "
+                          "of the space");
+    try {
+      (void)c.space.encode(e.config);
+    } catch (const SpaceError& err) {
+      fail(item, field, std::string(err.what()) + "; give a value the space allows");
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 }  // namespace
 
 CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& source) {
@@ -390,6 +447,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
 
     if (const YAML::Node e = root["executor"]) c.executor = read_executor(e);
     if (root["seed"]) c.seed = read_uint(root["seed"], "seed");
+    if (const YAML::Node e = root["enqueue"]) c.enqueue = read_enqueue(e, c);
     return c;
   } catch (const CampaignError& e) {
     throw CampaignError(source + ": " + e.what(), e.field(), e.problem());
@@ -473,6 +531,11 @@ YAML::Node CampaignConfig::to_yaml() const {
     x["retries"] = sl.retries;
   }
   n["seed"] = seed;
+  for (const EnqueuedConfig& e : enqueue) {
+    YAML::Node item = config_to_yaml(space, e.config);
+    if (e.level) item[resolution->parameter] = yaml_double(resolution->values.at(*e.level));
+    n["enqueue"].push_back(item);
+  }
   return n;
 }
 
@@ -512,6 +575,8 @@ executor:
   # with kind: slurm, also: partition: gpu, time: 2h, cpus: 4, memory: 16G, gres: gpu:1, account, qos,
   #   extra: [--constraint=a100], setup: "module load cuda", poll: 5s, retries: 3
 seed: 0             # the same seed and results give the same suggestions
+# enqueue:          # configurations to run first, as written (your defaults, a known good one)
+#   - {lr: 0.001, layers: 2, act: relu}
 )";
 }
 

@@ -82,7 +82,14 @@ struct ExecutorSpec {
 inline constexpr const char* kDefaultStrategy = "ei";
 // The top-level keys of a campaign, in the order to_yaml() writes them.
 inline constexpr const char* kCampaignKeys[] = {"name",     "command", "space",    "resolution", "objective",
-                                                "strategy", "budget",  "executor", "seed"};
+                                                "strategy", "budget",  "executor", "seed",       "enqueue"};
+
+// A configuration the campaign runs first (`enqueue:`), at a level of the resolution (by default the
+// full run).
+struct EnqueuedConfig {
+  Config config;
+  std::optional<std::size_t> level;
+};
 
 struct CampaignConfig {
   std::string name;
@@ -97,6 +104,7 @@ struct CampaignConfig {
   BudgetSpec budget;
   ExecutorSpec executor;
   std::uint64_t seed = 0;
+  std::vector<EnqueuedConfig> enqueue;  // handed out before the strategy's own suggestions, in order
 
   YAML::Node to_yaml() const;
 };

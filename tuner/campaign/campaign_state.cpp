@@ -178,6 +178,7 @@ CampaignState CampaignState::create(CampaignConfig config, double now) {
                            .seed = config.seed,
                            .resolution = config.resolution,
                            .cost_budget = config.budget.cost});
+  for (const EnqueuedConfig& e : config.enqueue) study.enqueue(e.config, e.level);
   CampaignState s{std::move(config), std::move(study), {}, now, 0.0, {}, false};
   return s;
 }

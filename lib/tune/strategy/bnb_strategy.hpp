@@ -67,6 +67,7 @@ class BnbStrategy final : public Strategy {
   explicit BnbStrategy(BnbStrategyOptions options);
 
   std::string name() const override { return "bnb"; }
+  bool accepts_enqueued_trials() const override { return false; }
   const BnbStrategyOptions& options() const { return options_; }
 
   ProposalResult propose(const StrategyContext& context) override;

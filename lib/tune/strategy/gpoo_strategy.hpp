@@ -78,6 +78,7 @@ class GpooStrategy final : public Strategy {
   explicit GpooStrategy(GpooStrategyOptions options);
 
   std::string name() const override { return "gpoo"; }
+  bool accepts_enqueued_trials() const override { return false; }
   const GpooStrategyOptions& options() const { return options_; }
 
   ProposalResult propose(const StrategyContext& context) override;

@@ -78,6 +78,10 @@ class Strategy {
   // this many resolution levels (1: none), so that a campaign file or a Study is refused before
   // anything runs rather than at the first ask.
   virtual void check_levels(std::size_t levels) const { (void)levels; }
+  // Whether the study may hand out configurations the user enqueued (Study::enqueue) among this
+  // strategy's trials: a strategy that models points sees them as any other result; one whose
+  // trials must be its own (gpoo's cells, branch and bound's lattice) does not.
+  virtual bool accepts_enqueued_trials() const { return true; }
   // Called once a trial has completed (its value is set), in the order of the tells.
   virtual void on_complete(const StrategyContext& context, const Trial& trial) {
     (void)context;

@@ -101,6 +101,7 @@ std::optional<Suggestion> Study::ask() {
     if (pending_count() == 0) finished_ = true;
     return std::nullopt;
   }
+  if (!enqueued_.empty()) return ask_enqueued();
   const StrategyContext c = context();
   ProposalResult result = strategy_->propose(c);
   ++ask_count_;
@@ -136,10 +137,60 @@ std::optional<Suggestion> Study::ask() {
                              " of a resolution with " + std::to_string(options_.resolution->levels()) + " levels");
   }
   trials_.push_back(std::move(t));
-  const Trial& added = trials_.back();
-  Suggestion s{added.id, added.config, added.level, std::nullopt};
-  if (added.level) s.resolution_value = options_.resolution->values[*added.level];
+  return suggestion_of(trials_.back());
+}
+
+Suggestion Study::suggestion_of(const Trial& t) const {
+  Suggestion s{t.id, t.config, t.level, std::nullopt};
+  if (t.level) s.resolution_value = options_.resolution->values[*t.level];
   return s;
+}
+
+void Study::enqueue(Config config, std::optional<std::size_t> level) {
+  if (!strategy_->accepts_enqueued_trials())
+    throw std::invalid_argument("enqueue: strategy " + strategy_->name() +
+                                " runs only configurations it chose itself (gpoo evaluates cells of its "
+                                "partition, bnb the points of its lattice); use ei, ucb, cmets, cmes, random or sobol");
+  for (const Parameter& p : space_.parameters())
+    if (!config.contains(p.name))
+      throw std::invalid_argument("enqueue: parameter '" + p.name + "' has no value; give every parameter of the space");
+  try {
+    (void)space_.encode(config);
+  } catch (const SpaceError& e) {
+    throw std::invalid_argument(std::string("enqueue: ") + e.what());
+  }
+  if (level && !options_.resolution)
+    throw std::invalid_argument("enqueue: a level needs a study with a resolution");
+  if (level && *level > options_.resolution->top())
+    throw std::invalid_argument("enqueue: level " + std::to_string(*level) + " of a resolution with " +
+                                std::to_string(options_.resolution->levels()) + " levels (0 to " +
+                                std::to_string(options_.resolution->top()) + ")");
+  const std::size_t at = level.value_or(options_.resolution ? options_.resolution->top() : 0);
+  enqueued_.push_back({std::move(config), at});
+}
+
+std::optional<Suggestion> Study::ask_enqueued() {
+  const Enqueued& next = enqueued_.front();
+  if (options_.cost_budget && options_.resolution) {
+    const std::vector<double> costs = level_costs();
+    if (costs[next.level] > *options_.cost_budget - spent_cost(costs)) {
+      stop_reason_ = "cost budget exhausted: the next run (enqueued) does not fit the remaining budget";
+      if (pending_count() == 0) finished_ = true;
+      return std::nullopt;
+    }
+  }
+  ++ask_count_;
+  stop_reason_.clear();
+  Trial t;
+  t.id = trials_.size();
+  t.unit = space_.snap(space_.encode(next.config));
+  t.config = next.config;  // exactly as given: decode(unit) may round a log-scaled value
+  t.source = "enqueued";
+  t.in_model = true;  // the user chose it; a compressed model's informativeness test is not asked
+  if (options_.resolution) t.level = next.level;
+  enqueued_.erase(enqueued_.begin());
+  trials_.push_back(std::move(t));
+  return suggestion_of(trials_.back());
 }
 
 Trial& Study::pending_trial(std::uint64_t id, const char* action) {

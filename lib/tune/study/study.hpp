@@ -81,6 +81,16 @@ class Study {
   // The next configuration to evaluate, or nothing when the strategy has stopped (stop_reason()
   // says why) or, with trials pending, cannot propose a distinct point until one of them is told.
   std::optional<Suggestion> ask();
+  // Hands out `config` (every parameter of the space, in range) at the next ask, before anything
+  // the strategy proposes; configurations enqueued earlier go first. The trial runs the
+  // configuration exactly as given (source "enqueued") and its result reaches the strategy as any
+  // other: the user's default or a configuration known to be good, evaluated first (Optuna's
+  // enqueue_trial, Ray Tune's points_to_evaluate). With a resolution, `level` (default: the full
+  // resolution). Budgets apply as to any trial. Throws std::invalid_argument naming the parameter
+  // for a configuration outside the space, and for strategies whose trials must be their own (gpoo,
+  // bnb). Saved and loaded with the study until handed out.
+  void enqueue(Config config, std::optional<std::size_t> level = std::nullopt);
+  std::size_t enqueued_count() const { return enqueued_.size(); }
   // The objective value of a pending trial. Throws std::invalid_argument for an unknown id, a trial
   // that is not pending, or a non-finite value (report those with fail()).
   // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
@@ -131,11 +141,18 @@ class Study {
   double spent_cost(const std::vector<double>& costs_by_level) const;
   YAML::Node header_yaml() const;  // everything but the trials
   Trial& pending_trial(std::uint64_t id, const char* action);
+  std::optional<Suggestion> ask_enqueued();
+  Suggestion suggestion_of(const Trial& t) const;
 
   Space space_;
   std::unique_ptr<Strategy> strategy_;
   StudyOptions options_;
   std::vector<Trial> trials_;  // trials_[i].id == i
+  struct Enqueued {
+    Config config;
+    std::size_t level = 0;  // with a resolution; 0 otherwise
+  };
+  std::vector<Enqueued> enqueued_;  // handed out front first
   std::uint64_t ask_count_ = 0;
   bool finished_ = false;
   std::string stop_reason_;

@@ -284,6 +284,14 @@ YAML::Node Study::header_yaml() const {
   }
   if (options_.cost_budget) root["cost_budget"] = yaml_double(*options_.cost_budget);
   if (options_.max_trials) root["max_trials"] = *options_.max_trials;
+  // Written only when some are waiting, so that a study without them keeps its bytes.
+  for (const Enqueued& e : enqueued_) {
+    YAML::Node item;
+    item.SetStyle(YAML::EmitterStyle::Flow);
+    item["config"] = config_to_yaml(space_, e.config);
+    if (options_.resolution) item["level"] = e.level;
+    root["enqueued"].push_back(item);
+  }
   root["strategy"] = strategy_->save();
   return root;
 }
@@ -307,7 +315,7 @@ Study Study::from_yaml(const YAML::Node& root) {
       throw StateError("schema " + std::to_string(schema) + " is not supported by this version of tune (it reads schema " +
                        std::to_string(kSchema) + "); use the tune version that wrote the file");
     check_known_keys(root, "", {"kind", "schema", "direction", "seed", "ask_count", "finished", "stop_reason", "space",
-                                "resolution", "cost_budget", "max_trials", "strategy", "trials"});
+                                "resolution", "cost_budget", "max_trials", "enqueued", "strategy", "trials"});
     Study study;
     try {
       study.options_.direction = direction_from_string(read_string(require(root, "direction"), "direction"));
@@ -367,6 +375,23 @@ Study Study::from_yaml(const YAML::Node& root) {
       study.strategy_ = make_strategy(name, strategy["options"]);
     } catch (const std::invalid_argument& e) {
       throw StateError("strategy at " + position_of(strategy) + ": " + e.what());
+    }
+    if (const YAML::Node enqueued = root["enqueued"]) {
+      if (!enqueued.IsSequence())
+        throw StateError("field 'enqueued' at " + position_of(enqueued) + ": expected a list of {config, level}");
+      for (const YAML::Node& item : enqueued) {
+        if (!item.IsMap()) throw StateError("field 'enqueued' at " + position_of(item) + ": expected {config: {...}}");
+        check_known_keys(item, "enqueued", {"config", "level"});
+        const YAML::Node config = require(item, "config");
+        std::optional<std::size_t> level;
+        if (item["level"]) level = read_uint(item["level"], "enqueued.level");
+        try {
+          study.enqueue(config_from_yaml(study.space_, config), level);
+        } catch (const std::invalid_argument& e) {
+          throw StateError("field 'enqueued' at " + position_of(item) + ": " + e.what() +
+                           " (restore the configuration, or remove it to not run it)");
+        }
+      }
     }
     study.strategy_->restore(strategy, study.context());
     check_state_keys(strategy, study.strategy_->save(), "strategy");

@@ -1,0 +1,110 @@
+// `enqueue:` in a campaign file: the configurations a user chose run first, exactly as written,
+// then the strategy's; the queue survives between processes; bad entries are refused at their line.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tune_process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace tune_test;
+
+// The toy trainer's log lines "start <id> <x> <y>", in order.
+std::vector<std::string> started(const fs::path& log) {
+  std::vector<std::string> lines;
+  std::ifstream in(log);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("start ", 0) == 0) lines.push_back(line);
+  return lines;
+}
+
+TEST(TuneEnqueue, EnqueuedConfigurationsRunFirstExactlyAsWritten) {
+  const fs::path d = fresh_dir("enqueue");
+  // 0.1 and -0.7 are not points the space's own encoding would produce by chance.
+  write(d / "c.yaml", quadratic_campaign_with("eq", 6, "{workers: 1}",
+                                              "enqueue:\n  - {x: 0.1, y: -0.7}\n  - {y: 0.25, x: -0.5}\n"));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", (d / "toy.log").string()}});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<std::string> runs = started(d / "toy.log");
+  ASSERT_EQ(runs.size(), 6u);
+  EXPECT_EQ(runs[0], "start 0 0.1 -0.7");
+  EXPECT_EQ(runs[1], "start 1 -0.5 0.25");
+  const YAML::Node trials = state_of(d / "eq")["study"]["trials"];
+  EXPECT_EQ(trials[0]["source"].as<std::string>(), "enqueued");
+  EXPECT_EQ(trials[1]["source"].as<std::string>(), "enqueued");
+  EXPECT_DOUBLE_EQ(trials[0]["value"].as<double>(), (0.1 - 0.3) * (0.1 - 0.3) + 0.3 * 0.3 / 4);
+  for (std::size_t i = 2; i < 6; ++i) EXPECT_NE(trials[i]["source"].as<std::string>(), "enqueued") << i;
+  // The campaign file is the campaign: running it again resumes it, it does not enqueue again.
+  const Result again = tune(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", (d / "toy.log").string()}});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(started(d / "toy.log").size(), 6u);
+}
+
+TEST(TuneEnqueue, AskAndTellHandOutTheQueueAcrossProcessesThenTheStrategys) {
+  const fs::path d = fresh_dir("enqueue-ask");
+  write(d / "c.yaml", "name: q\n"
+                      "space:\n  lr: {type: float, low: 1.0e-5, high: 1, log: true}\n"
+                      "  act: {type: categorical, choices: [relu, tanh]}\n"
+                      "resolution: {param: epochs, levels: [1, 3, 9], cost: [1, 3, 9]}\n"
+                      "strategy: cmets\nbudget: {cost: 100}\n"
+                      "enqueue:\n  - {lr: 0.001, act: relu}\n  - {lr: 0.01, act: tanh, epochs: 3}\n");
+  const std::vector<std::string> expected{"{act: relu, lr: 0.001}", "{act: tanh, lr: 0.01}"};
+  for (int k = 0; k < 3; ++k) {
+    const Result a = tune(d, {"ask", k == 0 ? "c.yaml" : "q", "--json"});
+    ASSERT_EQ(a.code, 0) << a.err;
+    const YAML::Node asked = YAML::Load(a.out);
+    const std::string id = asked["trial"].as<std::string>();
+    const YAML::Node t = state_of(d / "q")["study"]["trials"][std::stoi(id)];
+    if (k < 2) {
+      EXPECT_EQ(asked["config"]["lr"].as<std::string>(), k == 0 ? "0.001" : "0.01") << a.out;
+      EXPECT_EQ(t["source"].as<std::string>(), "enqueued");
+      EXPECT_EQ(t["level"].as<int>(), k == 0 ? 2 : 1);
+    } else {
+      EXPECT_NE(t["source"].as<std::string>(), "enqueued");
+    }
+    ASSERT_EQ(tune(d, {"tell", "q", id, "0.5"}).code, 0);
+  }
+}
+
+TEST(TuneEnqueue, BadEntriesAreRefusedAtTheirLineAndNothingIsCreated) {
+  const fs::path d = fresh_dir("enqueue-bad");
+  const std::string base = quadratic_campaign_with("bad", 4, "{workers: 1}");
+  struct Case {
+    std::string extra, fragment;
+  };
+  const std::vector<Case> cases{
+      {"enqueue:\n  - {x: 0.1}\n", "field 'enqueue[0]' at line 10, column 5: parameter 'y' has no value"},
+      {"enqueue:\n  - {x: 0.1, y: 0}\n  - {x: 0.1, y: 0, z: 1}\n", "field 'enqueue[1]' at line 11, column 20: unknown parameter 'z'; the space has x, y"},
+      {"enqueue:\n  - {x: 5, y: 0}\n", "field 'enqueue[0]' at line 10, column 5: parameter 'x': value 5 is outside"},
+      {"enqueue:\n  - {x: 0.1, y: zero}\n", "field 'enqueue[0].y' at line 10, column 17: expected a number"},
+      {"enqueue: {x: 0.1, y: 0}\n", "expected a list of configurations to run first"},
+      {"strategy: gpoo\nenqueue:\n  - {x: 0.1, y: 0}\n", "strategy gpoo runs only configurations it chose itself"},
+  };
+  for (const Case& c : cases) {
+    write(d / "c.yaml", base + c.extra);
+    const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+    EXPECT_EQ(r.code, 1) << c.extra;
+    EXPECT_NE(r.err.find("c.yaml"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("line"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.fragment), std::string::npos) << c.extra << r.err;
+    EXPECT_FALSE(fs::exists(d / "bad")) << c.extra;
+  }
+  write(d / "r.yaml", "name: res\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                      "resolution: {param: epochs, levels: [1, 3, 9], cost: [1, 3, 9]}\nstrategy: cmets\n"
+                      "budget: {cost: 50}\nenqueue:\n  - {x: 0.5, epochs: 4}\n");
+  const Result level = tune(d, {"ask", "r.yaml"});
+  EXPECT_EQ(level.code, 1);
+  EXPECT_NE(level.err.find("field 'enqueue[0].epochs'"), std::string::npos) << level.err;
+  EXPECT_NE(level.err.find("expected one of the resolution's levels (1 ... 9), found 4"), std::string::npos) << level.err;
+  EXPECT_FALSE(fs::exists(d / "res"));
+}
+
+}  // namespace
