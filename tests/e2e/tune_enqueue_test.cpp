@@ -107,4 +107,52 @@ TEST(TuneEnqueue, BadEntriesAreRefusedAtTheirLineAndNothingIsCreated) {
   EXPECT_FALSE(fs::exists(d / "res"));
 }
 
+TEST(TuneEnqueue, EnqueueCommandAddsAConfigurationTheNextSessionRunsFirst) {
+  const fs::path d = fresh_dir("enqueue-cmd");
+  write(d / "c.yaml", quadratic_campaign_with("ec", 3, "{workers: 1}"));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}};
+  // Created and one trial handed out by ask (run from outside), then told.
+  const Result a = tune(d, {"ask", "c.yaml"});
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(tune(d, {"tell", "ec", "0", "1.5"}).code, 0);
+  const std::string before = slurp(d / "ec" / "state.yaml");
+  struct Case {
+    std::vector<std::string> args;
+    std::string err;
+  };
+  const std::vector<Case> refused{
+      {{"x=0.1"}, "tune enqueue: parameter 'y' has no value; give every parameter of the space\n"},
+      {{"x=0.1", "y=0", "z=1"}, "tune enqueue: 'z=1': the campaign has no parameter 'z' (it has x, y)\n"},
+      {{"x=abc", "y=0"}, "tune enqueue: 'x=abc': 'abc' is not a number, as parameter 'x' needs\n"},
+      {{"x", "y=0"}, "tune enqueue: 'x' is not NAME=VALUE (e.g. lr=0.001)\n"},
+  };
+  for (const Case& c : refused) {
+    std::vector<std::string> args{"enqueue", "ec"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_EQ(r.err, c.err);
+  }
+  const Result range = tune(d, {"enqueue", "ec", "x=7", "y=0"});
+  EXPECT_EQ(range.code, 2);
+  EXPECT_NE(range.err.find("'x'"), std::string::npos) << range.err;
+  EXPECT_EQ(slurp(d / "ec" / "state.yaml"), before);  // nothing refused was written
+
+  const Result e = tune(d, {"enqueue", "ec", "y=-0.9", "x=0.35"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(tune(d, {"status", "ec"}).out.find("enqueued: 1 configuration to run before the strategy's next suggestion"),
+            std::string::npos);
+  const Result r = tune(d, {"resume", "ec", "--quiet"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::vector<std::string> runs = started(d / "toy.log");
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], "start 1 0.35 -0.9");
+  EXPECT_EQ(state_of(d / "ec")["study"]["trials"][1]["source"].as<std::string>(), "enqueued");
+  // The budget is spent: the campaign is finished and says so rather than keep a configuration that
+  // would never run.
+  const Result late = tune(d, {"enqueue", "ec", "x=0", "y=0"});
+  EXPECT_EQ(late.code, 2);
+  EXPECT_NE(late.err.find("tune enqueue: the campaign ec is finished (the budget of 3 trials is spent): nothing more runs in it"), std::string::npos) << late.err;
+}
+
 }  // namespace

@@ -132,6 +132,8 @@ std::string differing_keys(const CampaignConfig& a, const CampaignConfig& b) {
   return keys;
 }
 
+}  // namespace
+
 // DIR's lock, for a command that changes the campaign: ask, tell, and any command creating one. It
 // waits its turn behind other such commands (parallel workers telling results), but not behind a
 // tuner, which holds the campaign for its whole session.
@@ -142,6 +144,8 @@ std::optional<CampaignLock> lock_campaign(const std::filesystem::path& dir, cons
   std::fprintf(stderr, "tune %s: %s\n", command, refusal.text(dir).c_str());
   return lock;
 }
+
+namespace {
 
 // What prepare() found or made in the campaign directory.
 struct Prepared {
@@ -623,6 +627,9 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   std::printf("trials: %zu complete, %zu running, %zu queued, %zu failed, %s; active time %s\n",
               s.count(RunStatus::complete), s.count(RunStatus::running), s.count(RunStatus::queued),
               s.count(RunStatus::failed), trial_budget.c_str(), format_duration(s.active_seconds).c_str());
+  if (const std::size_t waiting = s.study.enqueued_count(); waiting > 0)
+    std::printf("enqueued: %zu configuration%s to run before the strategy's next suggestion\n", waiting,
+                waiting == 1 ? "" : "s");
   std::vector<std::size_t> complete_per_level;
   if (s.config.resolution) complete_per_level = print_resolution_status(s);
   if (const auto* bandit = dynamic_cast<const GpBandit*>(&s.study.strategy()))

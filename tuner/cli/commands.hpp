@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tuner/campaign/campaign_config.hpp"
+#include "tuner/campaign/campaign_lock.hpp"
 #include "tuner/campaign/campaign_runner.hpp"
 
 namespace tune::tuner {
@@ -61,7 +62,13 @@ int stop(const std::filesystem::path& dir);
 int export_trials(const std::filesystem::path& dir, const std::string& format,
                   const std::optional<std::filesystem::path>& output);
 
+// `tune enqueue DIR NAME=VALUE ...`: a configuration to run before the strategy's next suggestion.
+int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& assignments);
+
 // Whether DIR holds a campaign; if not, says why on stderr for `tune <command>`.
 bool holds_campaign(const std::filesystem::path& dir, const char* command);
+// DIR's lock for a command that changes the campaign (waits behind other commands, not a tuner);
+// nothing, with the refusal on stderr, when it cannot be had.
+std::optional<CampaignLock> lock_campaign(const std::filesystem::path& dir, const char* command);
 
 }  // namespace tune::tuner

@@ -122,6 +122,15 @@ int main(int argc, char** argv) {
   CLI::App* stop_cmd = app.add_subcommand("stop", "ask a running tuner to stop gracefully (it checkpoints first)");
   stop_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
 
+  std::vector<std::string> enqueue_assignments;
+  CLI::App* enqueue_cmd = app.add_subcommand(
+      "enqueue", "run this configuration before the strategy's next suggestion (at the next tune ask, or when tune "
+                 "resume continues the campaign): tune enqueue DIR lr=0.001 layers=2 act=relu; with a resolution, "
+                 "epochs=3 picks its level (default: the full run). Not while a tuner runs: stop it, enqueue, resume");
+  enqueue_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  enqueue_cmd->add_option("assignments", enqueue_assignments, "NAME=VALUE for every parameter of the space")
+      ->required();
+
   std::string export_format = "csv";
   std::optional<std::filesystem::path> export_output;
   CLI::App* export_cmd = app.add_subcommand(
@@ -182,6 +191,7 @@ int main(int argc, char** argv) {
     if (*init_cmd) return tune::tuner::init(init_file);
     if (*status_cmd) return tune::tuner::status(campaign_dir, status_last);
     if (*best_cmd) return tune::tuner::best(campaign_dir, json);
+    if (*enqueue_cmd) return tune::tuner::enqueue(campaign_dir, enqueue_assignments);
     if (*export_cmd) return tune::tuner::export_trials(campaign_dir, export_format, export_output);
     if (*ask_cmd) {
       std::error_code ec;

@@ -1,0 +1,99 @@
+// `tune enqueue DIR NAME=VALUE ...`: a configuration the campaign runs before the strategy's next
+// suggestion (at the next `tune ask`, or when `tune resume` continues it). Like ask and tell it
+// changes the campaign, so it takes the campaign's lock and refuses while a tuner drives it.
+#include <algorithm>
+#include <cstdio>
+
+#include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_state.hpp"
+#include "tuner/cli/commands.hpp"
+
+namespace tune::tuner {
+
+namespace {
+
+// "lr=0.001" as the parameter's type reads it; an empty optional, with the message printed, if not.
+std::optional<Value> parse_value(const Parameter& p, const std::string& text, const std::string& assignment) {
+  try {
+    std::size_t used = 0;
+    if (p.type == ParamType::floating) {
+      const double v = std::stod(text, &used);
+      if (used == text.size()) return Value(v);
+    } else if (p.type == ParamType::integer) {
+      const long long v = std::stoll(text, &used);
+      if (used == text.size()) return Value(static_cast<std::int64_t>(v));
+    } else {
+      return Value(text);
+    }
+  } catch (const std::exception&) {
+  }
+  std::fprintf(stderr, "tune enqueue: '%s': '%s' is not %s, as parameter '%s' needs\n", assignment.c_str(), text.c_str(),
+               p.type == ParamType::integer ? "a whole number" : "a number", p.name.c_str());
+  return std::nullopt;
+}
+
+}  // namespace
+
+int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& assignments) {
+  if (!holds_campaign(dir, "enqueue")) return kExitUsage;
+  const auto lock = lock_campaign(dir, "enqueue");
+  if (!lock) return kExitLocked;
+  CampaignState s = load_state(dir);
+  if (s.finished || s.study.finished()) {
+    const std::string& why = s.stop_reason.empty() ? s.study.stop_reason() : s.stop_reason;
+    std::fprintf(stderr, "tune enqueue: the campaign %s is finished (%s): nothing more runs in it\n", dir.c_str(),
+                 why.c_str());
+    return kExitUsage;
+  }
+  Config config;
+  std::optional<std::size_t> level;
+  for (const std::string& a : assignments) {
+    const std::size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "tune enqueue: '%s' is not NAME=VALUE (e.g. lr=0.001)\n", a.c_str());
+      return kExitUsage;
+    }
+    const std::string name = a.substr(0, eq), text = a.substr(eq + 1);
+    if (s.config.resolution && name == s.config.resolution->parameter) {
+      const auto& levels = s.config.resolution->values;
+      std::size_t used = 0;
+      double v = 0.0;
+      try {
+        v = std::stod(text, &used);
+      } catch (const std::exception&) {
+      }
+      const auto at = std::find(levels.begin(), levels.end(), v);
+      if (used != text.size() || text.empty() || at == levels.end()) {
+        std::fprintf(stderr, "tune enqueue: '%s': expected one of the levels of %s (%s ... %s)\n", a.c_str(),
+                     name.c_str(), format_double(levels.front()).c_str(), format_double(levels.back()).c_str());
+        return kExitUsage;
+      }
+      level = static_cast<std::size_t>(at - levels.begin());
+      continue;
+    }
+    const Parameter* p = nullptr;
+    for (const Parameter& q : s.config.space.parameters()) p = q.name == name ? &q : p;
+    if (!p) {
+      std::string known;
+      for (const Parameter& q : s.config.space.parameters()) known += (known.empty() ? "" : ", ") + q.name;
+      std::fprintf(stderr, "tune enqueue: '%s': the campaign has no parameter '%s' (it has %s)\n", a.c_str(),
+                   name.c_str(), known.c_str());
+      return kExitUsage;
+    }
+    const std::optional<Value> v = parse_value(*p, text, a);
+    if (!v) return kExitUsage;
+    config[name] = *v;
+  }
+  try {
+    s.study.enqueue(config, level);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "tune %s\n", e.what());  // "enqueue: parameter 'act' has no value; ..."
+    return kExitUsage;
+  }
+  save_state(dir, s);
+  std::printf("enqueued %s (%zu waiting); it runs at the next 'tune ask %s' or when 'tune resume %s' continues\n",
+              tune::to_string(config).c_str(), s.study.enqueued_count(), dir.c_str(), dir.c_str());
+  return kExitComplete;
+}
+
+}  // namespace tune::tuner
