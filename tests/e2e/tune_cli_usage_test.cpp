@@ -39,3 +39,39 @@ TEST(TuneCliUsage, ATrialReportingAnotherMetricThanTheObjectiveSaysWhichAndHowTo
 }
 
 }  // namespace
+
+namespace {
+
+// A campaign that spent its trial budget continues with a larger one: tune resume --trials N (a new
+// total). Before, resume ended at once ("the budget of 3 trials is spent") and tune run with the
+// file's budget raised was refused as a different campaign, pointing at that same resume.
+TEST(TuneCliUsage, ResumeWithTrialsContinuesACampaignThatSpentItsTrialBudget) {
+  const fs::path d = fresh_dir("usage-resume-trials");
+  write(d / "c.yaml", quadratic_campaign_with("more", 3, "{workers: 1}"));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  ASSERT_EQ(state_of(d / "more")["study"]["trials"].size(), 3u);
+
+  // A total that is not above the trials so far is a bad command line, and changes nothing.
+  const std::string before = slurp(d / "more" / "state.yaml");
+  const Result low = tune(d, {"resume", "more", "--trials", "3", "--quiet"});
+  EXPECT_EQ(low.code, 2) << low.err;
+  EXPECT_NE(low.err.find("has 3 trials already"), std::string::npos) << low.err;
+  EXPECT_EQ(slurp(d / "more" / "state.yaml"), before);
+
+  const Result more = tune(d, {"resume", "more", "--trials", "5", "--quiet"});
+  ASSERT_EQ(more.code, 0) << more.err;
+  const YAML::Node s = state_of(d / "more");
+  EXPECT_EQ(s["study"]["trials"].size(), 5u);
+  EXPECT_EQ(s["campaign"]["budget"]["trials"].as<int>(), 5);
+  EXPECT_EQ(s["stop_reason"].as<std::string>(), "the budget of 5 trials is spent");
+  for (const YAML::Node& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
+
+  // The campaign file with another budget is still refused, and says how to raise it.
+  write(d / "c9.yaml", quadratic_campaign_with("more", 9, "{workers: 1}"));
+  const Result other = tune(d, {"run", "c9.yaml", "--quiet"});
+  EXPECT_EQ(other.code, 1) << other.err;
+  EXPECT_NE(other.err.find("(in: budget)"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("--trials N"), std::string::npos) << other.err;
+}
+
+}  // namespace

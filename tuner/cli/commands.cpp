@@ -167,8 +167,10 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   }
   CampaignState existing = load_state(dir);
   if (const std::string keys = differing_keys(existing.config, config); !keys.empty()) {
-    const std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
-                                                           : "resume it with 'tune resume " + dir.string() + "'";
+    std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
+                                                     : "resume it with 'tune resume " + dir.string() + "'";
+    if (keys.find("budget") != std::string::npos)
+      again += " (with '--trials N' for a trial budget of N in all)";
     std::fprintf(stderr,
                  "tune %s: %s already holds the campaign '%s', which differs from the campaign '%s' of %s (in: %s); %s, "
                  "or choose another directory with --dir\n",
@@ -584,11 +586,27 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   return drive(d, flags);
 }
 
-int resume(const std::filesystem::path& dir, const SessionFlags& flags) {
+int resume(const std::filesystem::path& dir, const SessionFlags& flags, std::optional<std::size_t> trials) {
   if (!holds_campaign(dir, "resume")) return kExitUsage;
   const CampaignState s = load_state(dir);  // refuse a damaged state before detaching
   if (refuse_without_command(s.config, dir.string(), "resume")) return kExitUsage;
   if (refuse_unstartable_command(s.config, dir, (dir / "state.yaml").string(), "resume")) return kExitError;
+  if (trials) {
+    // A campaign that spent its trial budget continues with a larger one. Under the lock, which a
+    // tuner driving the campaign holds (exit 5 then), the state is read again and rewritten.
+    const std::optional<CampaignLock> lock = lock_campaign(dir, "resume");
+    if (!lock) return kExitLocked;
+    CampaignState raised = load_state(dir);
+    const std::size_t so_far = raised.study.trials().size();
+    if (*trials <= so_far) {
+      std::fprintf(stderr, "tune resume: --trials %zu: %s has %zu trials already; give the new total, more than %zu\n",
+                   *trials, dir.c_str(), so_far, so_far);
+      return kExitUsage;
+    }
+    raised.config.budget.trials = *trials;
+    raised.finished = false;
+    save_state(dir, raised);
+  }
   return drive(dir, flags);
 }
 

@@ -70,6 +70,10 @@ int main(int argc, char** argv) {
   std::filesystem::path campaign_dir;
   CLI::App* resume_cmd = app.add_subcommand("resume", "continue a campaign after a stop or a crash");
   resume_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  std::optional<std::size_t> resume_trials;
+  resume_cmd->add_option("--trials", resume_trials,
+                         "raise budget.trials to N trials in all (more than the campaign has), e.g. to continue a "
+                         "campaign that spent its trial budget")->type_name("N");
   add_session_flags(resume_cmd);
 
   std::filesystem::path init_file = "campaign.yaml";
@@ -165,7 +169,7 @@ int main(int argc, char** argv) {
       }
       return run_inline(inline_settings, inline_command, dir, flags);
     }
-    if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags);
+    if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags, resume_trials);
     if (*init_cmd) return tune::tuner::init(init_file);
     if (*status_cmd) return tune::tuner::status(campaign_dir, status_last);
     if (*best_cmd) return tune::tuner::best(campaign_dir, json);
