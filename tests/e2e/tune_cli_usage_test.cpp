@@ -75,3 +75,33 @@ TEST(TuneCliUsage, ResumeWithTrialsContinuesACampaignThatSpentItsTrialBudget) {
 }
 
 }  // namespace
+
+namespace {
+
+// Telling a trial twice, or a trial that does not exist, is a bad command line (exit 2, as telling a
+// trial the tuner launched), and the refusal says what the trial recorded: it was exit 1 ("error:
+// damaged state, I/O") with "trial 1 is not waiting for a result".
+TEST(TuneCliUsage, TellingATrialTwiceIsABadCommandLineThatSaysWhatWasRecorded) {
+  const fs::path d = fresh_dir("usage-tell-twice");
+  write(d / "ext.yaml",
+        "name: ext\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: loss}\nbudget: {trials: 5}\n");
+  ASSERT_EQ(tune(d, {"ask", "ext.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "ext"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "ext", "0", "0.25"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "ext", "1", "--failed", "diverged"}).code, 0);
+  const std::string before = slurp(d / "ext" / "state.yaml");
+
+  const Result again = tune(d, {"tell", "ext", "0", "0.5"});
+  EXPECT_EQ(again.code, 2) << again.err;
+  EXPECT_NE(again.err.find("trial 0 already has its result (complete, with loss = 0.25)"), std::string::npos)
+      << again.err;
+  const Result failed = tune(d, {"tell", "ext", "1", "0.5"});
+  EXPECT_EQ(failed.code, 2) << failed.err;
+  EXPECT_NE(failed.err.find("trial 1 already has its result (failed: diverged)"), std::string::npos) << failed.err;
+  const Result unknown = tune(d, {"tell", "ext", "7", "0.5"});
+  EXPECT_EQ(unknown.code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("has no trial 7 (it has 2)"), std::string::npos) << unknown.err;
+  EXPECT_EQ(slurp(d / "ext" / "state.yaml"), before);
+}
+
+}  // namespace

@@ -862,13 +862,19 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
   if (id >= s.runs.size()) {
-    std::fprintf(stderr, "tune: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
+    std::fprintf(stderr, "tune tell: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
                  s.runs.size());
-    return kExitError;
+    return kExitUsage;
   }
   if (s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
-    std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));
-    return kExitError;
+    // Say what was recorded: a driver that retries a tell it is unsure of learns that the first one counted.
+    const Trial& t = s.study.trial(id);
+    const std::string recorded = t.status == TrialStatus::complete
+                                     ? "complete, with " + s.config.objective.name + " = " + format_double(*t.value)
+                                     : "failed: " + t.failure_reason;
+    std::fprintf(stderr, "tune tell: trial %llu already has its result (%s); a trial is told once\n",
+                 static_cast<unsigned long long>(id), recorded.c_str());
+    return kExitUsage;
   }
   if (!s.runs[id].external) {
     // Its supervisor records the real exit and output, which resume collects: a value told here

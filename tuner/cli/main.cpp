@@ -17,9 +17,9 @@ namespace {
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
 damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
-campaign without a command; tell of a trial the tuner launched); 3 stopped by a signal or 'tune stop'
-(resume continues); 4 stopped after budget.failures failed trials; 5 another tuner drives the
-campaign; 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
+campaign without a command; tell of a trial the tuner launched, told already or unknown); 3 stopped
+by a signal or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5
+another tuner drives the campaign; 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
 then ask again (tune ask exits 0 with nothing handed out once the campaign is finished).)";
 
 }  // namespace
