@@ -171,8 +171,10 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   }
   CampaignState existing = load_state(dir);
   if (const std::string keys = differing_keys(existing.config, config); !keys.empty()) {
-    const std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
-                                                           : "resume it with 'tune resume " + dir.string() + "'";
+    std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
+                                                     : "resume it with 'tune resume " + dir.string() + "'";
+    if (keys.find("budget") != std::string::npos)
+      again += " (with '--trials N' for a trial budget of N in all)";
     std::fprintf(stderr,
                  "tune %s: %s already holds the campaign '%s', which differs from the campaign '%s' of %s (in: %s); %s, "
                  "or choose another directory with --dir\n",
@@ -592,11 +594,27 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   return drive(d, flags);
 }
 
-int resume(const std::filesystem::path& dir, const SessionFlags& flags) {
+int resume(const std::filesystem::path& dir, const SessionFlags& flags, std::optional<std::size_t> trials) {
   if (!holds_campaign(dir, "resume")) return kExitUsage;
   const CampaignState s = load_state(dir);  // refuse a damaged state before detaching
   if (refuse_without_command(s.config, dir.string(), "resume")) return kExitUsage;
   if (refuse_unstartable_command(s.config, dir, (dir / "state.yaml").string(), "resume")) return kExitError;
+  if (trials) {
+    // A campaign that spent its trial budget continues with a larger one. Under the lock, which a
+    // tuner driving the campaign holds (exit 5 then), the state is read again and rewritten.
+    const std::optional<CampaignLock> lock = lock_campaign(dir, "resume");
+    if (!lock) return kExitLocked;
+    CampaignState raised = load_state(dir);
+    const std::size_t so_far = raised.study.trials().size();
+    if (*trials <= so_far) {
+      std::fprintf(stderr, "tune resume: --trials %zu: %s has %zu trials already; give the new total, more than %zu\n",
+                   *trials, dir.c_str(), so_far, so_far);
+      return kExitUsage;
+    }
+    raised.config.budget.trials = *trials;
+    raised.finished = false;
+    save_state(dir, raised);
+  }
   return drive(dir, flags);
 }
 
@@ -855,13 +873,19 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
   if (id >= s.runs.size()) {
-    std::fprintf(stderr, "tune: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
+    std::fprintf(stderr, "tune tell: the campaign has no trial %llu (it has %zu)\n", static_cast<unsigned long long>(id),
                  s.runs.size());
-    return kExitError;
+    return kExitUsage;
   }
   if (s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
-    std::fprintf(stderr, "tune: trial %llu is not waiting for a result\n", static_cast<unsigned long long>(id));
-    return kExitError;
+    // Say what was recorded: a driver that retries a tell it is unsure of learns that the first one counted.
+    const Trial& t = s.study.trial(id);
+    const std::string recorded = t.status == TrialStatus::complete
+                                     ? "complete, with " + s.config.objective.name + " = " + format_double(*t.value)
+                                     : "failed: " + t.failure_reason;
+    std::fprintf(stderr, "tune tell: trial %llu already has its result (%s); a trial is told once\n",
+                 static_cast<unsigned long long>(id), recorded.c_str());
+    return kExitUsage;
   }
   if (!s.runs[id].external) {
     // Its supervisor records the real exit and output, which resume collects: a value told here

@@ -44,7 +44,8 @@ const std::vector<InlineOption>& inline_options();
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags);
 int run_inline(const InlineSettings& settings, const std::vector<std::string>& command,
                std::optional<std::filesystem::path> dir, const SessionFlags& flags);
-int resume(const std::filesystem::path& dir, const SessionFlags& flags);
+// With `trials`: first raise budget.trials to that total (more than the trials so far).
+int resume(const std::filesystem::path& dir, const SessionFlags& flags, std::optional<std::size_t> trials = std::nullopt);
 int init(const std::filesystem::path& file);
 // last: list only the most recent trials (by id), the summary above them unchanged; nullopt: all.
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last = std::nullopt);

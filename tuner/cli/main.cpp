@@ -17,9 +17,9 @@ namespace {
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
 damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
-campaign without a command; tell of a trial the tuner launched); 3 stopped by a signal or 'tune stop'
-(resume continues); 4 stopped after budget.failures failed trials; 5 another tuner drives the
-campaign; 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
+campaign without a command; tell of a trial the tuner launched, told already or unknown); 3 stopped
+by a signal or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5
+another tuner drives the campaign; 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
 then ask again (tune ask exits 0 with nothing handed out once the campaign is finished).)";
 
 }  // namespace
@@ -70,6 +70,10 @@ int main(int argc, char** argv) {
   std::filesystem::path campaign_dir;
   CLI::App* resume_cmd = app.add_subcommand("resume", "continue a campaign after a stop or a crash");
   resume_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
+  std::optional<std::size_t> resume_trials;
+  resume_cmd->add_option("--trials", resume_trials,
+                         "raise budget.trials to N trials in all (more than the campaign has), e.g. to continue a "
+                         "campaign that spent its trial budget")->type_name("N");
   add_session_flags(resume_cmd);
 
   std::filesystem::path init_file = "campaign.yaml";
@@ -187,7 +191,7 @@ int main(int argc, char** argv) {
       }
       return run_inline(inline_settings, inline_command, dir, flags);
     }
-    if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags);
+    if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags, resume_trials);
     if (*init_cmd) return tune::tuner::init(init_file);
     if (*status_cmd) return tune::tuner::status(campaign_dir, status_last);
     if (*best_cmd) return tune::tuner::best(campaign_dir, json);

@@ -650,6 +650,18 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
                                options.objective_name + " (names are case-sensitive)";
           break;
         }
+    // val_acc=0.9 read well, but the objective has another name (the inline form's default is
+    // `objective`): name what was reported and the fix rather than "expected a line".
+    if (!report.unread_line && !report.metrics.empty()) {
+      std::string reported;
+      for (const auto& [key, value] : report.metrics)
+        reported += (reported.empty() ? "" : ", ") + key + "=" + format_double(value);
+      const std::string& first = report.metrics.begin()->first;
+      report.unread_line = "the trial reported " + reported + ", but not the objective '" + options.objective_name +
+                           "'; if " + first + " is the objective, name it in the campaign (objective: {name: " + first +
+                           "}, or --objective " + first + " in the inline form), or print " + options.objective_name +
+                           "=<value>";
+    }
   }
 
   const std::optional<std::string>& status = file.status ? file.status : out.status;

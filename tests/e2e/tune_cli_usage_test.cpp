@@ -1,0 +1,107 @@
+// End-to-end tests of the `tune` program as a new user meets it (dogfooding): real subprocesses,
+// real trainers, real files.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tune_process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace tune_test;
+
+// The inline form's objective is `objective` unless --objective says otherwise. A trainer that
+// prints `loss=...` then reports no objective; its trials' failure reason names what it reported
+// and the fix, not "expected a line 'objective=<value>'" as if it had printed nothing.
+TEST(TuneCliUsage, ATrialReportingAnotherMetricThanTheObjectiveSaysWhichAndHowToNameIt) {
+  const fs::path d = fresh_dir("usage-other-metric");
+  const Result r = tune(d, {"run", "--name", "other", "--trials", "2", "--quiet", "--",
+                            (kTrainers / "quadratic.sh").string(), "--x~uniform(-1,1)", "--y~uniform(-3,1)"});
+  ASSERT_EQ(r.code, 0) << r.err;  // the trial budget is spent; every trial failed
+  const YAML::Node trials = state_of(d / "other")["study"]["trials"];
+  ASSERT_EQ(trials.size(), 2u);
+  for (const YAML::Node& t : trials) {
+    ASSERT_EQ(t["status"].as<std::string>(), "failed");
+    const std::string reason = t["failure_reason"].as<std::string>();
+    EXPECT_NE(reason.find("the trial reported loss="), std::string::npos) << reason;
+    EXPECT_NE(reason.find("but not the objective 'objective'"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("--objective loss"), std::string::npos) << reason;
+    EXPECT_NE(reason.find("objective: {name: loss}"), std::string::npos) << reason;
+  }
+  // tune status shows the same reason.
+  const Result st = tune(d, {"status", "other"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("the trial reported loss="), std::string::npos) << st.out;
+}
+
+}  // namespace
+
+namespace {
+
+// A campaign that spent its trial budget continues with a larger one: tune resume --trials N (a new
+// total). Before, resume ended at once ("the budget of 3 trials is spent") and tune run with the
+// file's budget raised was refused as a different campaign, pointing at that same resume.
+TEST(TuneCliUsage, ResumeWithTrialsContinuesACampaignThatSpentItsTrialBudget) {
+  const fs::path d = fresh_dir("usage-resume-trials");
+  write(d / "c.yaml", quadratic_campaign_with("more", 3, "{workers: 1}"));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  ASSERT_EQ(state_of(d / "more")["study"]["trials"].size(), 3u);
+
+  // A total that is not above the trials so far is a bad command line, and changes nothing.
+  const std::string before = slurp(d / "more" / "state.yaml");
+  const Result low = tune(d, {"resume", "more", "--trials", "3", "--quiet"});
+  EXPECT_EQ(low.code, 2) << low.err;
+  EXPECT_NE(low.err.find("has 3 trials already"), std::string::npos) << low.err;
+  EXPECT_EQ(slurp(d / "more" / "state.yaml"), before);
+
+  const Result more = tune(d, {"resume", "more", "--trials", "5", "--quiet"});
+  ASSERT_EQ(more.code, 0) << more.err;
+  const YAML::Node s = state_of(d / "more");
+  EXPECT_EQ(s["study"]["trials"].size(), 5u);
+  EXPECT_EQ(s["campaign"]["budget"]["trials"].as<int>(), 5);
+  EXPECT_EQ(s["stop_reason"].as<std::string>(), "the budget of 5 trials is spent");
+  for (const YAML::Node& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
+
+  // The campaign file with another budget is still refused, and says how to raise it.
+  write(d / "c9.yaml", quadratic_campaign_with("more", 9, "{workers: 1}"));
+  const Result other = tune(d, {"run", "c9.yaml", "--quiet"});
+  EXPECT_EQ(other.code, 1) << other.err;
+  EXPECT_NE(other.err.find("(in: budget)"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("--trials N"), std::string::npos) << other.err;
+}
+
+}  // namespace
+
+namespace {
+
+// Telling a trial twice, or a trial that does not exist, is a bad command line (exit 2, as telling a
+// trial the tuner launched), and the refusal says what the trial recorded: it was exit 1 ("error:
+// damaged state, I/O") with "trial 1 is not waiting for a result".
+TEST(TuneCliUsage, TellingATrialTwiceIsABadCommandLineThatSaysWhatWasRecorded) {
+  const fs::path d = fresh_dir("usage-tell-twice");
+  write(d / "ext.yaml",
+        "name: ext\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: loss}\nbudget: {trials: 5}\n");
+  ASSERT_EQ(tune(d, {"ask", "ext.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "ext"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "ext", "0", "0.25"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "ext", "1", "--failed", "diverged"}).code, 0);
+  const std::string before = slurp(d / "ext" / "state.yaml");
+
+  const Result again = tune(d, {"tell", "ext", "0", "0.5"});
+  EXPECT_EQ(again.code, 2) << again.err;
+  EXPECT_NE(again.err.find("trial 0 already has its result (complete, with loss = 0.25)"), std::string::npos)
+      << again.err;
+  const Result failed = tune(d, {"tell", "ext", "1", "0.5"});
+  EXPECT_EQ(failed.code, 2) << failed.err;
+  EXPECT_NE(failed.err.find("trial 1 already has its result (failed: diverged)"), std::string::npos) << failed.err;
+  const Result unknown = tune(d, {"tell", "ext", "7", "0.5"});
+  EXPECT_EQ(unknown.code, 2) << unknown.err;
+  EXPECT_NE(unknown.err.find("has no trial 7 (it has 2)"), std::string::npos) << unknown.err;
+  EXPECT_EQ(slurp(d / "ext" / "state.yaml"), before);
+}
+
+}  // namespace
