@@ -148,11 +148,16 @@ TEST(TuneEnqueue, EnqueueCommandAddsAConfigurationTheNextSessionRunsFirst) {
   ASSERT_EQ(runs.size(), 2u);
   EXPECT_EQ(runs[0], "start 1 0.35 -0.9");
   EXPECT_EQ(state_of(d / "ec")["study"]["trials"][1]["source"].as<std::string>(), "enqueued");
-  // The budget is spent: the campaign is finished and says so rather than keep a configuration that
-  // would never run.
-  const Result late = tune(d, {"enqueue", "ec", "x=0", "y=0"});
-  EXPECT_EQ(late.code, 2);
-  EXPECT_NE(late.err.find("tune enqueue: the campaign ec is finished (the budget of 3 trials is spent): nothing more runs in it"), std::string::npos) << late.err;
+  // The trial budget is spent: the configuration waits for 'tune resume --trials N', which runs it first.
+  const Result late = tune(d, {"enqueue", "ec", "x=0", "y=-1"});
+  ASSERT_EQ(late.code, 0) << late.err;
+  EXPECT_NE(late.out.find("the campaign has finished (the budget of 3 trials is spent): 'tune resume ec --trials N' "
+                          "raises its trial budget to N"),
+            std::string::npos) << late.out;
+  ASSERT_EQ(tune(d, {"resume", "ec", "--trials", "5", "--quiet"}, env).code, 0);
+  const std::vector<std::string> more = started(d / "toy.log");
+  ASSERT_EQ(more.size(), 4u);
+  EXPECT_EQ(more[2], "start 3 0 -1");
 }
 
 }  // namespace

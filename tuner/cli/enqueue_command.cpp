@@ -39,10 +39,11 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
   const auto lock = lock_campaign(dir, "enqueue");
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
-  if (s.finished || s.study.finished()) {
-    const std::string& why = s.stop_reason.empty() ? s.study.stop_reason() : s.stop_reason;
+  // A study that stopped (its cost budget spent, its strategy done) hands out nothing more; a campaign
+  // that spent its trial budget goes on with 'tune resume --trials N', which runs the queue first.
+  if (s.study.finished()) {
     std::fprintf(stderr, "tune enqueue: the campaign %s is finished (%s): nothing more runs in it\n", dir.c_str(),
-                 why.c_str());
+                 s.study.stop_reason().c_str());
     return kExitUsage;
   }
   Config config;
@@ -93,6 +94,9 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
   save_state(dir, s);
   std::printf("enqueued %s (%zu waiting); it runs at the next 'tune ask %s' or when 'tune resume %s' continues\n",
               tune::to_string(config).c_str(), s.study.enqueued_count(), dir.c_str(), dir.c_str());
+  if (s.finished)
+    std::printf("the campaign has finished (%s): 'tune resume %s --trials N' raises its trial budget to N\n",
+                s.stop_reason.c_str(), dir.c_str());
   return kExitComplete;
 }
 
