@@ -232,7 +232,7 @@ TEST(TuneCli, EventLogHasJsonNumbersAndTheTrialsOfAskAndTell) {
   const fs::path d = fresh_dir("events-json");
   write(d / "c.yaml", quadratic_campaign("j", 2, 1));
   ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
-  ASSERT_EQ(tune(d, {"ask", "j"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "j", "--trials", "4"}).code, 0);  // the file's budget of 2 is spent
   ASSERT_EQ(tune(d, {"tell", "j", "2", "0.0625"}).code, 0);
   ASSERT_EQ(tune(d, {"ask", "j"}).code, 0);
   ASSERT_EQ(tune(d, {"tell", "j", "3", "--failed", "diverged"}).code, 0);
@@ -714,8 +714,15 @@ TEST(TuneCli, AskAndTellDriveACampaignFromOutside) {
   write(d / "c.yaml", quadratic_campaign("at", 3, 1));
   // A campaign whose trials tune run ran (AskFromACampaignFile... creates one without running any).
   ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
-  const Result a = tune(d, {"ask", "at"});
-  // The budget is spent, but ask hands out more on request (external orchestration decides).
+  // The budget is spent: ask hands out nothing (exit 0, finished) until --trials raises it.
+  const Result spent = tune(d, {"ask", "at"});
+  EXPECT_EQ(spent.code, 0) << spent.err;
+  EXPECT_EQ(spent.out, "");
+  EXPECT_NE(spent.err.find("the budget of 3 trials is spent"), std::string::npos) << spent.err;
+  const Result low = tune(d, {"ask", "at", "--trials", "3"});
+  EXPECT_EQ(low.code, 2);
+  EXPECT_EQ(low.err, "tune ask: --trials 3: at has 3 trials already; give the new total, more than 3\n");
+  const Result a = tune(d, {"ask", "at", "--trials", "4"});
   ASSERT_EQ(a.code, 0) << a.err;
   const YAML::Node asked = YAML::Load(a.out);
   ASSERT_TRUE(asked["trial"]) << a.out;
@@ -1222,7 +1229,7 @@ TEST(TuneCli, TellOnAMeasuredCostCampaignNeedsTheRunTime) {
   const fs::path d = fresh_dir("multires-tell");
   write(d / "c.yaml", multires_campaign("mt", "measured", 100, 1, ", trials: 1"));
   ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}, {{"MULTIRES_SLEEP", "0.01"}}).code, 0);
-  const Result a = tune(d, {"ask", "mt"});
+  const Result a = tune(d, {"ask", "mt", "--trials", "2"});
   ASSERT_EQ(a.code, 0) << a.err;
   const std::string id = YAML::Load(a.out)["trial"].as<std::string>();
   const Result no_cost = tune(d, {"tell", "mt", id, "0.5"});

@@ -104,4 +104,38 @@ TEST(TuneCliUsage, TellingATrialTwiceIsABadCommandLineThatSaysWhatWasRecorded) {
   EXPECT_EQ(slurp(d / "ext" / "state.yaml"), before);
 }
 
+// budget.trials bounds what tune ask hands out, as it bounds what a tuner launches: a driver loop
+// `while tune ask ...` ends with exit 0 and nothing on stdout once the budget's trials are handed out.
+TEST(TuneCliUsage, AskHandsOutNoMoreTrialsThanTheTrialBudget) {
+  const fs::path d = fresh_dir("usage-ask-budget");
+  write(d / "ext.yaml",
+        "name: ext\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: loss}\nbudget: {trials: 2}\n");
+  const Result a0 = tune(d, {"ask", "ext.yaml", "--json"});
+  ASSERT_EQ(a0.code, 0) << a0.err;
+  ASSERT_NE(a0.out.find("\"trial\": 0"), std::string::npos) << a0.out;
+  const Result a1 = tune(d, {"ask", "ext", "--json"});
+  ASSERT_EQ(a1.code, 0) << a1.err;
+  ASSERT_NE(a1.out.find("\"trial\": 1"), std::string::npos) << a1.out;
+  // Both handed out, neither told: the budget is committed, nothing more will come.
+  const Result a2 = tune(d, {"ask", "ext"});
+  EXPECT_EQ(a2.code, 0) << a2.err;
+  EXPECT_EQ(a2.out, "");
+  EXPECT_NE(a2.err.find("the budget of 2 trials is spent"), std::string::npos) << a2.err;
+  EXPECT_NE(a2.err.find("2 trials await their result"), std::string::npos) << a2.err;
+  ASSERT_EQ(tune(d, {"tell", "ext", "0", "0.5"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "ext", "1", "--failed", "diverged"}).code, 0);
+  const Result a3 = tune(d, {"ask", "ext"});
+  EXPECT_EQ(a3.code, 0) << a3.err;
+  EXPECT_EQ(a3.out, "");
+  EXPECT_NE(a3.err.find("the campaign is finished"), std::string::npos) << a3.err;
+  EXPECT_EQ(a3.err.find("await"), std::string::npos) << a3.err;
+  const YAML::Node s = state_of(d / "ext");
+  EXPECT_EQ(s["study"]["trials"].size(), 2u);
+  EXPECT_TRUE(s["finished"].as<bool>());
+  const Result st = tune(d, {"status", "ext"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("finished"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("the budget of 2 trials is spent"), std::string::npos) << st.out;
+}
+
 }  // namespace

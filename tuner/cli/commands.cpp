@@ -594,26 +594,39 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   return drive(d, flags);
 }
 
+namespace {
+
+// `--trials N` of resume and ask: a campaign that spent its trial budget continues with a larger one
+// (N trials in all). Writes the state; a refusal (N not above the trials so far) is an exit code,
+// with nothing written. The caller holds the campaign's lock.
+std::optional<int> raise_trial_budget(const std::filesystem::path& dir, CampaignState& s, std::size_t trials,
+                                      const char* command) {
+  const std::size_t so_far = s.study.trials().size();
+  if (trials <= so_far) {
+    std::fprintf(stderr, "tune %s: --trials %zu: %s has %zu trials already; give the new total, more than %zu\n",
+                 command, trials, dir.c_str(), so_far, so_far);
+    return kExitUsage;
+  }
+  s.config.budget.trials = trials;
+  s.finished = false;
+  s.stop_reason.clear();
+  save_state(dir, s);
+  return std::nullopt;
+}
+
+}  // namespace
+
 int resume(const std::filesystem::path& dir, const SessionFlags& flags, std::optional<std::size_t> trials) {
   if (!holds_campaign(dir, "resume")) return kExitUsage;
   const CampaignState s = load_state(dir);  // refuse a damaged state before detaching
   if (refuse_without_command(s.config, dir.string(), "resume")) return kExitUsage;
   if (refuse_unstartable_command(s.config, dir, (dir / "state.yaml").string(), "resume")) return kExitError;
   if (trials) {
-    // A campaign that spent its trial budget continues with a larger one. Under the lock, which a
-    // tuner driving the campaign holds (exit 5 then), the state is read again and rewritten.
+    // Under the lock, which a tuner driving the campaign holds (exit 5 then).
     const std::optional<CampaignLock> lock = lock_campaign(dir, "resume");
     if (!lock) return kExitLocked;
     CampaignState raised = load_state(dir);
-    const std::size_t so_far = raised.study.trials().size();
-    if (*trials <= so_far) {
-      std::fprintf(stderr, "tune resume: --trials %zu: %s has %zu trials already; give the new total, more than %zu\n",
-                   *trials, dir.c_str(), so_far, so_far);
-      return kExitUsage;
-    }
-    raised.config.budget.trials = *trials;
-    raised.finished = false;
-    save_state(dir, raised);
+    if (const std::optional<int> refused = raise_trial_budget(dir, raised, *trials, "resume")) return *refused;
   }
   return drive(dir, flags);
 }
@@ -791,6 +804,22 @@ std::string awaited_results(const std::filesystem::path& dir, const CampaignStat
 // has loaded, if it has).
 int hand_out(const std::filesystem::path& dir, bool json, std::optional<CampaignState> loaded = std::nullopt) {
   CampaignState s = loaded ? std::move(*loaded) : load_state(dir);
+  // budget.trials bounds the trials handed out as it bounds those a tuner launches (the campaign's
+  // study has no trial limit of its own): without this check a driver loop never ended.
+  if (s.config.budget.trials && s.study.trials().size() >= *s.config.budget.trials) {
+    const std::string why = "the budget of " + std::to_string(*s.config.budget.trials) + " trials is spent";
+    const std::size_t pending = s.study.pending_count();
+    if (pending == 0 && !s.finished) {  // as a tuner ends a campaign: tune status then says it finished, and why
+      s.finished = true;
+      s.stop_reason = why;
+      save_state(dir, s);
+    }
+    const std::string awaited = pending == 0 ? std::string()
+                                : "; " + std::to_string(pending) + (pending == 1 ? " trial awaits its" : " trials await their") +
+                                      " result ('tune status " + dir.string() + "' lists them)";
+    std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s%s\n", why.c_str(), awaited.c_str());
+    return kExitComplete;
+  }
   const auto suggestion = s.study.ask();
   if (!suggestion) {
     if (s.study.finished()) {
@@ -845,11 +874,14 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
 
 }  // namespace
 
-int ask(const std::filesystem::path& dir, bool json) {
+int ask(const std::filesystem::path& dir, bool json, std::optional<std::size_t> trials) {
   if (!holds_campaign(dir, "ask")) return kExitUsage;  // before the lock, which would create tune.lock
   const auto lock = lock_campaign(dir, "ask");
   if (!lock) return kExitLocked;
-  return hand_out(dir, json);
+  if (!trials) return hand_out(dir, json);
+  CampaignState s = load_state(dir);
+  if (const std::optional<int> refused = raise_trial_budget(dir, s, *trials, "ask")) return *refused;
+  return hand_out(dir, json, std::move(s));
 }
 
 int ask_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, bool json) {

@@ -50,7 +50,8 @@ int init(const std::filesystem::path& file);
 // last: list only the most recent trials (by id), the summary above them unchanged; nullopt: all.
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last = std::nullopt);
 int best(const std::filesystem::path& dir, bool json);
-int ask(const std::filesystem::path& dir, bool json);
+// With `trials`: first raise budget.trials to that total (more than the trials so far).
+int ask(const std::filesystem::path& dir, bool json, std::optional<std::size_t> trials = std::nullopt);
 // `tune ask campaign.yaml [--dir DIR]`: creates the campaign as `tune run` would (./<name>/ or DIR),
 // without launching anything, or finds it there, then hands out its next suggestion. The file may
 // leave out `command` (the trials are run from outside).

@@ -110,6 +110,10 @@ int main(int argc, char** argv) {
   ask_cmd->add_option("campaign", campaign_dir, "campaign directory, or campaign file")->required();
   ask_cmd->add_option("--dir", dir, "with a campaign file: the campaign directory (default: ./<name>)");
   ask_cmd->add_flag("--json", json, "JSON instead of YAML");
+  std::optional<std::size_t> ask_trials;
+  ask_cmd->add_option("--trials", ask_trials,
+                      "with a campaign directory: raise budget.trials to N trials in all (more than the campaign has) "
+                      "first, e.g. to continue a campaign that spent its trial budget")->type_name("N");
   std::string tell_id;  // parsed here: CLI11 read -1 as 2^64 - 1 and clamped ids past 2^64
   std::optional<std::string> tell_value, tell_failure;
   CLI::App* tell_cmd = app.add_subcommand(
@@ -199,13 +203,20 @@ int main(int argc, char** argv) {
     if (*export_cmd) return tune::tuner::export_trials(campaign_dir, export_format, export_output);
     if (*ask_cmd) {
       std::error_code ec;
-      if (std::filesystem::is_regular_file(campaign_dir, ec)) return ask_campaign_file(campaign_dir, dir, json);
+      if (std::filesystem::is_regular_file(campaign_dir, ec)) {
+        if (ask_trials) {
+          std::fprintf(stderr, "tune ask: --trials goes with a campaign directory (tune ask DIR --trials N); with a "
+                               "campaign file, its budget.trials is the budget\n");
+          return kExitUsage;
+        }
+        return ask_campaign_file(campaign_dir, dir, json);
+      }
       if (dir) {
         std::fprintf(stderr, "tune ask: --dir goes with a campaign file (tune ask campaign.yaml --dir DIR); %s is not "
                              "a file\n", campaign_dir.c_str());
         return kExitUsage;
       }
-      return tune::tuner::ask(campaign_dir, json);
+      return tune::tuner::ask(campaign_dir, json, ask_trials);
     }
     if (*tell_cmd) {
       if (!tell_value == !tell_failure) {
