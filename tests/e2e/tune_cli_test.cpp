@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -1833,3 +1834,42 @@ TEST(TuneCli, StatusReadsACampaignItCannotWriteTo) {
   EXPECT_FALSE(fs::exists(campaign / "tune.lock"));
   fs::permissions(campaign, fs::perms::owner_all, fs::perm_options::add);  // for the next run's fresh_dir
 }
+
+namespace {
+
+// ask and tell wait for another short command's lock up to TUNE_LOCK_WAIT (60 s without it), then
+// exit 5 naming the holder.
+TEST(TuneCli, AskAndTellGiveUpAfterTheLockWaitNamingTheHolder) {
+  const fs::path d = fresh_dir("lock-wait");
+  write(d / "c.yaml", "name: lw\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: random\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  const fs::path campaign = d / "lw";
+  // This test holds the campaign's lock as a short command does, recorded as its holder.
+  const int fd = ::open((campaign / "tune.lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const std::string record = std::to_string(::getpid()) + " tune tell\n";
+  ASSERT_EQ(::ftruncate(fd, 0), 0);
+  ASSERT_EQ(::pwrite(fd, record.data(), record.size(), 0), static_cast<ssize_t>(record.size()));
+  const std::string holder = "lw is still held by process " + std::to_string(::getpid()) + " (tune tell) after ";
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result tell = tune(d, {"tell", "lw", "0", "0.5"}, {{"TUNE_LOCK_WAIT", "1s"}});
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(tell.code, 5) << tell.err;
+  EXPECT_NE(tell.err.find(holder + "1.0s of waiting for it"), std::string::npos) << tell.err;
+  EXPECT_GE(waited, std::chrono::seconds(1));
+  EXPECT_LT(waited, std::chrono::seconds(20));
+  const Result ask = tune(d, {"ask", "lw"}, {{"TUNE_LOCK_WAIT", "0"}});
+  EXPECT_EQ(ask.code, 5) << ask.err;
+  EXPECT_NE(ask.err.find(holder), std::string::npos) << ask.err;
+  const Result bad = tune(d, {"tell", "lw", "0", "0.5"}, {{"TUNE_LOCK_WAIT", "soon"}});
+  EXPECT_EQ(bad.code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("TUNE_LOCK_WAIT='soon' is not a duration"), std::string::npos) << bad.err;
+
+  ::close(fd);
+  EXPECT_EQ(tune(d, {"tell", "lw", "0", "0.5"}, {{"TUNE_LOCK_WAIT", "1s"}}).code, 0);
+  EXPECT_TRUE(state_of(campaign)["study"]["trials"][0]["value"]);
+}
+
+}  // namespace
