@@ -1872,4 +1872,60 @@ TEST(TuneCli, AskAndTellGiveUpAfterTheLockWaitNamingTheHolder) {
   EXPECT_TRUE(state_of(campaign)["study"]["trials"][0]["value"]);
 }
 
+
+// The number of lines of the toy trainers' log saying a run started, once it reaches `n` (or 30 s pass).
+std::size_t wait_for_runs(const fs::path& log, std::size_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::size_t runs = 0;
+  for (;;) {
+    runs = 0;
+    for (const auto& [id, count] : starts(log)) runs += static_cast<std::size_t>(count);
+    if (runs >= n || std::chrono::steady_clock::now() >= deadline) return runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The events of the last session in DIR/events.jsonl (from its session_start on).
+std::vector<YAML::Node> last_session_events(const fs::path& campaign) {
+  const std::vector<YAML::Node> all = events_of(campaign);
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i]["event"].as<std::string>() == "session_start") start = i;
+  return {all.begin() + static_cast<std::ptrdiff_t>(start), all.end()};
+}
+
+// `tune stop` says that the user stopped the tuner (terminal, state, events); a SIGTERM from anyone
+// else is still reported as a signal.
+TEST(TuneCli, StopByTuneStopIsReportedAsSuchAndAPlainSigtermAsASignal) {
+  const fs::path d = fresh_dir("stop-reason");
+  write(d / "c.yaml", quadratic_campaign("sr", 4, 1));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "30"}};
+  const fs::path campaign = d / "sr";
+  const fs::path other = fresh_dir("stop-reason-other");  // the tuner's cli.out / cli.err stay in d
+  const auto expect_ended = [&](const Result& r, const std::string& reason, const std::string& by) {
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("ended: " + reason + "; 'tune resume' continues"), std::string::npos) << r.err;
+    EXPECT_EQ(state_of(campaign)["stop_reason"].as<std::string>(), reason + "; 'tune resume' continues");
+    const std::vector<YAML::Node> events = last_session_events(campaign);
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back()["event"].as<std::string>(), "session_end");
+    EXPECT_EQ(events.back()["reason"].as<std::string>(), reason + "; 'tune resume' continues");
+    std::string requested_by;
+    for (const YAML::Node& e : events)
+      if (e["event"].as<std::string>() == "stop_requested") requested_by = e["by"].as<std::string>();
+    EXPECT_EQ(requested_by, by);
+  };
+
+  const pid_t tuner = start(d, {"run", "c.yaml"}, env);
+  ASSERT_EQ(wait_for_runs(d / "toy.log", 1), 1u);
+  const Result stop = tune(other, {"stop", campaign.string()});
+  ASSERT_EQ(stop.code, 0) << stop.err;
+  expect_ended(finish(d, tuner), "stopped by 'tune stop'", "tune stop");
+
+  const pid_t resumed = start(d, {"resume", "sr"}, env);
+  ASSERT_EQ(wait_for_runs(d / "toy.log", 2), 2u);
+  ::kill(resumed, SIGTERM);
+  expect_ended(finish(d, resumed), "stopped by a signal (SIGTERM)", "SIGTERM");
+}
+
 }  // namespace

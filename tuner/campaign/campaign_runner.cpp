@@ -27,16 +27,27 @@ namespace tune::tuner {
 namespace {
 
 std::atomic<int> g_stop_signals{0};
+// Who sent the first stop signal: 0 before it came, kByTuneStop for `tune stop`, else the signal.
+constexpr int kByTuneStop = -1;
+std::atomic<int> g_first_stop_origin{0};
 
-extern "C" void on_stop_signal(int) { g_stop_signals.fetch_add(1); }
+extern "C" void on_stop_signal(int sig, siginfo_t* info, void*) {
+  // Only request_stop() queues SIGTERM with this value; kill(1), Ctrl-C or a scheduler send plain ones.
+  const bool by_tune_stop = info && info->si_code == SI_QUEUE && info->si_value.sival_int == kStopRequestValue;
+  int none = 0;
+  g_first_stop_origin.compare_exchange_strong(none, by_tune_stop ? kByTuneStop : sig);  // before the count
+  g_stop_signals.fetch_add(1);
+}
 
 // Installs the handlers for the runner's lifetime and restores the previous ones.
 class StopSignals {
  public:
   StopSignals() {
     g_stop_signals = 0;
+    g_first_stop_origin = 0;
     struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
+    sa.sa_sigaction = on_stop_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
@@ -46,6 +57,9 @@ class StopSignals {
     sigaction(SIGTERM, &old_term_, nullptr);
   }
   int count() const { return g_stop_signals.load(); }
+  // Whether the first stop came from `tune stop`, and otherwise the signal that brought it.
+  bool first_by_tune_stop() const { return g_first_stop_origin.load() == kByTuneStop; }
+  int first_signal() const { return g_first_stop_origin.load(); }
 
  private:
   struct sigaction old_int_ {};
@@ -371,10 +385,13 @@ class Runner {
         if (handled_signals == 1) {
           stopping = true;
           code = kExitInterrupted;
-          end_reason = "stopped by a signal; 'tune resume' continues";
-          events_.write("stop_requested", {});
-          progress_.log(options_.wait_on_stop ? "stopping: waiting for running trials (signal again to terminate them)"
-                                              : "stopping: terminating running trials (they will run again on resume)");
+          const std::string by = signals.first_by_tune_stop() ? "'tune stop'" : signal_name(signals.first_signal());
+          end_reason = (signals.first_by_tune_stop() ? "stopped by 'tune stop'" : "stopped by a signal (" + by + ")") +
+                       "; 'tune resume' continues";
+          events_.write("stop_requested", {{"by", json_string(signals.first_by_tune_stop() ? "tune stop" : by)}});
+          progress_.log("stopping (" + by + "): " +
+                        (options_.wait_on_stop ? "waiting for running trials (signal again to terminate them)"
+                                               : "terminating running trials (they will run again on resume)"));
           if (!options_.wait_on_stop) cancel_running();
         } else if (handled_signals == 2) {
           progress_.log("terminating running trials now");
@@ -450,6 +467,12 @@ class Runner {
 };
 
 }  // namespace
+
+bool request_stop(pid_t tuner) {
+  union sigval value {};
+  value.sival_int = kStopRequestValue;
+  return ::sigqueue(tuner, SIGTERM, value) == 0;
+}
 
 bool driven_by_another_tuner(const std::filesystem::path& dir) {
   // A read-only probe, no waiting: a short command's hold is the background's to wait for.

@@ -920,8 +920,8 @@ int stop(const std::filesystem::path& dir) {
     std::fprintf(stderr, "tune: no tuner is running for %s (stale tuner.pid)\n", dir.c_str());
     return kExitError;
   }
-  if (::kill(static_cast<pid_t>(pid), SIGTERM) != 0) {
-    std::perror("tune: kill");
+  if (!request_stop(static_cast<pid_t>(pid))) {
+    std::perror("tune: sigqueue");
     return kExitError;
   }
   std::printf("asked the tuner (pid %ld) to stop; it checkpoints and exits\n", pid);
