@@ -1928,4 +1928,37 @@ TEST(TuneCli, StopByTuneStopIsReportedAsSuchAndAPlainSigtermAsASignal) {
   expect_ended(finish(d, resumed), "stopped by a signal (SIGTERM)", "SIGTERM");
 }
 
+// A launch that throws (here: the supervisor's command record cannot be written where a directory
+// stands; on a cluster, sbatch refusing the job) ends the session with an error: the state and the
+// event log say so, and the trial, which never started, keeps its attempt number for its first run.
+TEST(TuneCli, LaunchErrorEndsTheSessionInTheLogAndSpendsNoAttempt) {
+  const fs::path d = fresh_dir("launch-error");
+  write(d / "c.yaml", quadratic_campaign("le", 2, 1));
+  const fs::path campaign = d / "le";
+  const fs::path blocker = campaign / "trials" / "0" / "command.yaml";
+  fs::create_directories(blocker);
+  const Result failed = tune(d, {"run", "c.yaml", "--quiet"});
+  EXPECT_EQ(failed.code, 1) << failed.err;
+  EXPECT_NE(failed.err.find(blocker.filename().string()), std::string::npos) << failed.err;
+  const YAML::Node s = state_of(campaign);
+  EXPECT_EQ(s["stop_reason"].as<std::string>().rfind("error: ", 0), 0u) << s["stop_reason"];
+  ASSERT_EQ(s["runs"].size(), 1u);
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "queued");
+  EXPECT_EQ(s["runs"][0]["attempts"].as<int>(), 0);
+  const std::vector<YAML::Node> events = last_session_events(campaign);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["event"].as<std::string>(), "session_end");
+  EXPECT_EQ(events.back()["reason"].as<std::string>(), s["stop_reason"].as<std::string>());
+
+  fs::remove(blocker);
+  const Result resumed = tune(d, {"resume", "le", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  std::map<std::uint64_t, std::vector<int>> attempts;  // per trial, the attempt of each launch event
+  for (const YAML::Node& e : events_of(campaign))
+    if (e["event"].as<std::string>() == "launch") attempts[e["trial"].as<std::uint64_t>()].push_back(e["attempt"].as<int>());
+  EXPECT_EQ(attempts[0], std::vector<int>{1});
+  EXPECT_EQ(state_of(campaign)["runs"][0]["attempts"].as<int>(), 1);
+  EXPECT_FALSE(fs::exists(campaign / "trials" / "0" / "attempts"));
+}
+
 }  // namespace

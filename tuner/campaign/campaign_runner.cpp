@@ -111,17 +111,33 @@ class Runner {
     const std::vector<std::pair<std::string, EventFields>> resumed = resume_running_trials();
     checkpoint();
     events_.write("session_start", {{"trials", json_number(std::uint64_t{state_.runs.size()})}});
-    events_.recover_outcomes(state_);
-    for (const auto& [event, fields] : resumed) events_.write(event, fields);
-    int code = loop();
-    state_.active_seconds = active_seconds();
-    checkpoint();
-    events_.write("session_end", {{"reason", json_string(state_.stop_reason)}});
+    int code = kExitError;
+    try {
+      events_.recover_outcomes(state_);
+      for (const auto& [event, fields] : resumed) events_.write(event, fields);
+      code = loop();
+    } catch (const std::exception& e) {
+      // An error ends the session too, and the state and the event log say so like any other end
+      // (`tune status`: "last session ended: error: ..."). The caller reports the error itself.
+      state_.stop_reason = std::string("error: ") + e.what();
+      try {
+        end_session();
+      } catch (const std::exception&) {
+        // The state or the log cannot be written (the error may well be that): the first error is the one to report.
+      }
+      throw;
+    }
+    end_session();
     progress_.finish(state_, active_seconds());
     return code;
   }
 
  private:
+  void end_session() {
+    checkpoint();
+    events_.write("session_end", {{"reason", json_string(state_.stop_reason)}});
+  }
+
   double active_seconds() const {
     return base_active_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   }
@@ -246,7 +262,10 @@ class Runner {
     try {
       r.job = executor_->launch(launch);
     } catch (const std::exception&) {
-      r.status = RunStatus::queued;  // it never started (the cluster refused it, the supervisor is missing)
+      // It never started (the cluster refused it, the supervisor is missing): not an attempt, so the
+      // number is handed out again and attempt numbers (events, attempts/<n>/) count runs that started.
+      r.status = RunStatus::queued;
+      --r.attempts;
       checkpoint();
       throw;
     }
