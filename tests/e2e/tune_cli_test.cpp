@@ -1961,4 +1961,29 @@ TEST(TuneCli, LaunchErrorEndsTheSessionInTheLogAndSpendsNoAttempt) {
   EXPECT_FALSE(fs::exists(campaign / "trials" / "0" / "attempts"));
 }
 
+// A trial terminated by a stop is collected (cancelled) and re-queued, and its exit record stays in its
+// directory until its next launch sets it aside: resume must not take that record for a run to follow
+// and collect it a second time.
+TEST(TuneCli, ResumeDoesNotCollectAReQueuedTrialsOldExitRecordAgain) {
+  const fs::path d = fresh_dir("requeued-stale-exit");
+  write(d / "c.yaml", quadratic_campaign("rq", 1, 1));
+  const fs::path campaign = d / "rq";
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "30"}});
+  ASSERT_EQ(wait_for_runs(d / "toy.log", 1), 1u);
+  ::kill(tuner, SIGINT);
+  ASSERT_EQ(finish(d, tuner).code, 3);
+  ASSERT_EQ(state_of(campaign)["runs"][0]["status"].as<std::string>(), "queued");
+  ASSERT_TRUE(fs::exists(campaign / "trials" / "0" / "exit.yaml"));  // the cancelled run's
+
+  const Result resumed = tune(d, {"resume", "rq"});  // not --quiet: it logs each collection
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(resumed.err.find("re-attached"), std::string::npos) << resumed.err;
+  EXPECT_EQ(resumed.err.find("interrupted"), std::string::npos) << resumed.err;
+  std::vector<std::string> kinds;
+  for (const YAML::Node& e : last_session_events(campaign)) kinds.push_back(e["event"].as<std::string>());
+  EXPECT_EQ(kinds, (std::vector<std::string>{"session_start", "launch", "complete", "session_end"}));
+  EXPECT_EQ(state_of(campaign)["runs"][0]["attempts"].as<int>(), 2);
+  EXPECT_NE(slurp(campaign / "trials" / "0" / "attempts" / "1" / "exit.yaml").find("cancelled"), std::string::npos);
+}
+
 }  // namespace

@@ -156,6 +156,10 @@ class Runner {
       if (r.external || r.status == RunStatus::complete || r.status == RunStatus::failed) continue;
       if (r.status == RunStatus::queued && r.attempts == 0) continue;
       const std::filesystem::path tdir = trial_dir(dir_, r.id);
+      // A re-queued trial's last run was collected (or given up for lost), so an exit record in its
+      // directory is that run's, to be set aside at the next launch, not collected again; only a
+      // supervisor still alive (started just as the previous tuner died) is followed.
+      if (r.status == RunStatus::queued && !adapters::trial_is_supervised(std::filesystem::absolute(tdir))) continue;
       const adapters::RunRecord run{.id = std::to_string(r.id), .dir = std::filesystem::absolute(tdir),
                                     .attempt = r.attempts, .job = r.job, .requeued = r.status == RunStatus::queued};
       if (std::filesystem::exists(tdir) && executor_->attach(run)) {
