@@ -1987,3 +1987,37 @@ TEST(TuneCli, ResumeDoesNotCollectAReQueuedTrialsOldExitRecordAgain) {
 }
 
 }  // namespace
+
+namespace {
+
+// A trial gets the tuner's PATH, but it runs in DIR/trials/<id>/, where execvp resolves PATH's
+// relative entries: the check of the program before the first trial resolves them there too.
+TEST(TuneCli, ProgramCheckSearchesRelativePathEntriesFromTheTrialsDirectory) {
+  const fs::path d = fresh_dir("relative-path-entry");
+  const auto trainer = [](const fs::path& p) {
+    fs::create_directories(p.parent_path());
+    write(p, "#!/bin/sh\necho loss=1\n");
+    fs::permissions(p, fs::perms::owner_exec, fs::perm_options::add);
+  };
+  trainer(d / "found" / "tools" / "tools-train");  // ../../tools from found/trials/<id>/
+  trainer(d / "bin" / "cwd-train");                // bin/ from where the tuner runs only
+  const auto campaign = [](const std::string& name, const std::string& program) {
+    return "name: " + name + "\ncommand: [" + program + ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+           "objective: {name: loss, direction: minimize}\nbudget: {trials: 1}\n";
+  };
+  const std::map<std::string, std::string> env{{"PATH", std::string("../../tools:bin:") + std::getenv("PATH")}};
+  write(d / "found.yaml", campaign("found", "tools-train"));
+  const Result found = tune(d, {"run", "found.yaml", "--quiet"}, env);
+  ASSERT_EQ(found.code, 0) << found.err;
+  EXPECT_EQ(state_of(d / "found")["study"]["trials"][0]["status"].as<std::string>(), "complete");
+  write(d / "missing.yaml", campaign("missing", "cwd-train"));
+  const Result missing = tune(d, {"run", "missing.yaml", "--quiet"}, env);
+  EXPECT_EQ(missing.code, 1) << missing.err;
+  EXPECT_NE(missing.err.find("'cwd-train' is not found on PATH"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("relative entries are searched from " + (d / "missing" / "trials" / "0").string()),
+            std::string::npos)
+      << missing.err;
+  EXPECT_FALSE(fs::exists(d / "missing")) << "refused before the campaign directory was made";
+}
+
+}  // namespace
