@@ -322,5 +322,22 @@ TEST(InlineSpace, RoundTripRendersTheExpectedArgv) {
   EXPECT_NEAR(std::stod(argv[3]), 1e-3, 1e-12);
 }
 
+// `data~val` would declare a parameter `data` with the prior `val`; `~~` is the escape, as `{{` is for
+// a brace, and a single `~` that declares nothing is still passed as typed.
+TEST(InlineSpace, DoubledTildeIsALiteralTilde) {
+  const InlineCampaign c = parse_inline_command(
+      {"train", "data~~val", "--split=a~~b~~c", "~~/x", "HEAD~1", "--lr~uniform(0,1)", "--tag={{x}}~~y"});
+  EXPECT_EQ(c.command, (Args{"train", "data~val", "--split=a~b~c", "~/x", "HEAD~1", "--lr", "{lr}", "--tag={{x}}~y"}));
+  ASSERT_EQ(c.space.dim(), 1u);
+  EXPECT_EQ(c.space.parameters().at(0).name, "lr");
+  const Args argv = render_command(c.command, {{"lr", 0.5}}, {"0", "/c/trials/0", "/c/trials/0/result.json"});
+  EXPECT_EQ(argv[1], "data~val");
+  EXPECT_EQ(argv.back(), "--tag={x}~y");
+  // Without the escape, the argument is a declaration, and the error says how to write a literal '~'.
+  const std::string m = error_of([] { parse_inline_command({"train", "data~val", "--lr~uniform(0,1)"}); });
+  expect_contains(m, "argument 'data~val': unknown prior 'val'");
+  expect_contains(m, "for a literal '~' in an argument, write '~~'");
+}
+
 }  // namespace
 }  // namespace tune::adapters

@@ -479,4 +479,21 @@ TEST_F(LocalExecutorTest, ExitRecordRoundTripsAndADamagedOneIsRefusedByName) {
   }
 }
 
+// A launch that failed before its run started (a refused sbatch) leaves its records in the trial
+// directory, and the trial keeps its attempt number: setting the attempt aside again keeps what that
+// attempt recorded rather than replacing it with the failed launch's files.
+TEST_F(LocalExecutorTest, SettingAsideAnAttemptAgainKeepsItsRecords) {
+  const fs::path dir = fresh_dir("set-aside-again");
+  { std::ofstream(dir / tune::adapters::kCommandFile) << "the first attempt's\n"; }
+  { std::ofstream(dir / tune::adapters::kStdoutFile) << "epoch 1\n"; }
+  { std::ofstream(dir / "checkpoint") << "1\n"; }
+  tune::adapters::set_aside_attempt(dir, 1);
+  { std::ofstream(dir / tune::adapters::kCommandFile) << "a launch that failed\n"; }
+  tune::adapters::set_aside_attempt(dir, 1);
+  EXPECT_EQ(read_text(dir / "attempts" / "1" / tune::adapters::kCommandFile), "the first attempt's\n");
+  EXPECT_EQ(read_text(dir / "attempts" / "1" / tune::adapters::kStdoutFile), "epoch 1\n");
+  EXPECT_FALSE(fs::exists(dir / tune::adapters::kCommandFile));  // the next launch writes its own
+  EXPECT_EQ(read_text(dir / "checkpoint"), "1\n");              // the trial's own files stay
+}
+
 }  // namespace

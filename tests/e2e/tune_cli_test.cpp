@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -1840,3 +1841,190 @@ TEST(TuneCli, StatusReadsACampaignItCannotWriteTo) {
   EXPECT_FALSE(fs::exists(campaign / "tune.lock"));
   fs::permissions(campaign, fs::perms::owner_all, fs::perm_options::add);  // for the next run's fresh_dir
 }
+
+namespace {
+
+// ask and tell wait for another short command's lock up to TUNE_LOCK_WAIT (60 s without it), then
+// exit 5 naming the holder.
+TEST(TuneCli, AskAndTellGiveUpAfterTheLockWaitNamingTheHolder) {
+  const fs::path d = fresh_dir("lock-wait");
+  write(d / "c.yaml", "name: lw\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: random\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  const fs::path campaign = d / "lw";
+  // This test holds the campaign's lock as a short command does, recorded as its holder.
+  const int fd = ::open((campaign / "tune.lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+  const std::string record = std::to_string(::getpid()) + " tune tell\n";
+  ASSERT_EQ(::ftruncate(fd, 0), 0);
+  ASSERT_EQ(::pwrite(fd, record.data(), record.size(), 0), static_cast<ssize_t>(record.size()));
+  const std::string holder = "lw is still held by process " + std::to_string(::getpid()) + " (tune tell) after ";
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result tell = tune(d, {"tell", "lw", "0", "0.5"}, {{"TUNE_LOCK_WAIT", "1s"}});
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(tell.code, 5) << tell.err;
+  EXPECT_NE(tell.err.find(holder + "1.0s of waiting for it"), std::string::npos) << tell.err;
+  EXPECT_GE(waited, std::chrono::seconds(1));
+  EXPECT_LT(waited, std::chrono::seconds(20));
+  const Result ask = tune(d, {"ask", "lw"}, {{"TUNE_LOCK_WAIT", "0"}});
+  EXPECT_EQ(ask.code, 5) << ask.err;
+  EXPECT_NE(ask.err.find(holder), std::string::npos) << ask.err;
+  const Result bad = tune(d, {"tell", "lw", "0", "0.5"}, {{"TUNE_LOCK_WAIT", "soon"}});
+  EXPECT_EQ(bad.code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("TUNE_LOCK_WAIT='soon' is not a duration"), std::string::npos) << bad.err;
+
+  ::close(fd);
+  EXPECT_EQ(tune(d, {"tell", "lw", "0", "0.5"}, {{"TUNE_LOCK_WAIT", "1s"}}).code, 0);
+  EXPECT_TRUE(state_of(campaign)["study"]["trials"][0]["value"]);
+}
+
+
+// The number of lines of the toy trainers' log saying a run started, once it reaches `n` (or 30 s pass).
+std::size_t wait_for_runs(const fs::path& log, std::size_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  std::size_t runs = 0;
+  for (;;) {
+    runs = 0;
+    for (const auto& [id, count] : starts(log)) runs += static_cast<std::size_t>(count);
+    if (runs >= n || std::chrono::steady_clock::now() >= deadline) return runs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// The events of the last session in DIR/events.jsonl (from its session_start on).
+std::vector<YAML::Node> last_session_events(const fs::path& campaign) {
+  const std::vector<YAML::Node> all = events_of(campaign);
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i]["event"].as<std::string>() == "session_start") start = i;
+  return {all.begin() + static_cast<std::ptrdiff_t>(start), all.end()};
+}
+
+// `tune stop` says that the user stopped the tuner (terminal, state, events); a SIGTERM from anyone
+// else is still reported as a signal.
+TEST(TuneCli, StopByTuneStopIsReportedAsSuchAndAPlainSigtermAsASignal) {
+  const fs::path d = fresh_dir("stop-reason");
+  write(d / "c.yaml", quadratic_campaign("sr", 4, 1));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "30"}};
+  const fs::path campaign = d / "sr";
+  const fs::path other = fresh_dir("stop-reason-other");  // the tuner's cli.out / cli.err stay in d
+  const auto expect_ended = [&](const Result& r, const std::string& reason, const std::string& by) {
+    EXPECT_EQ(r.code, 3) << r.err;
+    EXPECT_NE(r.err.find("ended: " + reason + "; 'tune resume' continues"), std::string::npos) << r.err;
+    EXPECT_EQ(state_of(campaign)["stop_reason"].as<std::string>(), reason + "; 'tune resume' continues");
+    const std::vector<YAML::Node> events = last_session_events(campaign);
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.back()["event"].as<std::string>(), "session_end");
+    EXPECT_EQ(events.back()["reason"].as<std::string>(), reason + "; 'tune resume' continues");
+    std::string requested_by;
+    for (const YAML::Node& e : events)
+      if (e["event"].as<std::string>() == "stop_requested") requested_by = e["by"].as<std::string>();
+    EXPECT_EQ(requested_by, by);
+  };
+
+  const pid_t tuner = start(d, {"run", "c.yaml"}, env);
+  ASSERT_EQ(wait_for_runs(d / "toy.log", 1), 1u);
+  const Result stop = tune(other, {"stop", campaign.string()});
+  ASSERT_EQ(stop.code, 0) << stop.err;
+  expect_ended(finish(d, tuner), "stopped by 'tune stop'", "tune stop");
+
+  const pid_t resumed = start(d, {"resume", "sr"}, env);
+  ASSERT_EQ(wait_for_runs(d / "toy.log", 2), 2u);
+  ::kill(resumed, SIGTERM);
+  expect_ended(finish(d, resumed), "stopped by a signal (SIGTERM)", "SIGTERM");
+}
+
+// A launch that throws (here: the supervisor's command record cannot be written where a directory
+// stands; on a cluster, sbatch refusing the job) ends the session with an error: the state and the
+// event log say so, and the trial, which never started, keeps its attempt number for its first run.
+TEST(TuneCli, LaunchErrorEndsTheSessionInTheLogAndSpendsNoAttempt) {
+  const fs::path d = fresh_dir("launch-error");
+  write(d / "c.yaml", quadratic_campaign("le", 2, 1));
+  const fs::path campaign = d / "le";
+  const fs::path blocker = campaign / "trials" / "0" / "command.yaml";
+  fs::create_directories(blocker);
+  const Result failed = tune(d, {"run", "c.yaml", "--quiet"});
+  EXPECT_EQ(failed.code, 1) << failed.err;
+  EXPECT_NE(failed.err.find(blocker.filename().string()), std::string::npos) << failed.err;
+  const YAML::Node s = state_of(campaign);
+  EXPECT_EQ(s["stop_reason"].as<std::string>().rfind("error: ", 0), 0u) << s["stop_reason"];
+  ASSERT_EQ(s["runs"].size(), 1u);
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "queued");
+  EXPECT_EQ(s["runs"][0]["attempts"].as<int>(), 0);
+  const std::vector<YAML::Node> events = last_session_events(campaign);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back()["event"].as<std::string>(), "session_end");
+  EXPECT_EQ(events.back()["reason"].as<std::string>(), s["stop_reason"].as<std::string>());
+
+  fs::remove(blocker);
+  const Result resumed = tune(d, {"resume", "le", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  std::map<std::uint64_t, std::vector<int>> attempts;  // per trial, the attempt of each launch event
+  for (const YAML::Node& e : events_of(campaign))
+    if (e["event"].as<std::string>() == "launch") attempts[e["trial"].as<std::uint64_t>()].push_back(e["attempt"].as<int>());
+  EXPECT_EQ(attempts[0], std::vector<int>{1});
+  EXPECT_EQ(state_of(campaign)["runs"][0]["attempts"].as<int>(), 1);
+  EXPECT_FALSE(fs::exists(campaign / "trials" / "0" / "attempts"));
+}
+
+// A trial terminated by a stop is collected (cancelled) and re-queued, and its exit record stays in its
+// directory until its next launch sets it aside: resume must not take that record for a run to follow
+// and collect it a second time.
+TEST(TuneCli, ResumeDoesNotCollectAReQueuedTrialsOldExitRecordAgain) {
+  const fs::path d = fresh_dir("requeued-stale-exit");
+  write(d / "c.yaml", quadratic_campaign("rq", 1, 1));
+  const fs::path campaign = d / "rq";
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "30"}});
+  ASSERT_EQ(wait_for_runs(d / "toy.log", 1), 1u);
+  ::kill(tuner, SIGINT);
+  ASSERT_EQ(finish(d, tuner).code, 3);
+  ASSERT_EQ(state_of(campaign)["runs"][0]["status"].as<std::string>(), "queued");
+  ASSERT_TRUE(fs::exists(campaign / "trials" / "0" / "exit.yaml"));  // the cancelled run's
+
+  const Result resumed = tune(d, {"resume", "rq"});  // not --quiet: it logs each collection
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(resumed.err.find("re-attached"), std::string::npos) << resumed.err;
+  EXPECT_EQ(resumed.err.find("interrupted"), std::string::npos) << resumed.err;
+  std::vector<std::string> kinds;
+  for (const YAML::Node& e : last_session_events(campaign)) kinds.push_back(e["event"].as<std::string>());
+  EXPECT_EQ(kinds, (std::vector<std::string>{"session_start", "launch", "complete", "session_end"}));
+  EXPECT_EQ(state_of(campaign)["runs"][0]["attempts"].as<int>(), 2);
+  EXPECT_NE(slurp(campaign / "trials" / "0" / "attempts" / "1" / "exit.yaml").find("cancelled"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// A trial gets the tuner's PATH, but it runs in DIR/trials/<id>/, where execvp resolves PATH's
+// relative entries: the check of the program before the first trial resolves them there too.
+TEST(TuneCli, ProgramCheckSearchesRelativePathEntriesFromTheTrialsDirectory) {
+  const fs::path d = fresh_dir("relative-path-entry");
+  const auto trainer = [](const fs::path& p) {
+    fs::create_directories(p.parent_path());
+    write(p, "#!/bin/sh\necho loss=1\n");
+    fs::permissions(p, fs::perms::owner_exec, fs::perm_options::add);
+  };
+  trainer(d / "found" / "tools" / "tools-train");  // ../../tools from found/trials/<id>/
+  trainer(d / "bin" / "cwd-train");                // bin/ from where the tuner runs only
+  const auto campaign = [](const std::string& name, const std::string& program) {
+    return "name: " + name + "\ncommand: [" + program + ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+           "objective: {name: loss, direction: minimize}\nbudget: {trials: 1}\n";
+  };
+  const std::map<std::string, std::string> env{{"PATH", std::string("../../tools:bin:") + std::getenv("PATH")}};
+  write(d / "found.yaml", campaign("found", "tools-train"));
+  const Result found = tune(d, {"run", "found.yaml", "--quiet"}, env);
+  ASSERT_EQ(found.code, 0) << found.err;
+  EXPECT_EQ(state_of(d / "found")["study"]["trials"][0]["status"].as<std::string>(), "complete");
+  write(d / "missing.yaml", campaign("missing", "cwd-train"));
+  const Result missing = tune(d, {"run", "missing.yaml", "--quiet"}, env);
+  EXPECT_EQ(missing.code, 1) << missing.err;
+  EXPECT_NE(missing.err.find("'cwd-train' is not found on PATH"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("relative entries are searched from " + (d / "missing" / "trials" / "0").string()),
+            std::string::npos)
+      << missing.err;
+  EXPECT_FALSE(fs::exists(d / "missing")) << "refused before the campaign directory was made";
+}
+
+}  // namespace

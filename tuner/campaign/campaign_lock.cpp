@@ -5,10 +5,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
+
+#include "tuner/campaign/duration.hpp"
 
 namespace tune::tuner {
 
@@ -50,12 +54,24 @@ std::string first_line(const std::filesystem::path& path) {
 
 }  // namespace
 
+std::chrono::milliseconds lock_patience() {
+  const char* text = std::getenv(kLockWaitVariable);
+  if (!text) return kLockPatience;
+  const std::optional<double> seconds = parse_duration(text);
+  if (!seconds || !(*seconds >= 0) || *seconds > 1e9)
+    throw std::runtime_error(std::string("environment variable ") + kLockWaitVariable + "='" + text +
+                             "' is not a duration; set it to one such as 90, 500ms or 2m (0: do not wait), or "
+                             "unset it to wait " + format_duration(kLockPatience.count()));
+  return std::chrono::milliseconds(static_cast<long long>(std::llround(*seconds * 1000)));
+}
+
 std::optional<CampaignLock> CampaignLock::acquire(const std::filesystem::path& dir, Role role, const std::string& who,
-                                                  Refusal* refusal, std::chrono::milliseconds patience) {
+                                                  Refusal* refusal, std::optional<std::chrono::milliseconds> patience) {
+  const std::chrono::milliseconds wait = patience ? *patience : lock_patience();
   const std::filesystem::path path = dir / kLockFile;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) fail_open(path);
-  const auto deadline = std::chrono::steady_clock::now() + patience;
+  const auto deadline = std::chrono::steady_clock::now() + wait;
   // tune.lock is what excludes: whoever holds it is alone with the campaign. tuner.lock only says
   // who that is. A tuner takes tune.lock first, then tuner.lock, and lets go of them in the reverse
   // order (it exits), so tune.lock held with tuner.lock free is a short command, or a tuner between
@@ -67,6 +83,7 @@ std::optional<CampaignLock> CampaignLock::acquire(const std::filesystem::path& d
       if (refusal) {
         refusal->holder = tuner ? LockHolder::tuner : LockHolder::command;
         refusal->name = describe_holder(dir, refusal->holder);
+        refusal->waited = wait;
       }
       return std::nullopt;
     }
@@ -120,8 +137,9 @@ std::string CampaignLock::describe_holder(const std::filesystem::path& dir, Lock
 
 std::string CampaignLock::Refusal::text(const std::filesystem::path& dir) const {
   if (holder == LockHolder::tuner) return dir.string() + " is driven by " + name + "; 'tune stop " + dir.string() + "' stops it";
-  return dir.string() + " is still held by " + name + " after " + std::to_string(kLockPatience.count()) +
-         " s of waiting for it; try again later";
+  return dir.string() + " is still held by " + name + " after " +
+         format_duration(std::chrono::duration<double>(waited).count()) + " of waiting for it; try again later (" +
+         kLockWaitVariable + " sets how long to wait)";
 }
 
 CampaignLock::CampaignLock(CampaignLock&& other) noexcept : fd_(other.fd_), tuner_fd_(other.tuner_fd_) {

@@ -19,8 +19,14 @@ enum class LockHolder {
   unknown,  // the lock file cannot be opened (no permission, say): no way to tell
 };
 
-// How long a command waits for other short commands to let go of the campaign.
+// How long a command waits for other short commands to let go of the campaign, unless the
+// environment variable TUNE_LOCK_WAIT sets it (a duration: 90, 500ms, 2m; 0 waits not at all).
 inline constexpr std::chrono::seconds kLockPatience{60};
+inline constexpr const char* kLockWaitVariable = "TUNE_LOCK_WAIT";
+
+// kLockPatience, or TUNE_LOCK_WAIT if it is set. Throws std::runtime_error naming the variable and
+// the fix if it is not a duration.
+std::chrono::milliseconds lock_patience();
 
 class CampaignLock {
  public:
@@ -30,18 +36,19 @@ class CampaignLock {
   struct Refusal {
     LockHolder holder = LockHolder::unknown;
     std::string name;  // "the tuner (process 123)", "process 456 (tune tell)"
+    std::chrono::milliseconds waited = kLockPatience;  // for a short command: the patience that ran out
     // "DIR is driven by the tuner (process 123); 'tune stop DIR' stops it", or, for a short command
-    // waited for in vain, "DIR is still held by ... after 60 s of waiting for it; try again later".
+    // waited for in vain, "DIR is still held by ... after 1m00s of waiting for it; try again later".
     std::string text(const std::filesystem::path& dir) const;
   };
 
-  // DIR's lock for `role`. While another short command holds it, waits up to `patience` (polling);
-  // refuses at once (nullopt) if a tuner holds it, and nullopt when the patience runs out; `refusal`
-  // then says who holds it. A tuner gets tuner.lock too. `who` ("tune tell") is recorded in
-  // tune.lock for the messages of those who wait.
+  // DIR's lock for `role`. While another short command holds it, waits up to `patience` (polling;
+  // default lock_patience()); refuses at once (nullopt) if a tuner holds it, and nullopt when the
+  // patience runs out; `refusal` then says who holds it. A tuner gets tuner.lock too. `who` ("tune
+  // tell") is recorded in tune.lock for the messages of those who wait.
   static std::optional<CampaignLock> acquire(const std::filesystem::path& dir, Role role, const std::string& who,
                                              Refusal* refusal = nullptr,
-                                             std::chrono::milliseconds patience = kLockPatience);
+                                             std::optional<std::chrono::milliseconds> patience = std::nullopt);
   // Who holds DIR's lock, through read-only descriptors: creates nothing, and needs no write access.
   // With LockHolder::unknown, `why` says why the lock file could not be opened.
   static LockHolder probe(const std::filesystem::path& dir, std::string* why = nullptr);

@@ -27,16 +27,27 @@ namespace tune::tuner {
 namespace {
 
 std::atomic<int> g_stop_signals{0};
+// Who sent the first stop signal: 0 before it came, kByTuneStop for `tune stop`, else the signal.
+constexpr int kByTuneStop = -1;
+std::atomic<int> g_first_stop_origin{0};
 
-extern "C" void on_stop_signal(int) { g_stop_signals.fetch_add(1); }
+extern "C" void on_stop_signal(int sig, siginfo_t* info, void*) {
+  // Only request_stop() queues SIGTERM with this value; kill(1), Ctrl-C or a scheduler send plain ones.
+  const bool by_tune_stop = info && info->si_code == SI_QUEUE && info->si_value.sival_int == kStopRequestValue;
+  int none = 0;
+  g_first_stop_origin.compare_exchange_strong(none, by_tune_stop ? kByTuneStop : sig);  // before the count
+  g_stop_signals.fetch_add(1);
+}
 
 // Installs the handlers for the runner's lifetime and restores the previous ones.
 class StopSignals {
  public:
   StopSignals() {
     g_stop_signals = 0;
+    g_first_stop_origin = 0;
     struct sigaction sa {};
-    sa.sa_handler = on_stop_signal;
+    sa.sa_sigaction = on_stop_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
@@ -46,6 +57,9 @@ class StopSignals {
     sigaction(SIGTERM, &old_term_, nullptr);
   }
   int count() const { return g_stop_signals.load(); }
+  // Whether the first stop came from `tune stop`, and otherwise the signal that brought it.
+  bool first_by_tune_stop() const { return g_first_stop_origin.load() == kByTuneStop; }
+  int first_signal() const { return g_first_stop_origin.load(); }
 
  private:
   struct sigaction old_int_ {};
@@ -97,17 +111,33 @@ class Runner {
     const std::vector<std::pair<std::string, EventFields>> resumed = resume_running_trials();
     checkpoint();
     events_.write("session_start", {{"trials", json_number(std::uint64_t{state_.runs.size()})}});
-    events_.recover_outcomes(state_);
-    for (const auto& [event, fields] : resumed) events_.write(event, fields);
-    int code = loop();
-    state_.active_seconds = active_seconds();
-    checkpoint();
-    events_.write("session_end", {{"reason", json_string(state_.stop_reason)}});
+    int code = kExitError;
+    try {
+      events_.recover_outcomes(state_);
+      for (const auto& [event, fields] : resumed) events_.write(event, fields);
+      code = loop();
+    } catch (const std::exception& e) {
+      // An error ends the session too, and the state and the event log say so like any other end
+      // (`tune status`: "last session ended: error: ..."). The caller reports the error itself.
+      state_.stop_reason = std::string("error: ") + e.what();
+      try {
+        end_session();
+      } catch (const std::exception&) {
+        // The state or the log cannot be written (the error may well be that): the first error is the one to report.
+      }
+      throw;
+    }
+    end_session();
     progress_.finish(state_, active_seconds());
     return code;
   }
 
  private:
+  void end_session() {
+    checkpoint();
+    events_.write("session_end", {{"reason", json_string(state_.stop_reason)}});
+  }
+
   double active_seconds() const {
     return base_active_ + std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
   }
@@ -126,6 +156,10 @@ class Runner {
       if (r.external || r.status == RunStatus::complete || r.status == RunStatus::failed) continue;
       if (r.status == RunStatus::queued && r.attempts == 0) continue;
       const std::filesystem::path tdir = trial_dir(dir_, r.id);
+      // A re-queued trial's last run was collected (or given up for lost), so an exit record in its
+      // directory is that run's, to be set aside at the next launch, not collected again; only a
+      // supervisor still alive (started just as the previous tuner died) is followed.
+      if (r.status == RunStatus::queued && !adapters::trial_is_supervised(std::filesystem::absolute(tdir))) continue;
       const adapters::RunRecord run{.id = std::to_string(r.id), .dir = std::filesystem::absolute(tdir),
                                     .attempt = r.attempts, .job = r.job, .requeued = r.status == RunStatus::queued};
       if (std::filesystem::exists(tdir) && executor_->attach(run)) {
@@ -232,7 +266,10 @@ class Runner {
     try {
       r.job = executor_->launch(launch);
     } catch (const std::exception&) {
-      r.status = RunStatus::queued;  // it never started (the cluster refused it, the supervisor is missing)
+      // It never started (the cluster refused it, the supervisor is missing): not an attempt, so the
+      // number is handed out again and attempt numbers (events, attempts/<n>/) count runs that started.
+      r.status = RunStatus::queued;
+      --r.attempts;
       checkpoint();
       throw;
     }
@@ -371,10 +408,13 @@ class Runner {
         if (handled_signals == 1) {
           stopping = true;
           code = kExitInterrupted;
-          end_reason = "stopped by a signal; 'tune resume' continues";
-          events_.write("stop_requested", {});
-          progress_.log(options_.wait_on_stop ? "stopping: waiting for running trials (signal again to terminate them)"
-                                              : "stopping: terminating running trials (they will run again on resume)");
+          const std::string by = signals.first_by_tune_stop() ? "'tune stop'" : signal_name(signals.first_signal());
+          end_reason = (signals.first_by_tune_stop() ? "stopped by 'tune stop'" : "stopped by a signal (" + by + ")") +
+                       "; 'tune resume' continues";
+          events_.write("stop_requested", {{"by", json_string(signals.first_by_tune_stop() ? "tune stop" : by)}});
+          progress_.log("stopping (" + by + "): " +
+                        (options_.wait_on_stop ? "waiting for running trials (signal again to terminate them)"
+                                               : "terminating running trials (they will run again on resume)"));
           if (!options_.wait_on_stop) cancel_running();
         } else if (handled_signals == 2) {
           progress_.log("terminating running trials now");
@@ -450,6 +490,12 @@ class Runner {
 };
 
 }  // namespace
+
+bool request_stop(pid_t tuner) {
+  union sigval value {};
+  value.sival_int = kStopRequestValue;
+  return ::sigqueue(tuner, SIGTERM, value) == 0;
+}
 
 bool driven_by_another_tuner(const std::filesystem::path& dir) {
   // A read-only probe, no waiting: a short command's hold is the background's to wait for.

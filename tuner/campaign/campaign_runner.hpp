@@ -4,6 +4,8 @@
 //
 //   campaign.yaml -> CampaignConfig -> Study -> ask() -> Executor::launch (local or Slurm) -> trial runs ->
 //   protocol parses its report -> Study::tell() -> state.yaml written atomically -> next ask()
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -27,6 +29,16 @@ struct RunOptions {
   bool wait_on_stop = false;  // on the first SIGINT/SIGTERM: wait for running trials (else terminate them)
   double poll_interval_seconds = 0.01;
 };
+
+// `tune stop` asks a tuner to stop with SIGTERM, sent by sigqueue with this value: the tuner's
+// handler (SA_SIGINFO) tells it from a plain SIGTERM (kill, a scheduler, a shutdown) by si_code
+// SI_QUEUE and the value, and says which of the two stopped it. A signal carries it, not a file, so
+// there is no request marker to go stale or to race with the signal.
+inline constexpr int kStopRequestValue = 0x74756e65;  // "tune"
+
+// Asks the tuner running as process `tuner` to stop, as `tune stop` does. False (errno set) if it
+// cannot be signalled.
+bool request_stop(pid_t tuner);
 
 // Drives the campaign in `dir` (which must hold a state.yaml) until it ends. Installs handlers for
 // SIGINT and SIGTERM for its duration.

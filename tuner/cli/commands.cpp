@@ -204,16 +204,19 @@ bool refuse_without_command(const CampaignConfig& config, const std::string& whe
 }
 
 // Why the local executor could not start `program` (the first element of a campaign's command),
-// or empty if it can. Trials run in DIR/trials/<id>/, so a relative path with a '/' is resolved from
-// there, as the supervisor's exec resolves it; a bare name is looked up on PATH.
+// or empty if it can. Trials run in DIR/trials/<id>/, so a relative path with a '/', and a relative
+// entry of PATH (an empty one is the current directory), are resolved from there, as the
+// supervisor's execvp resolves them; a bare name is looked up on PATH. The trial's PATH is the
+// tuner's: its environment only adds TUNE_* variables.
 std::string unstartable_program(const std::string& program, const std::filesystem::path& dir) {
   const auto runnable = [](const std::filesystem::path& p) {
     std::error_code ec;
     return !std::filesystem::is_directory(p, ec) && ::access(p.c_str(), X_OK) == 0;
   };
+  const std::filesystem::path trial_dir = std::filesystem::absolute(dir) / "trials" / "0";
   if (program.find('/') != std::string::npos) {
     std::filesystem::path p(program);
-    if (p.is_relative()) p = (std::filesystem::absolute(dir) / "trials" / "0" / p).lexically_normal();
+    if (p.is_relative()) p = (trial_dir / p).lexically_normal();
     std::error_code ec;
     if (!std::filesystem::exists(p, ec)) return "'" + p.string() + "' does not exist";
     if (!runnable(p))
@@ -223,14 +226,19 @@ std::string unstartable_program(const std::string& program, const std::filesyste
   }
   const char* path = std::getenv("PATH");
   std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  bool relative_entries = false;
   for (std::size_t begin = 0; begin <= dirs.size();) {
     std::size_t end = dirs.find(':', begin);
     if (end == std::string::npos) end = dirs.size();
-    const std::string entry = dirs.substr(begin, end - begin);
-    if (runnable(std::filesystem::path(entry.empty() ? "." : entry) / program)) return {};
+    const std::filesystem::path entry = dirs.substr(begin, end - begin);
+    relative_entries = relative_entries || entry.is_relative();
+    // Lexically: trials/<id>/ may not exist yet, and the kernel resolves `..` only through directories that do.
+    if (runnable(((entry.is_absolute() ? entry : trial_dir / entry) / program).lexically_normal())) return {};
     begin = end + 1;
   }
-  return "'" + program + "' is not found on PATH (" + dirs + ")";
+  return "'" + program + "' is not found on PATH (" + dirs + ")" +
+         (relative_entries ? "; its relative entries are searched from " + trial_dir.string() + ", where trials run"
+                           : "");
 }
 
 // A local campaign whose program cannot start would fail every trial with `could not start` and spend
@@ -987,8 +995,8 @@ int stop(const std::filesystem::path& dir) {
     std::fprintf(stderr, "tune: no tuner is running for %s (stale tuner.pid)\n", dir.c_str());
     return kExitError;
   }
-  if (::kill(static_cast<pid_t>(pid), SIGTERM) != 0) {
-    std::perror("tune: kill");
+  if (!request_stop(static_cast<pid_t>(pid))) {
+    std::perror("tune: sigqueue");
     return kExitError;
   }
   std::printf("asked the tuner (pid %ld) to stop; it checkpoints and exits\n", pid);

@@ -19,7 +19,8 @@ Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 erro
 damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
 campaign without a command; tell of a trial the tuner launched, told already or unknown); 3 stopped
 by a signal or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5
-another tuner drives the campaign; 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
+another tuner drives the campaign, or an ask/tell waited in vain for another (60 s; the environment
+variable TUNE_LOCK_WAIT, a duration such as 5s or 2m, sets how long); 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
 then ask again (tune ask exits 0 with nothing handed out once the campaign is finished).)";
 
 }  // namespace

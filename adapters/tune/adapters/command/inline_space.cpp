@@ -64,6 +64,31 @@ std::string_view unquote(std::string_view s) {
   return s;
 }
 
+// Where an argument declares a parameter, if it does: its first `~` that is not half of a `~~`
+// (a literal `~`, as `{{` is a literal `{` in a command template); npos if there is none.
+std::size_t declaring_tilde(std::string_view argument) {
+  for (std::size_t i = 0; i < argument.size(); ++i) {
+    if (argument[i] != '~') continue;
+    if (i + 1 < argument.size() && argument[i + 1] == '~') {
+      ++i;
+      continue;
+    }
+    return i;
+  }
+  return std::string_view::npos;
+}
+
+// An argument that declares nothing, as the trial receives it: each `~~` is one `~`.
+std::string with_literal_tildes(std::string_view argument) {
+  std::string out;
+  out.reserve(argument.size());
+  for (std::size_t i = 0; i < argument.size(); ++i) {
+    out += argument[i];
+    if (argument[i] == '~' && i + 1 < argument.size() && argument[i + 1] == '~') ++i;
+  }
+  return out;
+}
+
 // The text after the `~` declares a prior if it starts (after blanks and an opening quote) with a
 // letter. Anything else (`~/data`, `HEAD~1`, `numpy~=1.2`) is an ordinary argument.
 bool declares_prior(std::string_view after_tilde) {
@@ -207,7 +232,7 @@ Parameter parse_prior(const std::string& name, std::string_view text, const Argu
   const PriorInfo* prior = find_prior(prior_name);
   if (prior == nullptr) {
     fail("unknown prior '" + prior_name + "'; the priors are " + std::string(known_priors) +
-         ", as in " + std::string(general_example));
+         ", as in " + std::string(general_example) + " (for a literal '~' in an argument, write '~~')");
   }
   const std::string example(prior->example);
   std::string_view rest = trim(text.substr(pos));
@@ -253,10 +278,10 @@ InlineCampaign parse_inline_command(const std::vector<std::string>& arguments) {
   argument_of.reserve(arguments.size() + 4);
   for (std::size_t index = 0; index < arguments.size(); ++index) {
     const std::string& argument = arguments[index];
-    const std::size_t tilde = argument.find('~');
+    const std::size_t tilde = declaring_tilde(argument);
     if (tilde == std::string::npos ||
         !declares_prior(std::string_view(argument).substr(tilde + 1))) {
-      campaign.command.push_back(argument);
+      campaign.command.push_back(with_literal_tildes(argument));
       argument_of.push_back(index);
       continue;
     }

@@ -5,6 +5,9 @@
 // where param is NAME without leading dashes and with '-' replaced by '_'. An argument NAME=~PRIOR
 // (or NAME~PRIOR where NAME does not start with '-') is replaced by one argument `NAME={param}`.
 // Priors: uniform(a,b), loguniform(a,b), int(a,b), logint(a,b), choice(x,y,...), ordinal(x,y,...).
+// A `~` followed by anything but a letter (`~/data`, `HEAD~1`, `numpy~=1.2`) is passed as typed; `~~`
+// is a literal `~` in an argument that declares nothing (`data~~val` passes `data~val`), as `{{` and
+// `}}` are literal braces in the command.
 #include <string>
 #include <vector>
 

@@ -30,6 +30,12 @@ void set_aside_attempt(const std::filesystem::path& dir, std::size_t attempt) {
                            kSupervisorLog, kScriptFile, kJobOutputFile}) {
     const std::filesystem::path from = dir / name;
     if (!std::filesystem::exists(std::filesystem::symlink_status(from))) continue;
+    if (std::filesystem::exists(std::filesystem::symlink_status(to / name))) {
+      // Set aside already, so this one was written by a launch that failed before its run started:
+      // the attempt's own record is kept.
+      std::filesystem::remove(from);
+      continue;
+    }
     std::filesystem::create_directories(to);
     std::filesystem::rename(from, to / name);
   }

@@ -47,7 +47,9 @@ void write_command_record(const std::filesystem::path& dir, const TrialLaunch& t
 // slurm.sh, slurm.out) into DIR/attempts/<attempt>/, so that the next attempt finds none of them to
 // mistake for its own and the earlier attempt's logs are kept. Everything else in the directory
 // (the trial's own files, such as checkpoints) stays where it is. Each file is moved by a rename;
-// a file that is not there is skipped, so calling it again after an interruption is harmless.
+// a file that is not there is skipped, so calling it again after an interruption is harmless. A
+// file already set aside for `attempt` is kept, and the one in `dir` removed: it was written by a
+// launch that failed before its run started (a refused sbatch), which is not an attempt.
 void set_aside_attempt(const std::filesystem::path& dir, std::size_t attempt);
 
 class Executor {
