@@ -48,7 +48,8 @@ run_campaign() {
 
 # json_number JSON KEY: the number after "KEY": in a one-line JSON object.
 json_number() {
-  sed -n "s/.*\"$2\": \(-\{0,1\}[0-9][-+0-9.eE]*\).*/\1/p" <<< "$1" | head -n 1
+  # The first occurrence: `tune best` names the same keys again under "recommendation".
+  grep -o "\"$2\": -\{0,1\}[0-9][-+0-9.eE]*" <<< "$1" | head -n 1 | sed 's/.*: //'
 }
 # at_least A B / below A B: numeric comparisons that fail with a message.
 at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }' || fail "$3: $1 is below $2"; }

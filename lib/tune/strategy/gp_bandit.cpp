@@ -309,6 +309,41 @@ void GpBandit::on_complete(const StrategyContext& context, const Trial& trial) {
   else if (model_) model_->add(observation_of(trial, context.direction));  // incremental between refreshes
 }
 
+std::optional<Recommendation> GpBandit::recommend(const StrategyContext& context) const {
+  build_deferred_model();
+  if (!model_ || model_->size() == 0) return std::nullopt;
+  // A noisy result's value is one draw: the luckiest of many is optimistic by about the noise, and
+  // a model that averages the neighbourhood says more of the configuration than its own result.
+  std::vector<const Trial*> complete;
+  for (const Trial& t : context.trials)
+    if (t.status == TrialStatus::complete) complete.push_back(&t);
+  if (complete.empty()) return std::nullopt;
+  Eigen::MatrixXd X(context.space.dim(), static_cast<Eigen::Index>(complete.size()));
+  for (std::size_t i = 0; i < complete.size(); ++i) X.col(static_cast<Eigen::Index>(i)) = complete[i]->unit;
+  // Means only (O(n) each); the variance, O(n^2), at the chosen one.
+  Eigen::Index at = 0;
+  model_->predict_mean(X).maxCoeff(&at);
+  const Trial* best = complete[static_cast<std::size_t>(at)];
+  const Prediction at_best = model_->predict(best->unit);
+  Recommendation r;
+  r.unit = best->unit;
+  // The sd is a promise too, and a misspecified fit makes it small where the model is wrong (the
+  // libsvm example, 10 trials from 54% to 99% accuracy: 99.74 +- 0.008 at a configuration that gave
+  // 98.61). Its errors at the trials, each left out, show it: scaled by their root mean square z
+  // when above 1, as cmets does (at most the last 200 rows: row i costs O((n - i)^2)).
+  const std::size_t n = model_->size();
+  std::vector<std::size_t> rows;
+  for (std::size_t row = n; row-- > 0 && rows.size() < 200;) rows.push_back(row);
+  if (rows.size() >= 3) {
+    const Eigen::VectorXd z = model_->leave_one_out_z(rows);
+    r.sd_scale = std::max(1.0, std::sqrt(z.squaredNorm() / static_cast<double>(z.size())));
+  }
+  const double sd = r.sd_scale * std::sqrt(std::max(0.0, at_best.variance));
+  r.mean = transform_.inverse(at_best.mean);
+  r.sd = 0.5 * (transform_.inverse(at_best.mean + sd) - transform_.inverse(at_best.mean - sd));
+  return r;
+}
+
 void GpBandit::build_deferred_model() const {
   if (!deferred_) return;
   model_->add(std::move(deferred_->observations));

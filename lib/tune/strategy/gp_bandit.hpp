@@ -88,6 +88,12 @@ class GpBandit final : public Strategy {
 
   ProposalResult propose(const StrategyContext& context) override;
   void on_complete(const StrategyContext& context, const Trial& trial) override;
+  // The completed trial whose configuration the model believes best (the highest posterior mean of
+  // f, not the luckiest noisy result), with the model's mean and sd of f there. With a warping of
+  // the rewards, the mean is the median of that belief in the objective's units and the sd half the
+  // width of its one-sd band; the sd is scaled by the model's leave-one-out errors at the trials
+  // when they exceed its sds (sd_scale). Nothing before the model exists (the initial design).
+  std::optional<Recommendation> recommend(const StrategyContext& context) const override;
   YAML::Node save() const override;
   void restore(const YAML::Node& node, const StrategyContext& context) override;
 
