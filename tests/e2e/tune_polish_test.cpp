@@ -18,6 +18,25 @@ namespace {
 
 using namespace tune_test;
 
+// yaml-cpp reads YAML 1.1's merge key `<<` as a key like any other, so `y` below lacked `type` and was
+// refused for that ("field 'type' ... missing (required)"), which sent the user looking in the wrong place.
+TEST(TunePolish, AMergeKeyIsRefusedAtItsLineAsUnsupported) {
+  const fs::path d = fresh_dir("polish-merge");
+  write(d / "c.yaml", "name: m\nspace:\n  x: &d {type: float, low: 0, high: 1}\n  y: {<<: *d, high: 2}\n");
+  const Result r = tune(d, {"ask", "c.yaml"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("c.yaml: field 'space.y.<<' at line 4, column 7: merge keys ('<<') are not supported; "
+                       "repeat the fields"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(d / "m"));
+  // A quoted '<<' is an ordinary (here unknown) key.
+  write(d / "q.yaml", "name: m\nspace:\n  x: {type: float, low: 0, high: 1, '<<': 1}\n");
+  const Result quoted = tune(d, {"ask", "q.yaml"});
+  EXPECT_EQ(quoted.code, 1);
+  EXPECT_NE(quoted.err.find("field 'space.x.<<' at line 3, column 37: unknown key"), std::string::npos) << quoted.err;
+}
+
 // `lo:` for `low:` was reported as "field 'low' ... missing (required)": the key the user wrote went
 // unnamed, and the field lacked its path.
 TEST(TunePolish, AMisspeltKeyOfAParameterIsNamedWithItsPath) {
