@@ -18,6 +18,16 @@ namespace {
 
 using namespace tune_test;
 
+const char* kAskTellSpace = "space:\n  x: {type: float, low: 0, high: 1}\n";
+
+// A campaign driven by ask/tell, created by its first ask (trial 0 handed out).
+fs::path ask_tell_campaign(const std::string& name) {
+  const fs::path d = fresh_dir(name);
+  write(d / "c.yaml", "name: c\n" + std::string(kAskTellSpace) + "budget: {trials: 10}\n");
+  EXPECT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  return d;
+}
+
 // yaml-cpp reads YAML 1.1's merge key `<<` as a key like any other, so `y` below lacked `type` and was
 // refused for that ("field 'type' ... missing (required)"), which sent the user looking in the wrong place.
 TEST(TunePolish, AMergeKeyIsRefusedAtItsLineAsUnsupported) {
@@ -59,6 +69,44 @@ TEST(TunePolish, AMisspeltKeyOfAParameterIsNamedWithItsPath) {
     EXPECT_EQ(r.code, 1) << c.parameter;
     EXPECT_NE(r.err.find("c.yaml: " + c.fragment), std::string::npos) << c.parameter << "\n" << r.err;
   }
+}
+
+// "tuner running (the tuner (process N))" said the tuner twice, in nested brackets.
+TEST(TunePolish, StatusOfARunningCampaignNamesTheTunersProcessOnce) {
+  const fs::path d = fresh_dir("polish-running");
+  write(d / "c.yaml", quadratic_campaign_with("r", 2, "{workers: 1}"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "30"}});
+  std::string pid;
+  for (int i = 0; i < 500 && (pid.empty() || !fs::exists(d / "r" / "trials" / "0")); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pid = slurp(d / "r" / "tuner.pid");
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  }
+  ASSERT_FALSE(pid.empty());
+  const Result st = tune(d, {"status", "r"});
+  EXPECT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("): tuner running (process " + pid + ")\n"), std::string::npos) << st.out;
+  EXPECT_EQ(st.out.find("the tuner"), std::string::npos) << st.out;
+  EXPECT_EQ(tune(d, {"stop", "r"}).code, 0);
+  EXPECT_EQ(finish(d, tuner).code, 3);
+}
+
+// "... 2 earlier trials not listed (0 of them failed); without --last all are" read as cut off.
+TEST(TunePolish, StatusLastSaysHowManyEarlierTrialsItLeavesOutAndHowToListThem) {
+  const fs::path d = ask_tell_campaign("polish-last");
+  ASSERT_EQ(tune(d, {"ask", "c"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "c"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "c", "0", "--failed", "diverged"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "c", "1", "0.5"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "c", "2", "0.25"}).code, 0);
+  const Result two = tune(d, {"status", "c", "--last", "1"});
+  EXPECT_NE(two.out.find("...  2 earlier trials not shown (1 of them failed); without --last every trial is listed\n"),
+            std::string::npos)
+      << two.out;
+  const Result one = tune(d, {"status", "c", "--last", "2"});
+  EXPECT_NE(one.out.find("...  1 earlier trial not shown (it failed); without --last every trial is listed\n"),
+            std::string::npos)
+      << one.out;
 }
 
 }  // namespace

@@ -655,7 +655,8 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   // Read-only: status also reads a colleague's campaign or an archive it cannot write to.
   std::string why;
   const LockHolder holder = CampaignLock::probe(dir, &why);
-  const std::string state = holder == LockHolder::tuner ? "tuner running (" + CampaignLock::describe_holder(dir, holder) + ")"
+  const std::string pid = holder == LockHolder::tuner ? CampaignLock::tuner_pid(dir) : std::string();
+  const std::string state = holder == LockHolder::tuner ? "tuner running" + (pid.empty() ? "" : " (process " + pid + ")")
                             : holder == LockHolder::unknown ? "tuner state unknown (" + why + ")"
                             : s.finished                    ? "finished"
                                                             : "not running";
@@ -711,7 +712,11 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (skipped > 0) {
     const auto failed = std::count_if(s.runs.begin(), s.runs.begin() + static_cast<std::ptrdiff_t>(skipped),
                                       [](const TrialRun& r) { return r.status == RunStatus::failed; });
-    std::printf("%5s  %zu earlier trials not listed (%td of them failed); without --last all are\n", "...", skipped, failed);
+    const std::string how_many = failed == 0 ? std::string(skipped == 1 ? "it did not fail" : "none of them failed")
+                                 : skipped == 1 ? std::string("it failed")
+                                                : std::to_string(failed) + " of them failed";
+    std::printf("%5s  %zu earlier trial%s not shown (%s); without --last every trial is listed\n", "...", skipped,
+                skipped == 1 ? "" : "s", how_many.c_str());
   }
   for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it) {
     const TrialRun& r = *it;
