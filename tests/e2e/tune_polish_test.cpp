@@ -109,4 +109,21 @@ TEST(TunePolish, StatusLastSaysHowManyEarlierTrialsItLeavesOutAndHowToListThem) 
       << one.out;
 }
 
+// 1e400 is a number, too large for a double: "'1e400' is not a number" sent the user looking for a typo.
+TEST(TunePolish, AValueTooLargeForADoubleIsSaidToBeSo) {
+  const fs::path d = ask_tell_campaign("polish-range");
+  const Result tell = tune(d, {"tell", "c", "0", "1e400"});
+  EXPECT_EQ(tell.code, 2);
+  EXPECT_EQ(tell.err, "tune: '1e400' is too large for a double (the largest is about 1.8e308)\n");
+  const Result garbage = tune(d, {"tell", "c", "0", "1e4x"});
+  EXPECT_EQ(garbage.code, 2);
+  EXPECT_EQ(garbage.err, "tune: '1e4x' is not a number\n");
+  const Result enqueue = tune(d, {"enqueue", "c", "x=-1e400"});
+  EXPECT_EQ(enqueue.code, 2);
+  EXPECT_EQ(enqueue.err,
+            "tune enqueue: 'x=-1e400': '-1e400' is too large for a double (the largest is about 1.8e308)\n");
+  // A value too small for a double is 0 as far as a double can tell, and a number.
+  EXPECT_EQ(tune(d, {"tell", "c", "0", "1e-400"}).code, 0);
+}
+
 }  // namespace

@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -911,6 +912,21 @@ int ask_campaign_file(const std::filesystem::path& file, std::optional<std::file
   return hand_out(d, json, std::move(prepared.existing));
 }
 
+std::optional<double> parse_number(const std::string& text, std::string& problem) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    problem = "is not a number";
+    return std::nullopt;
+  }
+  if (errno == ERANGE && std::isinf(v)) {
+    problem = "is too large for a double (the largest is about 1.8e308)";
+    return std::nullopt;
+  }
+  return v;
+}
+
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
          const std::optional<std::string>& failure, std::optional<double> cost) {
   if (!holds_campaign(dir, "tell")) return kExitUsage;
@@ -963,15 +979,13 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
     r.status = RunStatus::failed;
     r.failure_reason = *failure;
   } else {
-    double v = 0.0;
-    try {
-      std::size_t used = 0;
-      v = std::stod(*value, &used);
-      if (used != value->size()) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "tune: '%s' is not a number\n", value->c_str());
+    std::string problem;
+    const std::optional<double> number = parse_number(*value, problem);
+    if (!number) {
+      std::fprintf(stderr, "tune: '%s' %s\n", value->c_str(), problem.c_str());
       return kExitUsage;
     }
+    const double v = *number;
     if (!std::isfinite(v)) {
       std::fprintf(stderr, "tune: the value must be finite; report a failure with --failed REASON\n");
       return kExitUsage;

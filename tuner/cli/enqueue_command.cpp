@@ -14,21 +14,23 @@ namespace {
 
 // "lr=0.001" as the parameter's type reads it; an empty optional, with the message printed, if not.
 std::optional<Value> parse_value(const Parameter& p, const std::string& text, const std::string& assignment) {
-  try {
-    std::size_t used = 0;
-    if (p.type == ParamType::floating) {
-      const double v = std::stod(text, &used);
-      if (used == text.size()) return Value(v);
-    } else if (p.type == ParamType::integer) {
+  std::string problem = p.type == ParamType::integer ? "is not a whole number" : "is not a number";
+  if (p.type == ParamType::floating) {
+    if (const std::optional<double> v = parse_number(text, problem)) return Value(*v);
+  } else if (p.type == ParamType::integer) {
+    try {
+      std::size_t used = 0;
       const long long v = std::stoll(text, &used);
       if (used == text.size()) return Value(static_cast<std::int64_t>(v));
-    } else {
-      return Value(text);
+    } catch (const std::exception&) {
     }
-  } catch (const std::exception&) {
+  } else {
+    return Value(text);
   }
-  std::fprintf(stderr, "tune enqueue: '%s': '%s' is not %s, as parameter '%s' needs\n", assignment.c_str(), text.c_str(),
-               p.type == ParamType::integer ? "a whole number" : "a number", p.name.c_str());
+  // "'abc' is not a number, as parameter 'lr' needs"; "'1e400' is too large for a double (...)".
+  const std::string needs = problem.rfind("is not", 0) == 0 ? ", as parameter '" + p.name + "' needs" : "";
+  std::fprintf(stderr, "tune enqueue: '%s': '%s' %s%s\n", assignment.c_str(), text.c_str(), problem.c_str(),
+               needs.c_str());
   return std::nullopt;
 }
 
