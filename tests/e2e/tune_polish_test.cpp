@@ -126,4 +126,16 @@ TEST(TunePolish, AValueTooLargeForADoubleIsSaidToBeSo) {
   EXPECT_EQ(tune(d, {"tell", "c", "0", "1e-400"}).code, 0);
 }
 
+// `tune init new.yaml` wrote a header saying `tune run campaign.yaml`.
+TEST(TunePolish, InitNamesTheFileItWroteInItsHeader) {
+  const fs::path d = fresh_dir("polish-init");
+  const Result r = tune(d, {"init", "new.yaml"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string text = slurp(d / "new.yaml");
+  EXPECT_EQ(text.rfind("# A tune campaign. Run it with:  tune run new.yaml\n", 0), 0u) << text;
+  EXPECT_NE(text.find("tune ask new.yaml, tune tell"), std::string::npos) << text;
+  EXPECT_EQ(text.find("campaign.yaml"), std::string::npos) << text;
+  EXPECT_NO_THROW(YAML::Load(text));
+}
+
 }  // namespace

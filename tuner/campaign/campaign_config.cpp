@@ -562,10 +562,11 @@ YAML::Node CampaignConfig::to_yaml() const {
   return n;
 }
 
-std::string example_campaign_text() {
-  return R"(# A tune campaign. Run it with:  tune run campaign.yaml
-# (Without `command`, your own scheduler runs the trials: tune ask campaign.yaml, tune tell DIR ID VALUE.)
-# Every trial runs `command` with the {placeholders} replaced by a configuration. The trial reports
+std::string example_campaign_text(const std::string& file) {
+  return "# A tune campaign. Run it with:  tune run " + file +
+         "\n# (Without `command`, your own scheduler runs the trials: tune ask " + file +
+         ", tune tell DIR ID VALUE.)\n" +
+         R"(# Every trial runs `command` with the {placeholders} replaced by a configuration. The trial reports
 # its result on stdout as a line `objective=0.93` (or `<objective name>=<value>`, a JSON object line,
 # SMAC's `cost=...; status=...`), or in the YAML/JSON file named by $TUNE_RESULT_FILE.
 name: example

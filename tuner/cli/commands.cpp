@@ -645,7 +645,7 @@ int init(const std::filesystem::path& file) {
     std::fprintf(stderr, "tune: %s exists; not overwriting it\n", file.c_str());
     return kExitError;
   }
-  write_file_atomically(file, example_campaign_text());
+  write_file_atomically(file, example_campaign_text(file.string()));
   std::printf("wrote %s; edit it, then run: tune run %s\n", file.c_str(), file.c_str());
   return kExitComplete;
 }
