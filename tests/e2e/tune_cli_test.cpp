@@ -1135,7 +1135,7 @@ TEST(TuneCli, DeclaredCostCampaignSpendsWithinItsBudgetAcrossLevels) {
   EXPECT_EQ(more.out.find("not shown"), std::string::npos) << more.out;
   const Result negative = tune(d, {"status", "md", "--last", "-1"});
   EXPECT_EQ(negative.code, 2);
-  EXPECT_NE(negative.err.find("expected a number of trials (0 or more), not '-1'"), std::string::npos) << negative.err;
+  EXPECT_NE(negative.err.find("expected a whole number, not '-1'"), std::string::npos) << negative.err;
 
   const Result b = tune(d, {"best", "md"});
   ASSERT_EQ(b.code, 0) << b.err;

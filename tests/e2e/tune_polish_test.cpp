@@ -138,4 +138,21 @@ TEST(TunePolish, InitNamesTheFileItWroteInItsHeader) {
   EXPECT_NO_THROW(YAML::Load(text));
 }
 
+// CLI11 read `--trials -1` into a std::size_t as 2^64 - 1: `tune ask DIR --trials -1` lifted the trial
+// budget altogether, and the inline form's `--workers -1` asked for 2^64 - 1 workers.
+TEST(TunePolish, NegativeCountsOnTheCommandLineAreRefused) {
+  const fs::path d = ask_tell_campaign("polish-negative");
+  const std::string before = slurp(d / "c" / "state.yaml");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"ask", "c", "--trials", "-1"}, {"resume", "c", "--trials", "-1"},
+        {"run", "--name", "n", "--trials", "-1", "--", "echo", "x~uniform(0,1)"},
+        {"run", "--name", "n", "--workers", "-1", "--", "echo", "x~uniform(0,1)"}}) {
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 2) << args[0] << " " << args[args.size() > 4 ? 3 : 2];
+    EXPECT_NE(r.err.find("expected a whole number, not '-1'"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(d / "c" / "state.yaml"), before);
+  EXPECT_FALSE(fs::exists(d / "n"));
+}
+
 }  // namespace
