@@ -155,4 +155,21 @@ TEST(TunePolish, NegativeCountsOnTheCommandLineAreRefused) {
   EXPECT_FALSE(fs::exists(d / "n"));
 }
 
+// `tune export DIR -o DIR/state.yaml` replaced the campaign's state with the table.
+TEST(TunePolish, ExportRefusesToWriteOverTheCampaignsOwnFiles) {
+  const fs::path d = ask_tell_campaign("polish-export");
+  ASSERT_EQ(tune(d, {"tell", "c", "0", "0.5"}).code, 0);
+  const std::string state = slurp(d / "c" / "state.yaml"), events = slurp(d / "c" / "events.jsonl");
+  for (const std::string out : {"c/state.yaml", "./c/../c/events.jsonl", "c/trials/0/stdout"}) {
+    const Result r = tune(d, {"export", "c", "-o", out});
+    EXPECT_EQ(r.code, 2) << out;
+    EXPECT_NE(r.err.find("is a file of the campaign c"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(d / "c" / "state.yaml"), state);
+  EXPECT_EQ(slurp(d / "c" / "events.jsonl"), events);
+  // Beside them, a table of its own is fine.
+  EXPECT_EQ(tune(d, {"export", "c", "-o", "c/trials.csv"}).code, 0);
+  EXPECT_EQ(tune(d, {"status", "c"}).code, 0);
+}
+
 }  // namespace
