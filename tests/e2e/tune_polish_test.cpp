@@ -172,4 +172,14 @@ TEST(TunePolish, ExportRefusesToWriteOverTheCampaignsOwnFiles) {
   EXPECT_EQ(tune(d, {"status", "c"}).code, 0);
 }
 
+// `tune enqueue DIR x=0.5 x=0.1` ran x = 0.1 and dropped 0.5 without a word.
+TEST(TunePolish, EnqueueRefusesAParameterGivenTwice) {
+  const fs::path d = ask_tell_campaign("polish-twice");
+  const std::string before = slurp(d / "c" / "state.yaml");
+  const Result r = tune(d, {"enqueue", "c", "x=0.5", "x=0.1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "tune enqueue: 'x=0.1': x is given twice (also 'x=0.5'); give each once\n");
+  EXPECT_EQ(slurp(d / "c" / "state.yaml"), before);
+}
+
 }  // namespace

@@ -3,6 +3,7 @@
 // changes the campaign, so it takes the campaign's lock and refuses while a tuner drives it.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "tune/io/yaml_values.hpp"
 #include "tuner/campaign/campaign_state.hpp"
@@ -50,6 +51,7 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
   }
   Config config;
   std::optional<std::size_t> level;
+  std::map<std::string, std::string> given;  // name -> its assignment as typed
   for (const std::string& a : assignments) {
     const std::size_t eq = a.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -57,6 +59,12 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
       return kExitUsage;
     }
     const std::string name = a.substr(0, eq), text = a.substr(eq + 1);
+    // `lr=0.1 ... lr=0.01` is a slip, not a choice: neither is silently dropped.
+    if (const auto [before, added] = given.emplace(name, a); !added) {
+      std::fprintf(stderr, "tune enqueue: '%s': %s is given twice (also '%s'); give each once\n", a.c_str(),
+                   name.c_str(), before->second.c_str());
+      return kExitUsage;
+    }
     if (s.config.resolution && name == s.config.resolution->parameter) {
       const auto& levels = s.config.resolution->values;
       std::size_t used = 0;
