@@ -1121,19 +1121,21 @@ TEST(TuneCli, DeclaredCostCampaignSpendsWithinItsBudgetAcrossLevels) {
   const Result last3 = tune(d, {"status", "md", "--last", "3"});
   ASSERT_EQ(last3.code, 0) << last3.err;
   EXPECT_EQ(status_trial_ids(last3.out), (std::vector<int>{n - 3, n - 2, n - 1})) << last3.out;
-  EXPECT_NE(last3.out.find(std::to_string(n - 3) + " earlier trials not listed (0 of them failed)"), std::string::npos)
+  EXPECT_NE(last3.out.find(std::to_string(n - 3) +
+                           " earlier trials not shown (none of them failed); without --last every trial is listed"),
+            std::string::npos)
       << last3.out;
   EXPECT_NE(last3.out.find(std::to_string(n) + " complete"), std::string::npos) << last3.out;
   const Result last0 = tune(d, {"status", "md", "--last", "0"});
   ASSERT_EQ(last0.code, 0) << last0.err;
   EXPECT_TRUE(status_trial_ids(last0.out).empty()) << last0.out;
-  EXPECT_NE(last0.out.find(std::to_string(n) + " earlier trials not listed"), std::string::npos) << last0.out;
+  EXPECT_NE(last0.out.find(std::to_string(n) + " earlier trials not shown"), std::string::npos) << last0.out;
   const Result more = tune(d, {"status", "md", "--last", std::to_string(n + 5)});
   EXPECT_EQ(status_trial_ids(more.out), all) << more.out;
-  EXPECT_EQ(more.out.find("not listed"), std::string::npos) << more.out;
+  EXPECT_EQ(more.out.find("not shown"), std::string::npos) << more.out;
   const Result negative = tune(d, {"status", "md", "--last", "-1"});
   EXPECT_EQ(negative.code, 2);
-  EXPECT_NE(negative.err.find("expected a number of trials (0 or more), not '-1'"), std::string::npos) << negative.err;
+  EXPECT_NE(negative.err.find("expected a whole number, not '-1'"), std::string::npos) << negative.err;
 
   const Result b = tune(d, {"best", "md"});
   ASSERT_EQ(b.code, 0) << b.err;

@@ -23,6 +23,27 @@ std::string where(const YAML::Node& node) { return position_of(node); }
   throw CampaignError("field '" + field + "' at " + where(node) + ": " + what, field, what);
 }
 
+// YAML 1.1's merge key (`y: {<<: *x, high: 2}`) is not YAML 1.2, and yaml-cpp reads `<<` as a key
+// like any other: the parameter would then miss the fields it meant to take from the anchor, and be
+// refused for that. Refuse the `<<` itself, at its line. (A quoted '<<' is a plain key, judged as any.)
+// Nodes reached again through an alias are walked once, by their position in the text.
+void refuse_merge_keys(const YAML::Node& node, const std::string& path, std::set<std::size_t>& visited) {
+  if (!(node.IsMap() || node.IsSequence())) return;
+  if (!visited.insert(2 * node.Mark().pos + (node.IsMap() ? 1 : 0)).second) return;
+  std::size_t i = 0;
+  for (const auto& item : node) {
+    if (node.IsSequence()) {
+      refuse_merge_keys(item, path + "[" + std::to_string(i++) + "]", visited);
+      continue;
+    }
+    const std::string key = item.first.IsScalar() ? item.first.Scalar() : "?";
+    const std::string field = path.empty() ? key : path + "." + key;
+    if (key == "<<" && item.first.Tag() != "!")
+      fail(item.first, field, "merge keys ('<<') are not supported; repeat the fields");
+    refuse_merge_keys(item.second, field, visited);
+  }
+}
+
 std::size_t read_count(const YAML::Node& node, const std::string& field, std::size_t minimum) {
   std::uint64_t v = 0;
   try {
@@ -307,6 +328,8 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (!root || !root.IsMap())
       throw CampaignError("expected a campaign: a map with name, command, space, objective, ... "
                           "(run 'tune init' for a commented example)");
+    std::set<std::size_t> visited;
+    refuse_merge_keys(root, "", visited);
     check_known_keys(root, "", {std::begin(kCampaignKeys), std::end(kCampaignKeys)});
     CampaignConfig c;
     c.name = read_string(require(root, "name"), "name");
@@ -539,10 +562,11 @@ YAML::Node CampaignConfig::to_yaml() const {
   return n;
 }
 
-std::string example_campaign_text() {
-  return R"(# A tune campaign. Run it with:  tune run campaign.yaml
-# (Without `command`, your own scheduler runs the trials: tune ask campaign.yaml, tune tell DIR ID VALUE.)
-# Every trial runs `command` with the {placeholders} replaced by a configuration. The trial reports
+std::string example_campaign_text(const std::string& file) {
+  return "# A tune campaign. Run it with:  tune run " + file +
+         "\n# (Without `command`, your own scheduler runs the trials: tune ask " + file +
+         ", tune tell DIR ID VALUE.)\n" +
+         R"(# Every trial runs `command` with the {placeholders} replaced by a configuration. The trial reports
 # its result on stdout as a line `objective=0.93` (or `<objective name>=<value>`, a JSON object line,
 # SMAC's `cost=...; status=...`), or in the YAML/JSON file named by $TUNE_RESULT_FILE.
 name: example

@@ -114,7 +114,7 @@ CampaignConfig load_campaign_file(const std::filesystem::path& path);
 // `source` names the origin in messages (a file name, or "state.yaml: campaign").
 CampaignConfig campaign_from_yaml(const YAML::Node& node, const std::string& source);
 
-// The commented example written by `tune init`.
-std::string example_campaign_text();
+// The commented example written by `tune init` to `file` (as typed), whose header names it.
+std::string example_campaign_text(const std::string& file = "campaign.yaml");
 
 }  // namespace tune::tuner

@@ -124,9 +124,11 @@ LockHolder CampaignLock::probe(const std::filesystem::path& dir, std::string* wh
   return tuner_holds(dir) ? LockHolder::tuner : LockHolder::command;
 }
 
+std::string CampaignLock::tuner_pid(const std::filesystem::path& dir) { return first_line(dir / "tuner.pid"); }
+
 std::string CampaignLock::describe_holder(const std::filesystem::path& dir, LockHolder holder) {
   if (holder == LockHolder::tuner) {
-    const std::string pid = first_line(dir / "tuner.pid");
+    const std::string pid = tuner_pid(dir);
     return pid.empty() ? "a tuner" : "the tuner (process " + pid + ")";
   }
   const std::string record = first_line(dir / kLockFile);  // "PID tune tell"

@@ -54,6 +54,8 @@ class CampaignLock {
   static LockHolder probe(const std::filesystem::path& dir, std::string* why = nullptr);
   // The holder as the messages name it: "the tuner (process 123)", "process 456 (tune tell)".
   static std::string describe_holder(const std::filesystem::path& dir, LockHolder holder);
+  // The pid DIR/tuner.pid records ("" if none).
+  static std::string tuner_pid(const std::filesystem::path& dir);
 
   CampaignLock(CampaignLock&& other) noexcept;
   CampaignLock& operator=(CampaignLock&&) = delete;

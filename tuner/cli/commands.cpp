@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -644,7 +645,7 @@ int init(const std::filesystem::path& file) {
     std::fprintf(stderr, "tune: %s exists; not overwriting it\n", file.c_str());
     return kExitError;
   }
-  write_file_atomically(file, example_campaign_text());
+  write_file_atomically(file, example_campaign_text(file.string()));
   std::printf("wrote %s; edit it, then run: tune run %s\n", file.c_str(), file.c_str());
   return kExitComplete;
 }
@@ -655,7 +656,8 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   // Read-only: status also reads a colleague's campaign or an archive it cannot write to.
   std::string why;
   const LockHolder holder = CampaignLock::probe(dir, &why);
-  const std::string state = holder == LockHolder::tuner ? "tuner running (" + CampaignLock::describe_holder(dir, holder) + ")"
+  const std::string pid = holder == LockHolder::tuner ? CampaignLock::tuner_pid(dir) : std::string();
+  const std::string state = holder == LockHolder::tuner ? "tuner running" + (pid.empty() ? "" : " (process " + pid + ")")
                             : holder == LockHolder::unknown ? "tuner state unknown (" + why + ")"
                             : s.finished                    ? "finished"
                                                             : "not running";
@@ -711,7 +713,11 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (skipped > 0) {
     const auto failed = std::count_if(s.runs.begin(), s.runs.begin() + static_cast<std::ptrdiff_t>(skipped),
                                       [](const TrialRun& r) { return r.status == RunStatus::failed; });
-    std::printf("%5s  %zu earlier trials not listed (%td of them failed); without --last all are\n", "...", skipped, failed);
+    const std::string how_many = failed == 0 ? std::string(skipped == 1 ? "it did not fail" : "none of them failed")
+                                 : skipped == 1 ? std::string("it failed")
+                                                : std::to_string(failed) + " of them failed";
+    std::printf("%5s  %zu earlier trial%s not shown (%s); without --last every trial is listed\n", "...", skipped,
+                skipped == 1 ? "" : "s", how_many.c_str());
   }
   for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it) {
     const TrialRun& r = *it;
@@ -949,6 +955,21 @@ int ask_campaign_file(const std::filesystem::path& file, std::optional<std::file
   return hand_out(d, json, std::move(prepared.existing));
 }
 
+std::optional<double> parse_number(const std::string& text, std::string& problem) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    problem = "is not a number";
+    return std::nullopt;
+  }
+  if (errno == ERANGE && std::isinf(v)) {
+    problem = "is too large for a double (the largest is about 1.8e308)";
+    return std::nullopt;
+  }
+  return v;
+}
+
 int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional<std::string>& value,
          const std::optional<std::string>& failure, std::optional<double> cost) {
   if (!holds_campaign(dir, "tell")) return kExitUsage;
@@ -1001,15 +1022,13 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
     r.status = RunStatus::failed;
     r.failure_reason = *failure;
   } else {
-    double v = 0.0;
-    try {
-      std::size_t used = 0;
-      v = std::stod(*value, &used);
-      if (used != value->size()) throw std::invalid_argument("trailing text");
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "tune: '%s' is not a number\n", value->c_str());
+    std::string problem;
+    const std::optional<double> number = parse_number(*value, problem);
+    if (!number) {
+      std::fprintf(stderr, "tune: '%s' %s\n", value->c_str(), problem.c_str());
       return kExitUsage;
     }
+    const double v = *number;
     if (!std::isfinite(v)) {
       std::fprintf(stderr, "tune: the value must be finite; report a failure with --failed REASON\n");
       return kExitUsage;

@@ -69,6 +69,11 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
 
 // Whether DIR holds a campaign; if not, says why on stderr for `tune <command>`.
 bool holds_campaign(const std::filesystem::path& dir, const char* command);
+
+// A number typed on the command line (`tune tell`'s value, `tune enqueue lr=...`): the whole text
+// as strtod reads it. Without one, `problem` says why: "is not a number", or for 1e400 that it is
+// too large for a double (a value too small for one, 1e-400, rounds towards 0 as strtod rounds it).
+std::optional<double> parse_number(const std::string& text, std::string& problem);
 // DIR's lock for a command that changes the campaign (waits behind other commands, not a tuner);
 // nothing, with the refusal on stderr, when it cannot be had.
 std::optional<CampaignLock> lock_campaign(const std::filesystem::path& dir, const char* command);

@@ -3,6 +3,7 @@
 // changes the campaign, so it takes the campaign's lock and refuses while a tuner drives it.
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "tune/io/yaml_values.hpp"
 #include "tuner/campaign/campaign_state.hpp"
@@ -14,21 +15,23 @@ namespace {
 
 // "lr=0.001" as the parameter's type reads it; an empty optional, with the message printed, if not.
 std::optional<Value> parse_value(const Parameter& p, const std::string& text, const std::string& assignment) {
-  try {
-    std::size_t used = 0;
-    if (p.type == ParamType::floating) {
-      const double v = std::stod(text, &used);
-      if (used == text.size()) return Value(v);
-    } else if (p.type == ParamType::integer) {
+  std::string problem = p.type == ParamType::integer ? "is not a whole number" : "is not a number";
+  if (p.type == ParamType::floating) {
+    if (const std::optional<double> v = parse_number(text, problem)) return Value(*v);
+  } else if (p.type == ParamType::integer) {
+    try {
+      std::size_t used = 0;
       const long long v = std::stoll(text, &used);
       if (used == text.size()) return Value(static_cast<std::int64_t>(v));
-    } else {
-      return Value(text);
+    } catch (const std::exception&) {
     }
-  } catch (const std::exception&) {
+  } else {
+    return Value(text);
   }
-  std::fprintf(stderr, "tune enqueue: '%s': '%s' is not %s, as parameter '%s' needs\n", assignment.c_str(), text.c_str(),
-               p.type == ParamType::integer ? "a whole number" : "a number", p.name.c_str());
+  // "'abc' is not a number, as parameter 'lr' needs"; "'1e400' is too large for a double (...)".
+  const std::string needs = problem.rfind("is not", 0) == 0 ? ", as parameter '" + p.name + "' needs" : "";
+  std::fprintf(stderr, "tune enqueue: '%s': '%s' %s%s\n", assignment.c_str(), text.c_str(), problem.c_str(),
+               needs.c_str());
   return std::nullopt;
 }
 
@@ -48,6 +51,7 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
   }
   Config config;
   std::optional<std::size_t> level;
+  std::map<std::string, std::string> given;  // name -> its assignment as typed
   for (const std::string& a : assignments) {
     const std::size_t eq = a.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -55,6 +59,12 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
       return kExitUsage;
     }
     const std::string name = a.substr(0, eq), text = a.substr(eq + 1);
+    // `lr=0.1 ... lr=0.01` is a slip, not a choice: neither is silently dropped.
+    if (const auto [before, added] = given.emplace(name, a); !added) {
+      std::fprintf(stderr, "tune enqueue: '%s': %s is given twice (also '%s'); give each once\n", a.c_str(),
+                   name.c_str(), before->second.c_str());
+      return kExitUsage;
+    }
     if (s.config.resolution && name == s.config.resolution->parameter) {
       const auto& levels = s.config.resolution->values;
       std::size_t used = 0;

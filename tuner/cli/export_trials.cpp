@@ -162,6 +162,23 @@ std::string as_jsonl(const std::vector<Column>& cols, const CampaignState& s) {
   return out;
 }
 
+// Whether `output` is one of the files the campaign in `dir` keeps (state.yaml, events.jsonl, the
+// locks, the tuner's pid and log) or lies in its trials/: `-o DIR/state.yaml` would replace the
+// campaign's state by a table.
+bool is_campaign_file(const std::filesystem::path& dir, const std::filesystem::path& output) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(dir, ec);
+  const fs::path out = fs::weakly_canonical(output, ec);
+  if (ec) return false;
+  static const std::set<std::string> kept{"state.yaml", "events.jsonl", "tune.lock",
+                                          "tuner.lock", "tuner.pid",    "tuner.log"};
+  if (out.parent_path() == root && kept.contains(out.filename().string())) return true;
+  const fs::path trials = root / "trials";
+  const auto [end, at] = std::mismatch(trials.begin(), trials.end(), out.begin(), out.end());
+  return end == trials.end();
+}
+
 }  // namespace
 
 int export_trials(const std::filesystem::path& dir, const std::string& format,
@@ -171,6 +188,11 @@ int export_trials(const std::filesystem::path& dir, const std::string& format,
     return kExitUsage;
   }
   if (!holds_campaign(dir, "export")) return kExitUsage;
+  if (output && is_campaign_file(dir, *output)) {
+    std::fprintf(stderr, "tune export: -o %s is a file of the campaign %s, which the table would replace; write it "
+                         "elsewhere (e.g. -o trials.csv)\n", output->c_str(), dir.c_str());
+    return kExitUsage;
+  }
   const CampaignState s = load_state(dir);
   const std::vector<Column> cols = trial_table(s);
   const std::string text = format == "csv" ? as_csv(cols, s.runs.size()) : as_jsonl(cols, s);

@@ -23,6 +23,14 @@ another tuner drives the campaign, or an ask/tell waited in vain for another (60
 variable TUNE_LOCK_WAIT, a duration such as 5s or 2m, sets how long); 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
 then ask again (tune ask exits 0 with nothing handed out once the campaign is finished).)";
 
+// CLI11 reads `--trials -1` into a std::size_t as 2^64 - 1 (no limit at all), so counts are checked
+// as typed: digits only.
+std::string whole_number(const std::string& v) {
+  return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })
+             ? std::string()
+             : "expected a whole number, not '" + v + "'";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -56,8 +64,12 @@ int main(int argc, char** argv) {
   run->add_option("campaign", campaign_file, "campaign file (see 'tune init')");
   run->add_option("--dir", dir, "campaign directory (default: ./<name>)");
   run->add_option("--name", inline_settings.name, "inline form: campaign name");
-  run->add_option("--trials", inline_settings.trials, "inline form: number of trials")->capture_default_str();
-  run->add_option("--workers", inline_settings.workers, "inline form: trials at a time")->capture_default_str();
+  run->add_option("--trials", inline_settings.trials, "inline form: number of trials")
+      ->capture_default_str()
+      ->check(whole_number);
+  run->add_option("--workers", inline_settings.workers, "inline form: trials at a time")
+      ->capture_default_str()
+      ->check(whole_number);
   run->add_option("--objective", inline_settings.objective, "inline form: the key the trial prints")->capture_default_str();
   run->add_flag("--maximize", inline_settings.maximize, "inline form: maximise the objective (default: minimise)");
   run->add_option("--strategy", inline_settings.strategy,
@@ -74,7 +86,7 @@ int main(int argc, char** argv) {
   std::optional<std::size_t> resume_trials;
   resume_cmd->add_option("--trials", resume_trials,
                          "raise budget.trials to N trials in all (more than the campaign has), e.g. to continue a "
-                         "campaign that spent its trial budget")->type_name("N");
+                         "campaign that spent its trial budget")->type_name("N")->check(whole_number);
   add_session_flags(resume_cmd);
 
   std::filesystem::path init_file = "campaign.yaml";
@@ -92,11 +104,7 @@ int main(int argc, char** argv) {
                    "list only the N most recent trials (a cost-aware campaign makes thousands of cheap ones); "
                    "the summary still counts them all")
       ->type_name("N")
-      ->check([](const std::string& v) {
-        return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })
-                   ? std::string()
-                   : "expected a number of trials (0 or more), not '" + v + "'";
-      });
+      ->check(whole_number);
   CLI::App* best_cmd = app.add_subcommand("best", "the best configuration so far");
   best_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   best_cmd->add_flag("--json", json, "JSON instead of YAML");
@@ -114,7 +122,9 @@ int main(int argc, char** argv) {
   std::optional<std::size_t> ask_trials;
   ask_cmd->add_option("--trials", ask_trials,
                       "with a campaign directory: raise budget.trials to N trials in all (more than the campaign has) "
-                      "first, e.g. to continue a campaign that spent its trial budget")->type_name("N");
+                      "first, e.g. to continue a campaign that spent its trial budget")
+      ->type_name("N")
+      ->check(whole_number);
   std::string tell_id;  // parsed here: CLI11 read -1 as 2^64 - 1 and clamped ids past 2^64
   std::optional<std::string> tell_value, tell_failure;
   CLI::App* tell_cmd = app.add_subcommand(
@@ -151,7 +161,7 @@ int main(int argc, char** argv) {
                          "csv (RFC 4180, a header row, times in ISO 8601 UTC) or jsonl (one JSON object per trial, "
                          "parameters under config, metrics under metrics, with the intermediate values)")
       ->capture_default_str();
-  export_cmd->add_option("-o,--output", export_output, "write to this file (atomically) instead of stdout");
+  export_cmd->add_option("-o,--output", export_output, "write to this file (atomically) instead of stdout; not one of the campaign's own files");
 
   // Everything after `--` is the inline form's command, taken verbatim (never parsed as options).
   int parsed_argc = argc;

@@ -135,9 +135,11 @@ void check_known_keys(const YAML::Node& node, const std::string& field, const st
   }
 }
 
-const YAML::Node require(const YAML::Node& parent, const std::string& field) {
-  if (!parent.IsMap()) fail(parent, field, "expected a map containing '" + field + "'");
-  const YAML::Node child = parent[field];
+const YAML::Node require(const YAML::Node& parent, const std::string& field) { return require(parent, field, field); }
+
+const YAML::Node require(const YAML::Node& parent, const std::string& key, const std::string& field) {
+  if (!parent.IsMap()) fail(parent, field, "expected a map containing '" + key + "'");
+  const YAML::Node child = parent[key];
   if (!child.IsDefined()) fail(parent, field, "missing (required)");
   return child;
 }

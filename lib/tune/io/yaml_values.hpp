@@ -47,6 +47,8 @@ void check_known_keys(const YAML::Node& node, const std::string& field, const st
 
 // Required fields: throw StateError("<field> at line L, column C: ...") when missing or malformed.
 const YAML::Node require(const YAML::Node& parent, const std::string& field);
+// The same for a key of a nested map, named in the message by its whole path (`space.x.low`).
+const YAML::Node require(const YAML::Node& parent, const std::string& key, const std::string& field);
 double read_double(const YAML::Node& node, const std::string& field);
 std::int64_t read_int(const YAML::Node& node, const std::string& field);
 std::uint64_t read_uint(const YAML::Node& node, const std::string& field);

@@ -45,14 +45,21 @@ Space space_from_yaml(const YAML::Node& node) {
     const YAML::Node& p = kv.second;
     const std::string where = "parameter '" + name + "'";
     if (!p.IsMap()) throw StateError(where + " at " + position_of(p) + ": expected a map such as {type: float, low: 0, high: 1}");
-    const std::string type = read_string(require(p, "type"), name + ".type");
-    std::set<std::string> known{"type"};
+    // Keys are checked before the required ones are read, so that a misspelt `lo:` is named as the
+    // unknown key it is rather than reported as a missing `low`.
+    const std::string field = "space." + name;
+    const YAML::Node type_node = p["type"];
+    const std::string given = type_node && type_node.IsScalar() ? type_node.Scalar() : std::string();
+    std::set<std::string> known{"type", "low", "high", "log", "choices"};  // of every type, while it is unknown
+    if (given == "float" || given == "int") known = {"type", "low", "high", "log"};
+    if (given == "categorical" || given == "ordinal") known = {"type", "choices"};
+    check_known_keys(p, field, known);
+    const std::string type = read_string(require(p, "type", field + ".type"), field + ".type");
     Parameter param;
     if (type == "float" || type == "int") {
-      known.insert({"low", "high", "log"});
-      const double low = read_double(require(p, "low"), name + ".low");
-      const double high = read_double(require(p, "high"), name + ".high");
-      const Scale scale = p["log"] && read_bool(p["log"], name + ".log") ? Scale::log : Scale::linear;
+      const double low = read_double(require(p, "low", field + ".low"), field + ".low");
+      const double high = read_double(require(p, "high", field + ".high"), field + ".high");
+      const Scale scale = p["log"] && read_bool(p["log"], field + ".log") ? Scale::log : Scale::linear;
       if (type == "float") {
         param = Parameter::floating(name, low, high, scale);
       } else {
@@ -61,20 +68,14 @@ Space space_from_yaml(const YAML::Node& node) {
         param = Parameter::integer(name, static_cast<std::int64_t>(low), static_cast<std::int64_t>(high), scale);
       }
     } else if (type == "categorical" || type == "ordinal") {
-      known.insert("choices");
-      const YAML::Node choices = require(p, "choices");
+      const YAML::Node choices = require(p, "choices", field + ".choices");
       if (!choices.IsSequence()) throw StateError(where + " at " + position_of(choices) + ": 'choices' must be a list");
       std::vector<std::string> values;
-      for (std::size_t i = 0; i < choices.size(); ++i) values.push_back(read_string(choices[i], name + ".choices"));
+      for (std::size_t i = 0; i < choices.size(); ++i) values.push_back(read_string(choices[i], field + ".choices"));
       param = type == "categorical" ? Parameter::categorical(name, values) : Parameter::ordinal(name, values);
     } else {
       throw StateError(where + " at " + position_of(p["type"]) + ": unknown type '" + type +
                        "'; expected float, int, categorical or ordinal");
-    }
-    for (const auto& field : p) {
-      const std::string key = field.first.as<std::string>();
-      if (!known.count(key))
-        throw StateError(where + " at " + position_of(field.first) + ": unknown key '" + key + "' for type " + type);
     }
     params.push_back(std::move(param));
   }

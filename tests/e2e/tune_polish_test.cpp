@@ -1,0 +1,185 @@
+// Small defects of the command line and the campaign file, each found by using the `tune` program as
+// a user would: the message a user reads, a slip the program must not take silently, a file it must
+// not overwrite.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tune_process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace tune_test;
+
+const char* kAskTellSpace = "space:\n  x: {type: float, low: 0, high: 1}\n";
+
+// A campaign driven by ask/tell, created by its first ask (trial 0 handed out).
+fs::path ask_tell_campaign(const std::string& name) {
+  const fs::path d = fresh_dir(name);
+  write(d / "c.yaml", "name: c\n" + std::string(kAskTellSpace) + "budget: {trials: 10}\n");
+  EXPECT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  return d;
+}
+
+// yaml-cpp reads YAML 1.1's merge key `<<` as a key like any other, so `y` below lacked `type` and was
+// refused for that ("field 'type' ... missing (required)"), which sent the user looking in the wrong place.
+TEST(TunePolish, AMergeKeyIsRefusedAtItsLineAsUnsupported) {
+  const fs::path d = fresh_dir("polish-merge");
+  write(d / "c.yaml", "name: m\nspace:\n  x: &d {type: float, low: 0, high: 1}\n  y: {<<: *d, high: 2}\n");
+  const Result r = tune(d, {"ask", "c.yaml"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("c.yaml: field 'space.y.<<' at line 4, column 7: merge keys ('<<') are not supported; "
+                       "repeat the fields"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(d / "m"));
+  // A quoted '<<' is an ordinary (here unknown) key.
+  write(d / "q.yaml", "name: m\nspace:\n  x: {type: float, low: 0, high: 1, '<<': 1}\n");
+  const Result quoted = tune(d, {"ask", "q.yaml"});
+  EXPECT_EQ(quoted.code, 1);
+  EXPECT_NE(quoted.err.find("field 'space.x.<<' at line 3, column 37: unknown key"), std::string::npos) << quoted.err;
+}
+
+// `lo:` for `low:` was reported as "field 'low' ... missing (required)": the key the user wrote went
+// unnamed, and the field lacked its path.
+TEST(TunePolish, AMisspeltKeyOfAParameterIsNamedWithItsPath) {
+  const fs::path d = fresh_dir("polish-misspelt");
+  struct Case {
+    std::string parameter, fragment;
+  };
+  const std::vector<Case> cases{
+      {"{type: float, lo: 0, high: 1}", "field 'space.x.lo' at line 3, column 20: unknown key; expected one of: "
+                                        "high, log, low, type"},
+      {"{tpye: float, low: 0, high: 1}", "field 'space.x.tpye' at line 3, column 7: unknown key"},
+      {"{type: float, high: 1}", "field 'space.x.low' at line 3, column 6: missing (required)"},
+      {"{type: categorical, choices: [a], low: 0}", "field 'space.x.low' at line 3, column 40: unknown key; "
+                                                     "expected one of: choices, type"},
+      {"{type: int, low: 0, high: one}", "field 'space.x.high' at line 3, column 32: expected a number"},
+  };
+  for (const Case& c : cases) {
+    write(d / "c.yaml", "name: s\nspace:\n  x: " + c.parameter + "\n");
+    const Result r = tune(d, {"ask", "c.yaml"});
+    EXPECT_EQ(r.code, 1) << c.parameter;
+    EXPECT_NE(r.err.find("c.yaml: " + c.fragment), std::string::npos) << c.parameter << "\n" << r.err;
+  }
+}
+
+// "tuner running (the tuner (process N))" said the tuner twice, in nested brackets.
+TEST(TunePolish, StatusOfARunningCampaignNamesTheTunersProcessOnce) {
+  const fs::path d = fresh_dir("polish-running");
+  write(d / "c.yaml", quadratic_campaign_with("r", 2, "{workers: 1}"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "30"}});
+  std::string pid;
+  for (int i = 0; i < 500 && (pid.empty() || !fs::exists(d / "r" / "trials" / "0")); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pid = slurp(d / "r" / "tuner.pid");
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+  }
+  ASSERT_FALSE(pid.empty());
+  const Result st = tune(d, {"status", "r"});
+  EXPECT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("): tuner running (process " + pid + ")\n"), std::string::npos) << st.out;
+  EXPECT_EQ(st.out.find("the tuner"), std::string::npos) << st.out;
+  EXPECT_EQ(tune(d, {"stop", "r"}).code, 0);
+  EXPECT_EQ(finish(d, tuner).code, 3);
+}
+
+// "... 2 earlier trials not listed (0 of them failed); without --last all are" read as cut off.
+TEST(TunePolish, StatusLastSaysHowManyEarlierTrialsItLeavesOutAndHowToListThem) {
+  const fs::path d = ask_tell_campaign("polish-last");
+  ASSERT_EQ(tune(d, {"ask", "c"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "c"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "c", "0", "--failed", "diverged"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "c", "1", "0.5"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "c", "2", "0.25"}).code, 0);
+  const Result two = tune(d, {"status", "c", "--last", "1"});
+  EXPECT_NE(two.out.find("...  2 earlier trials not shown (1 of them failed); without --last every trial is listed\n"),
+            std::string::npos)
+      << two.out;
+  const Result one = tune(d, {"status", "c", "--last", "2"});
+  EXPECT_NE(one.out.find("...  1 earlier trial not shown (it failed); without --last every trial is listed\n"),
+            std::string::npos)
+      << one.out;
+}
+
+// 1e400 is a number, too large for a double: "'1e400' is not a number" sent the user looking for a typo.
+TEST(TunePolish, AValueTooLargeForADoubleIsSaidToBeSo) {
+  const fs::path d = ask_tell_campaign("polish-range");
+  const Result tell = tune(d, {"tell", "c", "0", "1e400"});
+  EXPECT_EQ(tell.code, 2);
+  EXPECT_EQ(tell.err, "tune: '1e400' is too large for a double (the largest is about 1.8e308)\n");
+  const Result garbage = tune(d, {"tell", "c", "0", "1e4x"});
+  EXPECT_EQ(garbage.code, 2);
+  EXPECT_EQ(garbage.err, "tune: '1e4x' is not a number\n");
+  const Result enqueue = tune(d, {"enqueue", "c", "x=-1e400"});
+  EXPECT_EQ(enqueue.code, 2);
+  EXPECT_EQ(enqueue.err,
+            "tune enqueue: 'x=-1e400': '-1e400' is too large for a double (the largest is about 1.8e308)\n");
+  // A value too small for a double is 0 as far as a double can tell, and a number.
+  EXPECT_EQ(tune(d, {"tell", "c", "0", "1e-400"}).code, 0);
+}
+
+// `tune init new.yaml` wrote a header saying `tune run campaign.yaml`.
+TEST(TunePolish, InitNamesTheFileItWroteInItsHeader) {
+  const fs::path d = fresh_dir("polish-init");
+  const Result r = tune(d, {"init", "new.yaml"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string text = slurp(d / "new.yaml");
+  EXPECT_EQ(text.rfind("# A tune campaign. Run it with:  tune run new.yaml\n", 0), 0u) << text;
+  EXPECT_NE(text.find("tune ask new.yaml, tune tell"), std::string::npos) << text;
+  EXPECT_EQ(text.find("campaign.yaml"), std::string::npos) << text;
+  EXPECT_NO_THROW(YAML::Load(text));
+}
+
+// CLI11 read `--trials -1` into a std::size_t as 2^64 - 1: `tune ask DIR --trials -1` lifted the trial
+// budget altogether, and the inline form's `--workers -1` asked for 2^64 - 1 workers.
+TEST(TunePolish, NegativeCountsOnTheCommandLineAreRefused) {
+  const fs::path d = ask_tell_campaign("polish-negative");
+  const std::string before = slurp(d / "c" / "state.yaml");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"ask", "c", "--trials", "-1"}, {"resume", "c", "--trials", "-1"},
+        {"run", "--name", "n", "--trials", "-1", "--", "echo", "x~uniform(0,1)"},
+        {"run", "--name", "n", "--workers", "-1", "--", "echo", "x~uniform(0,1)"}}) {
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 2) << args[0] << " " << args[args.size() > 4 ? 3 : 2];
+    EXPECT_NE(r.err.find("expected a whole number, not '-1'"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(d / "c" / "state.yaml"), before);
+  EXPECT_FALSE(fs::exists(d / "n"));
+}
+
+// `tune export DIR -o DIR/state.yaml` replaced the campaign's state with the table.
+TEST(TunePolish, ExportRefusesToWriteOverTheCampaignsOwnFiles) {
+  const fs::path d = ask_tell_campaign("polish-export");
+  ASSERT_EQ(tune(d, {"tell", "c", "0", "0.5"}).code, 0);
+  const std::string state = slurp(d / "c" / "state.yaml"), events = slurp(d / "c" / "events.jsonl");
+  for (const std::string out : {"c/state.yaml", "./c/../c/events.jsonl", "c/trials/0/stdout"}) {
+    const Result r = tune(d, {"export", "c", "-o", out});
+    EXPECT_EQ(r.code, 2) << out;
+    EXPECT_NE(r.err.find("is a file of the campaign c"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(d / "c" / "state.yaml"), state);
+  EXPECT_EQ(slurp(d / "c" / "events.jsonl"), events);
+  // Beside them, a table of its own is fine.
+  EXPECT_EQ(tune(d, {"export", "c", "-o", "c/trials.csv"}).code, 0);
+  EXPECT_EQ(tune(d, {"status", "c"}).code, 0);
+}
+
+// `tune enqueue DIR x=0.5 x=0.1` ran x = 0.1 and dropped 0.5 without a word.
+TEST(TunePolish, EnqueueRefusesAParameterGivenTwice) {
+  const fs::path d = ask_tell_campaign("polish-twice");
+  const std::string before = slurp(d / "c" / "state.yaml");
+  const Result r = tune(d, {"enqueue", "c", "x=0.5", "x=0.1"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "tune enqueue: 'x=0.1': x is given twice (also 'x=0.5'); give each once\n");
+  EXPECT_EQ(slurp(d / "c" / "state.yaml"), before);
+}
+
+}  // namespace
