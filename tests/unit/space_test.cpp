@@ -2,6 +2,7 @@
 #include "tune/space/space.hpp"
 
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -400,3 +401,19 @@ TEST(SpaceToString, ShortestRoundTripForms) {
 
 }  // namespace
 }  // namespace tune
+
+// A configuration's text is a YAML flow map that reads back as the configuration: a choice with a
+// comma printed {act: ta,nh}, which reads as something else.
+TEST(ConfigText, ReadsBackAsTheConfigurationWhateverTheChoices) {
+  for (const std::string choice : {"relu", "ta,nh", "a: b", "{x}", "q\"t", "back\\slash", " edge ", "yes", "#c", ""}) {
+    const tune::Config c{{"act", choice}, {"lr", 0.001}, {"n,m", std::int64_t{3}}};
+    const std::string text = tune::to_string(c);
+    const YAML::Node n = YAML::Load(text);
+    ASSERT_TRUE(n.IsMap()) << text;
+    EXPECT_EQ(n.size(), 3u) << text;
+    EXPECT_EQ(n["act"].as<std::string>(), choice) << text;
+    EXPECT_EQ(n["n,m"].as<int>(), 3) << text;
+    EXPECT_EQ(n["lr"].as<double>(), 0.001) << text;
+  }
+  EXPECT_EQ(tune::to_string(tune::Config{{"act", std::string("relu")}, {"lr", 0.001}}), "{act: relu, lr: 0.001}");
+}

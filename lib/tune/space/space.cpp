@@ -1,5 +1,6 @@
 #include "tune/space/space.hpp"
 
+#include "tune/io/flow_yaml.hpp"
 #include "tune/io/yaml_values.hpp"
 
 #include <algorithm>
@@ -238,13 +239,27 @@ std::string to_string(const Value& value) {
   return std::get<std::string>(value);
 }
 
+namespace {
+// A name or choice as a YAML flow map writes it: a choice "ta,nh" or "a: b" is quoted, so that the
+// text reads back as the configuration (it printed {act: ta,nh}). Non-ASCII text stays as typed.
+std::string flow_text(const std::string& text) {
+  if (flow_scalar_form(text) != FlowScalarForm::double_quoted) return text;
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
 std::string to_string(const Config& config) {
   std::string s = "{";
   for (const auto& [name, value] : config) {
     if (s.size() > 1) s += ", ";
-    s += name;
+    s += flow_text(name);
     s += ": ";
-    s += to_string(value);
+    s += std::holds_alternative<std::string>(value) ? flow_text(std::get<std::string>(value)) : to_string(value);
   }
   return s + "}";
 }
