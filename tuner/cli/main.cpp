@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
                    "the summary still counts them all")
       ->type_name("N")
       ->check(whole_number);
-  CLI::App* best_cmd = app.add_subcommand("best", "the best configuration so far");
+  CLI::App* best_cmd = app.add_subcommand("best", "the best result so far and, where the strategy has a model (ei, ucb, cmets, cmes, gpoo), the configuration it recommends with its estimate (mean and sd): the best of many noisy results is optimistic");
   best_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   best_cmd->add_flag("--json", json, "JSON instead of YAML");
 
