@@ -389,7 +389,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
     summary += "no model recommendation (strategies cmets and cmes give one); ";
   if (b)
     summary += "best observed full-resolution trial " + std::to_string(b->id) + ", " + objective + " " +
-               format_short(*b->value);
+               format_double(*b->value);
   else
     summary += "no full-resolution trial has completed yet";
   YAML::Node n;
@@ -807,12 +807,12 @@ int best(const std::filesystem::path& dir, bool json) {
                              : std::string());
       if (recommended == b)
         std::printf("# the model's estimate of trial %llu's configuration: %s (its result: %s)\n",
-                    static_cast<unsigned long long>(b->id), estimate.c_str(), format_short(*b->value).c_str());
+                    static_cast<unsigned long long>(b->id), estimate.c_str(), format_double(*b->value).c_str());
       else
         std::printf("# the model believes trial %llu's configuration best: %s; trial %llu's %s is the best single "
                     "result, and on a noisy objective the best of many results is optimistic\n",
                     static_cast<unsigned long long>(recommended->id), estimate.c_str(),
-                    static_cast<unsigned long long>(b->id), format_short(*b->value).c_str());
+                    static_cast<unsigned long long>(b->id), format_double(*b->value).c_str());
     }
     std::printf("%s\n", e.c_str());
   }
