@@ -354,7 +354,7 @@ class Runner {
             adapters::parse_trial_output(read_file(tdir / adapters::kStdoutFile) + "\n",  // the trial has exited: its last line is complete
                                          read_file(tdir / adapters::kResultFile),
                                          {state_.config.objective.name});
-        r.intermediate = report.intermediate;
+        r.intermediate = kept_intermediate(report.intermediate);
         r.metrics = report.metrics;
         if (report.failure) reason = *report.failure;
         else if (!report.objective && report.unreadable_objective)

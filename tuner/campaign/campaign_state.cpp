@@ -183,6 +183,17 @@ CampaignState CampaignState::create(CampaignConfig config, double now) {
   return s;
 }
 
+std::vector<adapters::IntermediateValue> kept_intermediate(const std::vector<adapters::IntermediateValue>& all) {
+  const std::size_t n = all.size();
+  if (n <= kKeptIntermediateValues) return all;
+  // Entry k of the kept ones is all[round(k (n - 1) / (K - 1))]: evenly spaced, ends included.
+  std::vector<adapters::IntermediateValue> kept;
+  kept.reserve(kKeptIntermediateValues);
+  for (std::size_t k = 0; k < kKeptIntermediateValues; ++k)
+    kept.push_back(all[(k * (n - 1) + (kKeptIntermediateValues - 1) / 2) / (kKeptIntermediateValues - 1)]);
+  return kept;
+}
+
 std::filesystem::path state_path(const std::filesystem::path& dir) { return dir / "state.yaml"; }
 std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t id) {
   return dir / "trials" / std::to_string(id);

@@ -46,6 +46,13 @@ struct TrialRun {
 // The run record of a trial handed out by `tune ask` at `started_at`: running, told by `tune tell`.
 TrialRun external_run(std::uint64_t id, double started_at);
 
+// The intermediate values a run record keeps: all of them up to kKeptIntermediateValues, else that
+// many evenly spaced, the first and the last included. A trainer that logs every batch (50,000
+// steps) made state.yaml 48 MB for 30 trials and every command take seconds; the strategies do not
+// use them, and the trial's stdout keeps them all.
+inline constexpr std::size_t kKeptIntermediateValues = 1000;
+std::vector<adapters::IntermediateValue> kept_intermediate(const std::vector<adapters::IntermediateValue>& all);
+
 struct CampaignState {
   CampaignConfig config;
   Study study;
