@@ -280,6 +280,43 @@ TEST(Slurm, StopCancelsTheTunersJobsAndOnlyThose) {
   }
 }
 
+// `--wait-on-stop` let the running job finish but also left the pending one in the queue, and the
+// tuner waited for it to start and run (on a busy cluster, hours) although asked to stop.
+TEST(Slurm, StopWithWaitOnStopCancelsPendingJobsAndLetsRunningOnesFinish) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-wait-on-stop");
+  const Cleanup cleanup{d};
+  // Three jobs of 2 CPUs each on the node's two CPUs: one runs, two wait.
+  write(d / "c.yaml", campaign("ws", 6, "{kind: slurm, workers: 3, cpus: 2, poll: 1s}"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet", "--wait-on-stop"}, {{"TOY_SLEEP", "6"}});
+  std::map<std::string, std::string> jobs;
+  ASSERT_TRUE(wait_for([&] { return (jobs = jobs_in_state(d / "ws")).size() == 3; }, 60s));
+  ASSERT_TRUE(wait_for([&] {
+    std::multiset<std::string> states;
+    for (const auto& [id, job] : jobs) states.insert(slurm_state(job));
+    return states == std::multiset<std::string>{"PENDING", "PENDING", "RUNNING"};
+  }, 60s)) << "expected one job running and two pending";
+  const Result stop = tune(d, {"stop", "ws"});
+  EXPECT_EQ(stop.code, 0) << stop.err;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result r = finish(d, tuner);
+  EXPECT_EQ(r.code, 3) << r.err;
+  // The running job's 6 s, not three jobs one after the other.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 12s);
+  std::map<std::string, int> by_status;
+  for (const auto& runrec : state_of(d / "ws")["runs"]) {
+    const std::string status = runrec["status"].as<std::string>();
+    ++by_status[status];
+    if (status == "queued") {
+      EXPECT_EQ(runrec["exit"]["kind"].as<std::string>(), "cancelled") << runrec;
+      EXPECT_FALSE(fs::exists(d / "ws" / "trials" / runrec["id"].as<std::string>() / "stdout")) << "a pending job ran";
+    }
+  }
+  EXPECT_EQ(by_status["complete"], 1);  // the one that was running finished
+  EXPECT_EQ(by_status["queued"], 2);    // the pending ones run again on resume
+  for (const auto& [id, job] : jobs) EXPECT_NE(slurm_state(job), "PENDING") << "job " << job;
+}
+
 TEST(Slurm, SpentWallBudgetCancelsPendingJobsAndLetsRunningOnesFinish) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-wall");

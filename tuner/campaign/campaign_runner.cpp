@@ -415,7 +415,10 @@ class Runner {
           progress_.log("stopping (" + by + "): " +
                         (options_.wait_on_stop ? "waiting for running trials (signal again to terminate them)"
                                                : "terminating running trials (they will run again on resume)"));
+          // --wait-on-stop lets running trials finish but starts nothing more: jobs still waiting in
+          // a cluster's queue are cancelled (they run again on resume), as when a budget is spent.
           if (!options_.wait_on_stop) cancel_running();
+          else executor_->cancel_pending();
         } else if (handled_signals == 2) {
           progress_.log("terminating running trials now");
           cancel_running();

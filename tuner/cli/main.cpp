@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
   auto add_session_flags = [&](CLI::App* sub) {
     sub->add_flag("-q,--quiet", flags.quiet, "no progress output");
     sub->add_flag("--wait-on-stop", flags.wait_on_stop,
-                  "on Ctrl-C / SIGTERM / 'tune stop', let running trials finish (default: terminate them; they run again on resume)");
+                  "on Ctrl-C / SIGTERM / 'tune stop', let running trials finish (default: terminate them; they run again on "
+                  "resume); Slurm jobs still pending are cancelled");
     sub->add_flag("--detach", flags.detach, "run in the background (log and pid file in the campaign directory)");
   };
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <exception>
 #include <map>
 #include <optional>
@@ -269,6 +270,36 @@ bool leader_exited(pid_t leader) {
   }
 }
 
+// The pids of our children (processes whose parent is this supervisor), from /proc: descendants of
+// the command that left its process group (setsid, setpgid) are reparented to us, a subreaper, when
+// their parent exits.
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> children;
+  const pid_t self = ::getpid();
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    pid_t pid = 0;
+    if (std::from_chars(name.data(), name.data() + name.size(), pid).ec != std::errc() || pid == self) continue;
+    std::FILE* f = std::fopen(("/proc/" + name + "/stat").c_str(), "r");
+    if (!f) continue;
+    char buf[512];
+    const std::size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses, so read after the last ')'.
+    const char* close = std::strrchr(buf, ')');
+    char state = 0;
+    int ppid = 0;
+    if (close && std::sscanf(close + 1, " %c %d", &state, &ppid) == 2 && ppid == self) children.push_back(pid);
+  }
+  return children;
+}
+
+// Kills and reaps every process left of the trial: the command's process group, and every other
+// descendant, such as a worker the command started in a session of its own (setsid), which outlived
+// the command and was reparented to us. Each is one of our children until we reap it, so its pid
+// cannot be reused while we signal it; killing it reparents its own children to us, killed next.
 void reap_leftovers(pid_t group) {
   const auto deadline = Clock::now() + std::chrono::seconds(2);
   sigset_t chld;
@@ -277,7 +308,13 @@ void reap_leftovers(pid_t group) {
   for (;;) {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    if (::kill(-group, 0) != 0 && errno == ESRCH) return;
+    const bool group_gone = ::kill(-group, 0) != 0 && errno == ESRCH;
+    const std::vector<pid_t> children = own_children();
+    for (const pid_t child : children) {
+      if (::getpgid(child) == child) ::killpg(child, SIGKILL);  // its group's id is its (unreaped) pid
+      ::kill(child, SIGKILL);
+    }
+    if (group_gone && children.empty()) return;
     if (Clock::now() >= deadline) return;  // a process stuck in the kernel; do not wait forever
     const timespec ts{0, 10'000'000};
     ::sigtimedwait(&chld, nullptr, &ts);
