@@ -1,5 +1,5 @@
-// Defects found by the fourth dogfooding round (local campaigns with several workers, timeouts,
-// trainers that spawn children, huge outputs), each checked with real subprocesses and files.
+// What is left of a trial's processes once it ends: nothing, whatever the trainer started (its own
+// process group, a session of its own), checked with real subprocesses.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <yaml-cpp/yaml.h>
@@ -39,7 +39,7 @@ echo "objective=1"
 // The supervisor, a child subreaper, killed only the command's process group when the command ended,
 // then exited: a worker in its own session was handed to init and ran on after the trial (finished,
 // timed out or stopped), holding its CPU, memory or GPU.
-TEST(TuneDogfood4, AWorkerInItsOwnSessionDoesNotOutliveItsTrial) {
+TEST(TrialProcesses, AWorkerInItsOwnSessionDoesNotOutliveItsTrial) {
   const fs::path d = fresh_dir("dogfood4-setsid");
   write(d / "spawner.sh", kSpawner);
   fs::permissions(d / "spawner.sh", fs::perms::owner_all);
