@@ -237,6 +237,9 @@ TEST(Slurm, ScancelFromOutsideIsRecordedAsCancelled) {
     job = jobs.begin()->second;
     return slurm_state(job) == "RUNNING";
   }, 60s)) << "the trial's job never ran";
+  // tune status names the running trial's job, to match it with squeue.
+  const Result status = tune(d, {"status", "sc"});
+  EXPECT_NE(status.out.find("Slurm job " + job + "\n"), std::string::npos) << status.out;
   ASSERT_EQ(run({"scancel", job}).code, 0);
   const Result r = finish(d, tuner);
   ASSERT_EQ(r.code, 0) << r.err;

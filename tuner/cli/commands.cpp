@@ -728,8 +728,11 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id), to_string(r.status),
                 value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),
                 s.config.resolution ? "  " : "", tune::to_string(t.config).c_str());
-    if (r.status == RunStatus::failed)
-      std::printf("%*s%s\n", 32 + value_width + (s.config.resolution ? level_width + 2 : 0), "", r.failure_reason.c_str());
+    const int indent = 32 + value_width + (s.config.resolution ? level_width + 2 : 0);
+    if (r.status == RunStatus::failed) std::printf("%*s%s\n", indent, "", r.failure_reason.c_str());
+    // Which cluster job a running trial is, to match it with squeue (pending or running there).
+    if (r.status == RunStatus::running && !r.job.empty())
+      std::printf("%*s%s job %s\n", indent, "", s.config.executor.kind == "slurm" ? "Slurm" : "executor", r.job.c_str());
   }
   return kExitComplete;
 }
