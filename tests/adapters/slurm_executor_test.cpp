@@ -113,6 +113,15 @@ TEST(SlurmOutcome, MapsEveryFinalStateAndWaitsOnTheOthers) {
   EXPECT_EQ(oom->kind, ExitKind::aborted);
   EXPECT_NE(oom->message.find("executor.memory"), std::string::npos) << oom->message;
   EXPECT_EQ(outcome("DEADLINE", std::nullopt)->kind, ExitKind::aborted);
+
+  // A scancel from outside: squeue's reason is the pending job's (it read "cancelled outside the
+  // tuner (scancel) (Priority)", as if Priority were why it was cancelled).
+  const auto cancelled = [&](const std::string& reason) {
+    return tune::adapters::slurm_outcome(SlurmJobView{.job = "16", .state = "CANCELLED", .reason = reason}, std::nullopt,
+                                         false, dir)->message;
+  };
+  EXPECT_EQ(cancelled("Priority"), "Slurm job 16 was cancelled outside the tuner (scancel) while pending (Priority)");
+  EXPECT_EQ(cancelled("None"), "Slurm job 16 was cancelled outside the tuner (scancel)");
 }
 
 TEST(ShellQuote, KeepsEveryByteOfAWord) {

@@ -176,8 +176,9 @@ std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optio
     return ended(ExitKind::timeout, trial_dir,
                  which + " reached its time limit" + (job.time_limit.empty() ? "" : " of " + job.time_limit) +
                      " (TIMEOUT); raise executor.time");
-  if (state == "CANCELLED")
-    return ended(ExitKind::aborted, trial_dir, which + " was cancelled outside the tuner (scancel)" + why);
+  if (state == "CANCELLED")  // a reason is a pending job's (Priority, Resources), not the cancel's
+    return ended(ExitKind::aborted, trial_dir,
+                 which + " was cancelled outside the tuner (scancel)" + (why.empty() ? "" : " while pending" + why));
   if (state == "NODE_FAIL" || state == "PREEMPTED" || state == "BOOT_FAIL")
     return ended(ExitKind::lost, trial_dir, which + " ended " + state + why + "; the trial runs again");
   if (state == "OUT_OF_MEMORY")
