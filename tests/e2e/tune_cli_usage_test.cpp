@@ -122,6 +122,7 @@ TEST(TuneCliUsage, AskHandsOutNoMoreTrialsThanTheTrialBudget) {
   EXPECT_EQ(a2.out, "");
   EXPECT_NE(a2.err.find("the budget of 2 trials is spent"), std::string::npos) << a2.err;
   EXPECT_NE(a2.err.find("2 trials await their result"), std::string::npos) << a2.err;
+  EXPECT_EQ(a2.err.rfind("tune ask: nothing more to hand out: ", 0), 0u) << a2.err;  // not finished: results await
   ASSERT_EQ(tune(d, {"tell", "ext", "0", "0.5"}).code, 0);
   ASSERT_EQ(tune(d, {"tell", "ext", "1", "--failed", "diverged"}).code, 0);
   const Result a3 = tune(d, {"ask", "ext"});

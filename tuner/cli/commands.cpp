@@ -877,7 +877,10 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
     const std::string awaited = pending == 0 ? std::string()
                                 : "; " + std::to_string(pending) + (pending == 1 ? " trial awaits its" : " trials await their") +
                                       " result ('tune status " + dir.string() + "' lists them)";
-    std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s%s\n", why.c_str(), awaited.c_str());
+    // Finished once the last result is in; until then it only has nothing more to hand out.
+    std::fprintf(stderr, "tune ask: %s: %s%s\n",
+                 pending == 0 ? "the campaign is finished, nothing more to hand out" : "nothing more to hand out",
+                 why.c_str(), awaited.c_str());
     return kExitComplete;
   }
   const auto suggestion = s.study.ask();
