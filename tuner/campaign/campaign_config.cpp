@@ -286,26 +286,15 @@ std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignC
       const std::string at = field + "." + name;
       if (c.resolution && name == c.resolution->parameter) {
         const double v = read_double(kv.second, at);
-        const auto& levels = c.resolution->values;
-        const auto level = std::find(levels.begin(), levels.end(), v);
-        if (level == levels.end())
-          fail(kv.second, at, "expected one of the resolution's levels (" + format_double(levels.front()) + " ... " +
-                                  format_double(levels.back()) + "), found " + format_double(v));
-        e.level = static_cast<std::size_t>(level - levels.begin());
+        e.level = level_of(*c.resolution, v);
+        if (!e.level)
+          fail(kv.second, at, "expected one of the resolution's levels (" + format_double(c.resolution->values.front()) +
+                                  " ... " + format_double(c.resolution->values.back()) + "), found " + format_double(v));
         continue;
       }
-      const Parameter* p = nullptr;
-      for (const Parameter& q : c.space.parameters()) p = q.name == name ? &q : p;
-      if (!p) {
-        std::string known;
-        for (const Parameter& q : c.space.parameters()) known += (known.empty() ? "" : ", ") + q.name;
-        fail(kv.first, field, "unknown parameter '" + name + "'; the space has " + known);
-      }
-      switch (p->type) {
-        case ParamType::floating: e.config[name] = read_double(kv.second, at); break;
-        case ParamType::integer: e.config[name] = read_int(kv.second, at); break;
-        default: e.config[name] = read_string(kv.second, at); break;
-      }
+      const Parameter* p = c.space.find(name);
+      if (!p) fail(kv.first, field, "unknown parameter '" + name + "'; the space has " + parameter_names(c.space));
+      e.config[name] = value_from_yaml(*p, kv.second, at);
     }
     for (const Parameter& p : c.space.parameters())
       if (!e.config.contains(p.name))

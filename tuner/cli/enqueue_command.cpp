@@ -1,7 +1,6 @@
 // `tune enqueue DIR NAME=VALUE ...`: a configuration the campaign runs before the strategy's next
 // suggestion (at the next `tune ask`, or when `tune resume` continues it). Like ask and tell it
 // changes the campaign, so it takes the campaign's lock and refuses while a tuner drives it.
-#include <algorithm>
 #include <cstdio>
 #include <map>
 
@@ -65,30 +64,21 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
                    name.c_str(), before->second.c_str());
       return kExitUsage;
     }
-    if (s.config.resolution && name == s.config.resolution->parameter) {
-      const auto& levels = s.config.resolution->values;
-      std::size_t used = 0;
-      double v = 0.0;
-      try {
-        v = std::stod(text, &used);
-      } catch (const std::exception&) {
-      }
-      const auto at = std::find(levels.begin(), levels.end(), v);
-      if (used != text.size() || text.empty() || at == levels.end()) {
+    if (const Resolution* r = s.config.resolution ? &*s.config.resolution : nullptr; r && name == r->parameter) {
+      std::string problem;
+      const std::optional<double> v = parse_number(text, problem);
+      level = v ? level_of(*r, *v) : std::nullopt;
+      if (!level) {
         std::fprintf(stderr, "tune enqueue: '%s': expected one of the levels of %s (%s ... %s)\n", a.c_str(),
-                     name.c_str(), format_double(levels.front()).c_str(), format_double(levels.back()).c_str());
+                     name.c_str(), format_double(r->values.front()).c_str(), format_double(r->values.back()).c_str());
         return kExitUsage;
       }
-      level = static_cast<std::size_t>(at - levels.begin());
       continue;
     }
-    const Parameter* p = nullptr;
-    for (const Parameter& q : s.config.space.parameters()) p = q.name == name ? &q : p;
+    const Parameter* p = s.config.space.find(name);
     if (!p) {
-      std::string known;
-      for (const Parameter& q : s.config.space.parameters()) known += (known.empty() ? "" : ", ") + q.name;
       std::fprintf(stderr, "tune enqueue: '%s': the campaign has no parameter '%s' (it has %s)\n", a.c_str(),
-                   name.c_str(), known.c_str());
+                   name.c_str(), parameter_names(s.config.space).c_str());
       return kExitUsage;
     }
     const std::optional<Value> v = parse_value(*p, text, a);

@@ -357,6 +357,18 @@ const Parameter& Space::parameter(const std::string& name) const {
   return parameters_[index_of(name)];
 }
 
+const Parameter* Space::find(const std::string& name) const {
+  for (const Parameter& p : parameters_)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string parameter_names(const Space& space) {
+  std::string names;
+  for (const Parameter& p : space.parameters()) names += (names.empty() ? "" : ", ") + p.name;
+  return names;
+}
+
 Eigen::VectorXd Space::encode(const Config& config) const {
   Eigen::VectorXd unit(static_cast<Eigen::Index>(parameters_.size()));
   std::size_t found = 0;

@@ -59,6 +59,7 @@ class Space {
   std::size_t dim() const { return parameters_.size(); }
   const std::vector<Parameter>& parameters() const { return parameters_; }
   const Parameter& parameter(const std::string& name) const;  // throws SpaceError if unknown
+  const Parameter* find(const std::string& name) const;        // nullptr if unknown
   std::size_t index_of(const std::string& name) const;         // throws SpaceError if unknown
 
   // Unit-cube coordinates of a configuration. Throws SpaceError if a parameter is missing,
@@ -77,5 +78,8 @@ class Space {
  private:
   std::vector<Parameter> parameters_;
 };
+
+// The parameters' names in the space's order, "lr, layers, act": for messages naming what exists.
+std::string parameter_names(const Space& space);
 
 }  // namespace tune

@@ -99,17 +99,19 @@ Config config_from_yaml(const Space& space, const YAML::Node& node) {
   Config config;
   for (const auto& kv : node) {
     const std::string name = kv.first.as<std::string>();
-    const Parameter* p = nullptr;
-    for (const Parameter& q : space.parameters())
-      if (q.name == name) p = &q;
+    const Parameter* p = space.find(name);
     if (!p) throw StateError("config at " + position_of(kv.first) + ": unknown parameter '" + name + "'");
-    switch (p->type) {
-      case ParamType::floating: config[name] = read_double(kv.second, name); break;
-      case ParamType::integer: config[name] = read_int(kv.second, name); break;
-      default: config[name] = read_string(kv.second, name); break;
-    }
+    config[name] = value_from_yaml(*p, kv.second, name);
   }
   return config;
+}
+
+Value value_from_yaml(const Parameter& parameter, const YAML::Node& node, const std::string& field) {
+  switch (parameter.type) {
+    case ParamType::floating: return read_double(node, field);
+    case ParamType::integer: return read_int(node, field);
+    default: return read_string(node, field);
+  }
 }
 
 }  // namespace tune

@@ -30,5 +30,8 @@ void write_config(Writer& writer, const Space& space, const Config& config) {
   writer.end_map();
 }
 Config config_from_yaml(const Space& space, const YAML::Node& node);
+// One parameter's value as its type reads it (a float, a whole number, or text); throws StateError
+// naming `field` and the node's position.
+Value value_from_yaml(const Parameter& parameter, const YAML::Node& node, const std::string& field);
 
 }  // namespace tune

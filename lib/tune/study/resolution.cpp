@@ -27,6 +27,12 @@ void validate(const Resolution& r) {
   }
 }
 
+std::optional<std::size_t> level_of(const Resolution& r, double value) {
+  const auto at = std::find(r.values.begin(), r.values.end(), value);
+  if (at == r.values.end()) return std::nullopt;
+  return static_cast<std::size_t>(at - r.values.begin());
+}
+
 std::vector<double> level_costs(const Resolution& r, const std::vector<Trial>& trials) {
   if (!r.measured()) return r.costs;
   const std::size_t n = r.levels();

@@ -17,6 +17,7 @@
 // end at once, "the cost budget is spent: 0 of 600", although a full run took 0.3 s.
 #include <cstddef>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "tune/study/trial.hpp"
@@ -36,6 +37,9 @@ struct Resolution {
 // Throws std::invalid_argument naming the field: no levels, a non-finite or non-positive value,
 // values not strictly increasing, costs of the wrong count, not finite and > 0, or decreasing.
 void validate(const Resolution& resolution);
+
+// The level whose value is `value` exactly (`epochs: 3` names level 1 of [1, 3, 9]); nothing if none.
+std::optional<std::size_t> level_of(const Resolution& resolution, double value);
 
 // The cost of each level now: declared, or measured from the trials (see the header comment).
 std::vector<double> level_costs(const Resolution& resolution, const std::vector<Trial>& trials);
