@@ -627,15 +627,16 @@ std::optional<int> raise_trial_budget(const std::filesystem::path& dir, Campaign
 
 int resume(const std::filesystem::path& dir, const SessionFlags& flags, std::optional<std::size_t> trials) {
   if (!holds_campaign(dir, "resume")) return kExitUsage;
-  const CampaignState s = load_state(dir);  // refuse a damaged state before detaching
-  if (refuse_without_command(s.config, dir.string(), "resume")) return kExitUsage;
-  if (refuse_unstartable_command(s.config, dir, (dir / "state.yaml").string(), "resume")) return kExitError;
-  if (trials) {
-    // Under the lock, which a tuner driving the campaign holds (exit 5 then).
-    const std::optional<CampaignLock> lock = lock_campaign(dir, "resume");
-    if (!lock) return kExitLocked;
-    CampaignState raised = load_state(dir);
-    if (const std::optional<int> refused = raise_trial_budget(dir, raised, *trials, "resume")) return *refused;
+  {
+    // --trials changes the state: under the lock, which a tuner driving the campaign holds (exit 5
+    // then), from the one load. The session takes the lock again for itself.
+    const std::optional<CampaignLock> lock = trials ? lock_campaign(dir, "resume") : std::nullopt;
+    if (trials && !lock) return kExitLocked;
+    CampaignState s = load_state(dir);  // refuse a damaged state before detaching
+    if (refuse_without_command(s.config, dir.string(), "resume")) return kExitUsage;
+    if (refuse_unstartable_command(s.config, dir, state_path(dir).string(), "resume")) return kExitError;
+    if (trials)
+      if (const std::optional<int> refused = raise_trial_budget(dir, s, *trials, "resume")) return *refused;
   }
   return drive(dir, flags);
 }
