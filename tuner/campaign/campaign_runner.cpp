@@ -6,8 +6,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
-#include <sstream>
+#include <limits>
 #include <thread>
 
 #include "tune/adapters/command/command_template.hpp"
@@ -66,32 +67,21 @@ class StopSignals {
   struct sigaction old_term_ {};
 };
 
-// The file's bytes, with room for `extra` more: a trial's stdout can be hundreds of MB (a 400 MB
-// line made the tuner peak at 788 MB when a stream's buffer and its copy, then `+ "\n"`, each held it).
-std::string read_file(const std::filesystem::path& path, std::size_t extra = 0) {
+// The file's last `last_bytes` bytes (all of them by default), with room for `extra` more: a trial's
+// stdout can be hundreds of MB (a 400 MB line made the tuner peak at 788 MB when a stream's buffer
+// and its copy, then `+ "\n"`, each held it), and a failed trial's last stderr line is at its end.
+std::string read_file(const std::filesystem::path& path, std::size_t extra = 0,
+                      std::size_t last_bytes = std::numeric_limits<std::size_t>::max()) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return {};
   const std::streamoff size = in.tellg();
   if (size <= 0) return {};
+  const std::size_t length = std::min(static_cast<std::size_t>(size), last_bytes);
   std::string text;
-  text.reserve(static_cast<std::size_t>(size) + extra);
-  text.resize(static_cast<std::size_t>(size));
-  in.seekg(0);
-  in.read(text.data(), size);
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return text;
-}
-
-// The last `bytes` of a file (all of it if shorter): enough for its last line, whatever its size.
-std::string read_tail(const std::filesystem::path& path, std::size_t bytes) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return {};
-  const std::streamoff size = in.tellg();
-  if (size <= 0) return {};
-  const std::streamoff from = std::max<std::streamoff>(0, size - static_cast<std::streamoff>(bytes));
-  std::string text(static_cast<std::size_t>(size - from), '\0');
-  in.seekg(from);
-  in.read(text.data(), size - from);
+  text.reserve(length + extra);
+  text.resize(length);
+  in.seekg(size - static_cast<std::streamoff>(length));
+  in.read(text.data(), static_cast<std::streamsize>(length));
   text.resize(static_cast<std::size_t>(in.gcount()));
   return text;
 }
@@ -204,13 +194,9 @@ class Runner {
   std::size_t counted_failures() const { return failed_count() - state_.failed_at_failures_stop; }
   bool failures_spent() const { return counted_failures() >= state_.config.budget.max_failures; }
 
-  bool trials_spent() const {
-    return state_.config.budget.trials && state_.study.trials().size() >= *state_.config.budget.trials;
-  }
-
   // Why the campaign ended when nothing runs and nothing more can start.
   std::string end_of_proposals() const {
-    if (trials_spent()) return "the budget of " + std::to_string(*state_.config.budget.trials) + " trials is spent";
+    if (state_.trial_budget_spent()) return state_.trial_budget_spent_reason();
     const std::string& why = state_.study.stop_reason();
     // Both the study and the cost-aware strategies say "cost budget exhausted: ..." when the next
     // run does not fit.
@@ -363,7 +349,7 @@ class Runner {
       case adapters::ExitKind::exited:
         if (e.code != 0) {
           reason = "exited with status " + std::to_string(e.code);
-          const std::string err = last_line(read_tail(tdir / adapters::kStderrFile, 64 * 1024));
+          const std::string err = last_line(read_file(tdir / adapters::kStderrFile, 0, 64 * 1024));
           if (!err.empty()) reason += "; last stderr line: " + err;
         }
         break;
@@ -471,7 +457,7 @@ class Runner {
             break;
           }
           TrialRun* r = next_queued();
-          if (!r && !trials_spent() && !state_.study.finished() && !ask_blocked_) {
+          if (!r && !state_.trial_budget_spent() && !state_.study.finished() && !ask_blocked_) {
             const auto s = state_.study.ask();
             if (s) {
               state_.runs.push_back(TrialRun{.id = s->id});

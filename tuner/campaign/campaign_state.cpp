@@ -172,6 +172,14 @@ std::size_t CampaignState::count(RunStatus status) const {
   return n;
 }
 
+bool CampaignState::trial_budget_spent() const {
+  return config.budget.trials && study.trials().size() >= *config.budget.trials;
+}
+
+std::string CampaignState::trial_budget_spent_reason() const {
+  return "the budget of " + std::to_string(config.budget.trials.value_or(0)) + " trials is spent";
+}
+
 CampaignState CampaignState::create(CampaignConfig config, double now) {
   Study study(config.space, make_strategy(config.strategy, config.strategy_options),
               StudyOptions{.direction = config.objective.direction,

@@ -66,6 +66,10 @@ struct CampaignState {
   std::size_t failed_at_failures_stop = 0;
 
   std::size_t count(RunStatus status) const;
+  // Whether budget.trials trials exist (launched by a tuner or handed out by tune ask), and the stop
+  // reason that says so: both drivers stop on it.
+  bool trial_budget_spent() const;
+  std::string trial_budget_spent_reason() const;  // "the budget of N trials is spent"
 
   static CampaignState create(CampaignConfig config, double now);
 };

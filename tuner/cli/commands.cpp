@@ -867,8 +867,8 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
   CampaignState s = loaded ? std::move(*loaded) : load_state(dir);
   // budget.trials bounds the trials handed out as it bounds those a tuner launches (the campaign's
   // study has no trial limit of its own): without this check a driver loop never ended.
-  if (s.config.budget.trials && s.study.trials().size() >= *s.config.budget.trials) {
-    const std::string why = "the budget of " + std::to_string(*s.config.budget.trials) + " trials is spent";
+  if (s.trial_budget_spent()) {
+    const std::string why = s.trial_budget_spent_reason();
     const std::size_t pending = s.study.pending_count();
     if (pending == 0 && !s.finished) {  // as a tuner ends a campaign: tune status then says it finished, and why
       s.finished = true;
