@@ -314,6 +314,37 @@ std::string region_json(const StudyRegion& r) {
   return "{\"box\": {" + box + "}, \"mean\": " + format_double(r.mean) + ", \"sd\": " + format_double(r.sd) + "}";
 }
 
+// `tune best`'s recommendation, in JSON and in YAML, keys in one order: the trial it is (ei, ucb),
+// the configuration, the model's mean and sd there, the sd's scale (cmets, cmes, ei, ucb), the region (gpoo).
+struct RecommendationFields {
+  const StudyRecommendation& rec;
+  const Config& config;                  // the recommended trial's, as it ran, or rec.config
+  std::optional<std::uint64_t> trial;
+  bool sd_scale = true;
+};
+
+std::string recommendation_json(const Space& space, const RecommendationFields& f) {
+  std::string out = "{";
+  if (f.trial) out += "\"trial\": " + std::to_string(*f.trial) + ", ";
+  out += "\"config\": " + config_json(space, f.config) + ", \"mean\": " + format_double(f.rec.mean) +
+         ", \"sd\": " + format_double(f.rec.sd);
+  if (f.sd_scale) out += ", \"sd_scale\": " + format_double(f.rec.sd_scale);
+  if (f.rec.region) out += ", \"region\": " + region_json(*f.rec.region);
+  return out + "}";
+}
+
+YAML::Node recommendation_yaml(const Space& space, const RecommendationFields& f) {
+  YAML::Node n;
+  if (f.trial) n["trial"] = *f.trial;
+  n["config"] = config_to_yaml(space, f.config);
+  n["config"].SetStyle(YAML::EmitterStyle::Block);
+  n["mean"] = yaml_double(f.rec.mean);
+  n["sd"] = yaml_double(f.rec.sd);
+  if (f.sd_scale) n["sd_scale"] = yaml_double(f.rec.sd_scale);
+  if (f.rec.region) n["region"] = region_yaml(*f.rec.region);
+  return n;
+}
+
 // The comment line of `tune best` for a recommended region.
 std::string region_summary(const StudyRecommendation& rec, const std::string& objective) {
   return "gpoo recommends the region " + tune::to_string(rec.region->box) + ", where " + objective + " averages " +
@@ -366,9 +397,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
            level_value(res, res.top()) + ", \"level\": " + std::to_string(res.top()) + "}";
     out += ", \"recommendation\": ";
     if (rec)
-      out += "{\"config\": " + config_json(s.config.space, rec->config) + ", \"mean\": " + format_double(rec->mean) +
-             ", \"sd\": " + format_double(rec->sd) + ", \"sd_scale\": " + format_double(rec->sd_scale) +
-             (rec->region ? ", \"region\": " + region_json(*rec->region) : "") + "}";
+      out += recommendation_json(s.config.space, {*rec, rec->config, std::nullopt});
     else
       out += "null";
     std::printf("%s}\n", out.c_str());
@@ -408,12 +437,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   r["level"] = res.top();
   n["resolution"] = r;
   if (rec) {
-    n["recommendation"]["config"] = config_to_yaml(s.config.space, rec->config);
-    n["recommendation"]["config"].SetStyle(YAML::EmitterStyle::Block);
-    n["recommendation"]["mean"] = yaml_double(rec->mean);
-    n["recommendation"]["sd"] = yaml_double(rec->sd);
-    n["recommendation"]["sd_scale"] = yaml_double(rec->sd_scale);
-    if (rec->region) n["recommendation"]["region"] = region_yaml(*rec->region);
+    n["recommendation"] = recommendation_yaml(s.config.space, {*rec, rec->config, std::nullopt});
   } else {
     n["recommendation"] = YAML::Node(YAML::NodeType::Null);
   }
@@ -766,17 +790,13 @@ int best(const std::filesystem::path& dir, bool json) {
   const double poor_fit_scale = poor_fit ? rec->sd_scale : 0.0;
   if (poor_fit) rec.reset();
   const std::string& objective = s.config.objective.name;
+  // gpoo's region carries no trial and no sd scale; ei's and ucb's point is a trial's, as it ran.
+  const auto fields = [&]() -> RecommendationFields {
+    if (rec->region) return {*rec, rec->config, std::nullopt, false};
+    return {*rec, recommended->config, recommended->id};
+  };
   if (json) {
-    std::string recommendation;
-    if (rec && rec->region)
-      recommendation = ", \"recommendation\": {\"config\": " + config_json(s.config.space, rec->config) +
-                       ", \"mean\": " + format_double(rec->mean) + ", \"sd\": " + format_double(rec->sd) +
-                       ", \"region\": " + region_json(*rec->region) + "}";
-    else if (rec)
-      recommendation = ", \"recommendation\": {\"trial\": " + std::to_string(recommended->id) +
-                       ", \"config\": " + config_json(s.config.space, recommended->config) +
-                       ", \"mean\": " + format_double(rec->mean) + ", \"sd\": " + format_double(rec->sd) +
-                       ", \"sd_scale\": " + format_double(rec->sd_scale) + "}";
+    const std::string recommendation = rec ? ", \"recommendation\": " + recommendation_json(s.config.space, fields()) : "";
     std::printf("{\"trial\": %llu, \"%s\": %s, \"config\": %s%s}\n", static_cast<unsigned long long>(b->id),
                 json_escape(s.config.objective.name).c_str(), format_double(*b->value).c_str(),
                 config_json(s.config.space, b->config).c_str(), recommendation.c_str());
@@ -786,15 +806,7 @@ int best(const std::filesystem::path& dir, bool json) {
     n[s.config.objective.name] = yaml_double(*b->value);
     n["config"] = config_to_yaml(s.config.space, b->config);
     n["config"].SetStyle(YAML::EmitterStyle::Block);
-    if (rec) {
-      if (!rec->region) n["recommendation"]["trial"] = recommended->id;
-      n["recommendation"]["config"] = config_to_yaml(s.config.space, rec->region ? rec->config : recommended->config);
-      n["recommendation"]["config"].SetStyle(YAML::EmitterStyle::Block);
-      n["recommendation"]["mean"] = yaml_double(rec->mean);
-      n["recommendation"]["sd"] = yaml_double(rec->sd);
-      if (rec->region) n["recommendation"]["region"] = region_yaml(*rec->region);
-      else n["recommendation"]["sd_scale"] = yaml_double(rec->sd_scale);
-    }
+    if (rec) n["recommendation"] = recommendation_yaml(s.config.space, fields());
     YAML::Emitter e;
     e << n;
     if (rec && rec->region) {
