@@ -231,6 +231,12 @@ Eigen::VectorXd GaussianProcess::leave_one_out_z(const std::vector<std::size_t>&
   return z;
 }
 
+double GaussianProcess::leave_one_out_sd_scale(const std::vector<std::size_t>& rows) const {
+  if (rows.size() < 3) return 1.0;
+  const Eigen::VectorXd z = leave_one_out_z(rows);
+  return std::max(1.0, std::sqrt(z.squaredNorm() / static_cast<double>(z.size())));
+}
+
 Prediction GaussianProcess::predict(const Eigen::Ref<const Eigen::VectorXd>& x) const {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::VectorXd c(n);

@@ -173,6 +173,10 @@ class GaussianProcess {
   // Williams 5.12), with the same hyperparameters. For a calibrated model their mean square is
   // about 1. O(sum_i (n - i)^2): one triangular solve per row, from that row on.
   Eigen::VectorXd leave_one_out_z(const std::vector<std::size_t>& rows) const;
+  // The factor a recommendation's sd is scaled by so that the model's errors at `rows`, each left
+  // out, match its sds: the root mean square of their z when above 1 (the maximum-likelihood scale
+  // of the predictive variances given those errors); 1 with fewer than 3 rows.
+  double leave_one_out_sd_scale(const std::vector<std::size_t>& rows) const;
   // The Cholesky factor (lower triangle of the top-left size() x size() block) and a = L^{-1} y_std,
   // exposed for tests and diagnostics.
   Eigen::MatrixXd cholesky_factor() const { return L_.topLeftCorner(n_, n_); }

@@ -334,10 +334,7 @@ std::optional<Recommendation> GpBandit::recommend(const StrategyContext& context
   const std::size_t n = model_->size();
   std::vector<std::size_t> rows;
   for (std::size_t row = n; row-- > 0 && rows.size() < 200;) rows.push_back(row);
-  if (rows.size() >= 3) {
-    const Eigen::VectorXd z = model_->leave_one_out_z(rows);
-    r.sd_scale = std::max(1.0, std::sqrt(z.squaredNorm() / static_cast<double>(z.size())));
-  }
+  r.sd_scale = model_->leave_one_out_sd_scale(rows);
   const double sd = r.sd_scale * std::sqrt(std::max(0.0, at_best.variance));
   r.mean = transform_.inverse(at_best.mean);
   r.sd = 0.5 * (transform_.inverse(at_best.mean + sd) - transform_.inverse(at_best.mean - sd));

@@ -904,9 +904,8 @@ std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyCon
   std::vector<std::size_t> full_rows;
   for (std::size_t row = in_model_.size(); row-- > 0 && full_rows.size() < 200;)
     if (context.trials[in_model_[row]].level.value_or(top) == top) full_rows.push_back(row);
-  if (full_rows.size() >= 3 && gp.size() == in_model_.size()) {
-    const Eigen::VectorXd z = gp.leave_one_out_z(full_rows);
-    r.sd_scale = std::max(1.0, std::sqrt(z.squaredNorm() / static_cast<double>(z.size())));
+  if (gp.size() == in_model_.size()) {
+    r.sd_scale = gp.leave_one_out_sd_scale(full_rows);
     r.sd *= r.sd_scale;
   }
   return r;
