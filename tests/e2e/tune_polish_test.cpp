@@ -146,7 +146,8 @@ TEST(TunePolish, NegativeCountsOnTheCommandLineAreRefused) {
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"ask", "c", "--trials", "-1"}, {"resume", "c", "--trials", "-1"},
         {"run", "--name", "n", "--trials", "-1", "--", "echo", "x~uniform(0,1)"},
-        {"run", "--name", "n", "--workers", "-1", "--", "echo", "x~uniform(0,1)"}}) {
+        {"run", "--name", "n", "--workers", "-1", "--", "echo", "x~uniform(0,1)"},
+        {"run", "--name", "n", "--seed", "-1", "--", "echo", "x~uniform(0,1)"}}) {
     const Result r = tune(d, args);
     EXPECT_EQ(r.code, 2) << args[0] << " " << args[args.size() > 4 ? 3 : 2];
     EXPECT_NE(r.err.find("expected a whole number, not '-1'"), std::string::npos) << r.err;

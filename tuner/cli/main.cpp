@@ -77,7 +77,9 @@ int main(int argc, char** argv) {
                   "inline form: ei, ucb, random, sobol, gpoo or bnb (cmets and cmes choose a resolution level, which a "
                   "campaign file declares)")->capture_default_str();
   run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
-  run->add_option("--seed", inline_settings.seed, "inline form: seed")->capture_default_str();
+  run->add_option("--seed", inline_settings.seed, "inline form: seed of every random choice (recorded in the campaign)")
+      ->capture_default_str()
+      ->check(whole_number);
 
   add_session_flags(run);
 
