@@ -64,4 +64,31 @@ TEST(TrialProcesses, AWorkerInItsOwnSessionDoesNotOutliveItsTrial) {
     }
 }
 
+// A rebuild of `tune` (the linker removes the file and writes it anew) or a package upgrade during a
+// campaign: the tuner started each trial's supervisor from its own path, so a launch while the file
+// was missing failed and the campaign stopped with exit 1, and after an upgrade an old tuner paired
+// with a new supervisor. Supervisors now run the tuner's own image.
+TEST(TrialProcesses, RemovingTheTuneProgramDuringACampaignDoesNotStopIt) {
+  const fs::path d = fresh_dir("tune-program-removed");
+  fs::create_directories(d / "bin");
+  const fs::path copy = d / "bin" / "tune";
+  fs::copy_file(kTune, copy);
+  // start() runs kTune after the wrapper; this one runs the copy instead, with tune's arguments.
+  const std::vector<std::string> run_the_copy{"/bin/sh", "-c", "shift; exec \"$0\" \"$@\"", copy.string()};
+  const pid_t pid = start(d,
+                          {"run", "--name", "r", "--trials", "4", "--workers", "1", "--quiet", "--", "sh", "-c",
+                           "sleep 0.3; echo objective={x}", "--x~uniform(0,1)"},
+                          {}, run_the_copy);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!fs::exists(d / "r" / "trials" / "0") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(fs::exists(d / "r" / "trials" / "0"));
+  fs::remove(copy);
+  const Result r = finish(d, pid);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node runs = state_of(d / "r")["runs"];
+  ASSERT_EQ(runs.size(), 4u);
+  for (const YAML::Node& run : runs) EXPECT_EQ(run["status"].as<std::string>(), "complete");
+}
+
 }  // namespace

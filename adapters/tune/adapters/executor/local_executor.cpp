@@ -48,8 +48,12 @@ double wall_seconds() {
 // hang-up of the tuner's terminal never reaches the trial, and the trial outlives the tuner), and
 // the signals the supervisor takes synchronously already blocked, so an early cancel is not lost.
 struct DetachedSupervisor : bp::extend::handler {
+  bool exec_running_image = false;  // see LocalExecutor::exec_running_image_
+
   template <class Executor>
-  void on_exec_setup(Executor&) const {
+  void on_exec_setup(Executor& e) const {
+    // argv[0] stays the program's path (what `ps` shows); the image executed is the parent's own.
+    if (exec_running_image) e.exe = "/proc/self/exe";
     ::setsid();
     sigset_t set;
     sigemptyset(&set);
@@ -122,6 +126,8 @@ struct LocalExecutor::Running {
 LocalExecutor::LocalExecutor(std::vector<std::string> supervisor_command)
     : supervisor_command_(std::move(supervisor_command)) {
   if (supervisor_command_.empty()) throw std::invalid_argument("LocalExecutor: empty supervisor command");
+  std::error_code ec;
+  exec_running_image_ = std::filesystem::equivalent(supervisor_command_.front(), "/proc/self/exe", ec) && !ec;
 }
 
 // Started supervisors are neither stopped nor reaped: they finish their trials and record them. (In
@@ -149,7 +155,7 @@ std::string LocalExecutor::launch(const TrialLaunch& trial) {
   try {
     bp::child supervisor(bp::exe = supervisor_command_.front(), bp::args = args, bp::std_in < bp::null,
                          bp::std_out > bp::null, bp::std_err > (dir / kSupervisorLog).string(),
-                         DetachedSupervisor{});
+                         DetachedSupervisor{.exec_running_image = exec_running_image_});
     pid = supervisor.id();
     supervisor.detach();  // an attached bp::child would kill it on destruction; we waitpid it ourselves
   } catch (const std::exception& e) {

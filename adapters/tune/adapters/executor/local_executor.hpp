@@ -55,6 +55,11 @@ class LocalExecutor : public Executor {
  private:
   struct Running;
   std::vector<std::string> supervisor_command_;
+  // The supervisor is this very program (the `tune` tuner): its file is not executed again but the
+  // running image, so a rebuild or a package upgrade of `tune` during a campaign neither fails a
+  // launch (a linker leaves the path missing or half written for a moment) nor pairs this tuner with
+  // a supervisor of another version.
+  bool exec_running_image_ = false;
   std::map<std::string, std::unique_ptr<Running>> running_;
 };
 
