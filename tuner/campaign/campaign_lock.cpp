@@ -12,14 +12,15 @@
 #include <stdexcept>
 #include <thread>
 
+#include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/duration.hpp"
 
 namespace tune::tuner {
 
 namespace {
 
-constexpr const char* kLockFile = "tune.lock";
-constexpr const char* kTunerLockFile = "tuner.lock";
+constexpr const char* kLockFile = campaign_files::kLock;
+constexpr const char* kTunerLockFile = campaign_files::kTunerLock;
 
 [[noreturn]] void fail_open(const std::filesystem::path& path) {
   throw std::runtime_error("cannot open " + path.string() + ": " + std::strerror(errno));
@@ -124,7 +125,7 @@ LockHolder CampaignLock::probe(const std::filesystem::path& dir, std::string* wh
   return tuner_holds(dir) ? LockHolder::tuner : LockHolder::command;
 }
 
-std::string CampaignLock::tuner_pid(const std::filesystem::path& dir) { return first_line(dir / "tuner.pid"); }
+std::string CampaignLock::tuner_pid(const std::filesystem::path& dir) { return first_line(dir / campaign_files::kTunerPid); }
 
 std::string CampaignLock::describe_holder(const std::filesystem::path& dir, LockHolder holder) {
   if (holder == LockHolder::tuner) {

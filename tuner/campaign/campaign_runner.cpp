@@ -16,6 +16,7 @@
 #include "tune/adapters/protocol/trial_report.hpp"
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_lock.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/duration.hpp"
@@ -111,7 +112,7 @@ const char* signal_name(int sig) {
 class Runner {
  public:
   Runner(std::filesystem::path dir, CampaignState state, const RunOptions& options)
-      : dir_(std::move(dir)), state_(std::move(state)), options_(options), events_(dir_ / "events.jsonl"),
+      : dir_(std::move(dir)), state_(std::move(state)), options_(options), events_(dir_ / campaign_files::kEvents),
         progress_(options.quiet) {
     executor_ = make_executor(state_.config, options.supervisor_command,
                               [this](const std::string& message) { progress_.log("executor: " + message); });
@@ -523,16 +524,16 @@ int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
     std::fprintf(stderr, "tune: %s\n", refusal.text(dir).c_str());
     return kExitLocked;
   }
-  write_file_atomically(dir / "tuner.pid", std::to_string(::getpid()) + "\n");
+  write_file_atomically(dir / campaign_files::kTunerPid, std::to_string(::getpid()) + "\n");
   try {
     CampaignState state = load_state(dir);
     Runner runner(dir, std::move(state), options);
     const int code = runner.run();
-    std::filesystem::remove(dir / "tuner.pid");
+    std::filesystem::remove(dir / campaign_files::kTunerPid);
     return code;
   } catch (...) {
     std::error_code ec;
-    std::filesystem::remove(dir / "tuner.pid", ec);
+    std::filesystem::remove(dir / campaign_files::kTunerPid, ec);
     throw;
   }
 }

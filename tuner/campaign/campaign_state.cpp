@@ -11,6 +11,7 @@
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
 #include "tune/strategy/strategy_factory.hpp"
+#include "tuner/campaign/campaign_files.hpp"
 
 namespace tune::tuner {
 
@@ -202,9 +203,9 @@ std::vector<adapters::IntermediateValue> kept_intermediate(const std::vector<ada
   return kept;
 }
 
-std::filesystem::path state_path(const std::filesystem::path& dir) { return dir / "state.yaml"; }
+std::filesystem::path state_path(const std::filesystem::path& dir) { return dir / campaign_files::kState; }
 std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t id) {
-  return dir / "trials" / std::to_string(id);
+  return dir / campaign_files::kTrials / std::to_string(id);
 }
 bool has_state(const std::filesystem::path& dir) { return std::filesystem::exists(state_path(dir)); }
 

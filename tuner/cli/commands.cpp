@@ -23,6 +23,7 @@
 #include "tune/strategy/gp_bandit.hpp"
 #include "tune/strategy/gpoo_strategy.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
+#include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_lock.hpp"
 #include "tuner/campaign/campaign_spend.hpp"
 #include "tuner/campaign/campaign_state.hpp"
@@ -50,7 +51,7 @@ int drive(const std::filesystem::path& dir, const SessionFlags& flags) {
   // Refused here, with its exit code, rather than by the background process into its log.
   if (driven_by_another_tuner(dir)) return kExitLocked;
 
-  const std::filesystem::path log = std::filesystem::absolute(dir / "tuner.log");
+  const std::filesystem::path log = std::filesystem::absolute(dir / campaign_files::kTunerLog);
   const pid_t pid = ::fork();
   if (pid < 0) {
     std::perror("tune: fork");
@@ -163,7 +164,7 @@ struct Prepared {
 Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
                  const char* command, const std::optional<CampaignLock>& lock) {
   const bool take_lock = !lock && !has_state(dir);
-  if (take_lock) std::filesystem::create_directories(dir / "trials");  // the lock file lives in DIR
+  if (take_lock) std::filesystem::create_directories(dir / campaign_files::kTrials);  // the lock file lives in DIR
   const std::optional<CampaignLock> own_lock = take_lock ? lock_campaign(dir, command) : std::optional<CampaignLock>();
   if (take_lock && !own_lock) return {.refused = kExitLocked};
   if (!has_state(dir)) {  // (under the lock: no one else can write one now)
@@ -214,7 +215,7 @@ std::string unstartable_program(const std::string& program, const std::filesyste
     std::error_code ec;
     return !std::filesystem::is_directory(p, ec) && ::access(p.c_str(), X_OK) == 0;
   };
-  const std::filesystem::path trial_dir = std::filesystem::absolute(dir) / "trials" / "0";
+  const std::filesystem::path trial_dir = std::filesystem::absolute(dir) / campaign_files::kTrials / "0";
   if (program.find('/') != std::string::npos) {
     std::filesystem::path p(program);
     if (p.is_relative()) p = (trial_dir / p).lexically_normal();
@@ -357,7 +358,7 @@ std::string region_summary(const StudyRecommendation& rec, const std::string& ob
 std::string why_no_best(const std::filesystem::path& dir, const CampaignState& s) {
   const std::size_t failed = s.count(RunStatus::failed);
   const std::string look = "; 'tune status " + dir.string() + "' shows why each failed, and " +
-                           (dir / "trials" / "<id>").string() + "/stdout and stderr what each printed";
+                           (dir / campaign_files::kTrials / "<id>").string() + "/stdout and stderr what each printed";
   if (s.runs.empty()) return "no trial of " + dir.string() + " has run yet ('tune resume " + dir.string() + "' runs them)";
   if (failed == s.runs.size())
     return (failed == 1 ? "the only trial of " + dir.string() + " failed"
@@ -922,7 +923,7 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
   const bool leveled = res && suggestion->level;
   EventFields fields{{"trial", json_number(suggestion->id)}};
   if (leveled) fields.emplace_back("level", json_number(std::uint64_t{*suggestion->level}));
-  EventLog(dir / "events.jsonl").write("ask", fields);
+  EventLog(dir / campaign_files::kEvents).write("ask", fields);
   if (json) {
     std::string level;
     if (leveled)
@@ -966,7 +967,7 @@ int ask_campaign_file(const std::filesystem::path& file, std::optional<std::file
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
   // One lock from before the campaign is created (or compared with the file) to the suggestion, so
   // that no other command can slip in between. It lives in DIR, which may not exist yet.
-  std::filesystem::create_directories(d / "trials");
+  std::filesystem::create_directories(d / campaign_files::kTrials);
   const std::optional<CampaignLock> lock = lock_campaign(d, "ask");
   if (!lock) return kExitLocked;
   Prepared prepared = prepare(config, d, file.string(), "ask", lock);
@@ -1058,7 +1059,7 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
   save_state(dir, s);
   // After the state, as a tuner writes its events; one lost to a crash in between is recovered by
   // the next session or tell.
-  EventLog events(dir / "events.jsonl");
+  EventLog events(dir / campaign_files::kEvents);
   events.write_outcome(s, id);
   events.recover_outcomes(s);
   return kExitComplete;
@@ -1066,7 +1067,7 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
 
 int stop(const std::filesystem::path& dir) {
   if (!holds_campaign(dir, "stop")) return kExitUsage;
-  std::ifstream in(dir / "tuner.pid");
+  std::ifstream in(dir / campaign_files::kTunerPid);
   long pid = 0;
   if (!(in >> pid) || pid <= 0) {
     std::fprintf(stderr, "tune: no tuner is running for %s (no tuner.pid)\n", dir.c_str());

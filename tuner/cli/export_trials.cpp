@@ -12,6 +12,7 @@
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/event_log.hpp"
 #include "tuner/cli/commands.hpp"
@@ -171,10 +172,10 @@ bool is_campaign_file(const std::filesystem::path& dir, const std::filesystem::p
   const fs::path root = fs::weakly_canonical(dir, ec);
   const fs::path out = fs::weakly_canonical(output, ec);
   if (ec) return false;
-  static const std::set<std::string> kept{"state.yaml", "events.jsonl", "tune.lock",
-                                          "tuner.lock", "tuner.pid",    "tuner.log"};
-  if (out.parent_path() == root && kept.contains(out.filename().string())) return true;
-  const fs::path trials = root / "trials";
+  if (out.parent_path() == root &&
+      std::ranges::find(campaign_files::kFiles, out.filename().string()) != campaign_files::kFiles.end())
+    return true;
+  const fs::path trials = root / campaign_files::kTrials;
   const auto [end, at] = std::mismatch(trials.begin(), trials.end(), out.begin(), out.end());
   return end == trials.end();
 }
