@@ -13,6 +13,7 @@
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/adapters/executor/local_executor.hpp"  // trial_is_supervised
+#include "tune/adapters/executor/trial_file_text.hpp"
 #include "tune/adapters/protocol/trial_report.hpp"
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
@@ -67,34 +68,6 @@ class StopSignals {
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
 };
-
-// The file's last `last_bytes` bytes (all of them by default), with room for `extra` more: a trial's
-// stdout can be hundreds of MB (a 400 MB line made the tuner peak at 788 MB when a stream's buffer
-// and its copy, then `+ "\n"`, each held it), and a failed trial's last stderr line is at its end.
-std::string read_file(const std::filesystem::path& path, std::size_t extra = 0,
-                      std::size_t last_bytes = std::numeric_limits<std::size_t>::max()) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return {};
-  const std::streamoff size = in.tellg();
-  if (size <= 0) return {};
-  const std::size_t length = std::min(static_cast<std::size_t>(size), last_bytes);
-  std::string text;
-  text.reserve(length + extra);
-  text.resize(length);
-  in.seekg(size - static_cast<std::streamoff>(length));
-  in.read(text.data(), static_cast<std::streamsize>(length));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  return text;
-}
-
-std::string last_line(const std::string& text) {
-  std::size_t end = text.find_last_not_of("\r\n \t");
-  if (end == std::string::npos) return {};
-  const std::size_t start = text.find_last_of('\n', end);
-  std::string line = text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
-  if (line.size() > 200) line = line.substr(0, 200) + "...";
-  return line;
-}
 
 const char* signal_name(int sig) {
   switch (sig) {
@@ -350,7 +323,7 @@ class Runner {
       case adapters::ExitKind::exited:
         if (e.code != 0) {
           reason = "exited with status " + std::to_string(e.code);
-          const std::string err = last_line(read_file(tdir / adapters::kStderrFile, 0, 64 * 1024));
+          const std::string err = adapters::last_line_of_file(tdir / adapters::kStderrFile);
           if (!err.empty()) reason += "; last stderr line: " + err;
         }
         break;
@@ -359,10 +332,10 @@ class Runner {
     const std::optional<double> cost = measured_cost(e);
     if (reason.empty()) {
       try {
-        std::string out = read_file(tdir / adapters::kStdoutFile, 1);
+        std::string out = adapters::read_file(tdir / adapters::kStdoutFile, 1);
         out += '\n';  // the trial has exited: its last line is complete (in the room read_file left)
         const adapters::TrialReport report =
-            adapters::parse_trial_output(out, read_file(tdir / adapters::kResultFile), {state_.config.objective.name});
+            adapters::parse_trial_output(out, adapters::read_file(tdir / adapters::kResultFile), {state_.config.objective.name});
         r.intermediate = kept_intermediate(report.intermediate);
         r.metrics = report.metrics;
         if (report.failure) reason = *report.failure;

@@ -18,6 +18,7 @@
 #include "tune/adapters/executor/local_executor.hpp"  // trial_is_supervised
 #include "tune/adapters/executor/run_program.hpp"
 #include "tune/adapters/executor/supervisor.hpp"
+#include "tune/adapters/executor/trial_file_text.hpp"
 #include "tune/io/atomic_file.hpp"
 
 namespace tune::adapters {
@@ -34,16 +35,6 @@ std::string trim(std::string s) {
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
   s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
   return s;
-}
-
-// The last non-empty line of a file, shortened; empty if there is none.
-std::string last_line_of(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!trim(line).empty()) last = trim(line);
-  if (last.size() > 300) last = last.substr(0, 300) + "...";
-  return last;
 }
 
 bool is_on_path(const std::string& program) {
@@ -166,7 +157,7 @@ std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optio
                    which + " ended " + state + " without writing to " + trial_dir.string() +
                        " (its output file " + kJobOutputFile + " is missing): the campaign directory must be on a "
                        "file system shared with the compute nodes");
-    const std::string last = last_line_of(out);
+    const std::string last = last_line_of_file(out);
     return ended(ExitKind::launch_failed, trial_dir,
                  which + " ended " + state + why + " before the trial started" +
                      (last.empty() ? std::string("; ") + kJobOutputFile + " is empty"
