@@ -111,15 +111,10 @@ std::optional<Suggestion> Study::ask() {
     return std::nullopt;
   }
   Proposal& p = *result.proposal;
-  if (options_.cost_budget && options_.resolution) {
-    // Strategies that do not budget themselves stop here rather than overshoot.
-    const std::size_t level = p.level.value_or(options_.resolution->top());
-    if (level < c.level_costs.size() && c.level_costs[level] > c.remaining_budget) {
-      stop_reason_ = "cost budget exhausted: the next run does not fit the remaining budget";
-      if (pending_count() == 0) finished_ = true;
-      return std::nullopt;
-    }
-  }
+  // Strategies that do not budget themselves stop here rather than overshoot.
+  if (options_.resolution &&
+      exceeds_cost_budget(p.level.value_or(options_.resolution->top()), c.level_costs, c.remaining_budget, ""))
+    return std::nullopt;
   stop_reason_.clear();
   Trial t;
   t.id = trials_.size();
@@ -138,6 +133,16 @@ std::optional<Suggestion> Study::ask() {
   }
   trials_.push_back(std::move(t));
   return suggestion_of(trials_.back());
+}
+
+// With a cost budget, a run at `level` that does not fit what remains of it ends the asking (its
+// reason recorded; the study finished once nothing is pending).
+bool Study::exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
+                                std::string_view which_run) {
+  if (!options_.cost_budget || level >= costs.size() || costs[level] <= remaining) return false;
+  stop_reason_ = "cost budget exhausted: the next run" + std::string(which_run) + " does not fit the remaining budget";
+  if (pending_count() == 0) finished_ = true;
+  return true;
 }
 
 Suggestion Study::suggestion_of(const Trial& t) const {
@@ -173,11 +178,8 @@ std::optional<Suggestion> Study::ask_enqueued() {
   const Enqueued& next = enqueued_.front();
   if (options_.cost_budget && options_.resolution) {
     const std::vector<double> costs = level_costs();
-    if (costs[next.level] > *options_.cost_budget - spent_cost(costs)) {
-      stop_reason_ = "cost budget exhausted: the next run (enqueued) does not fit the remaining budget";
-      if (pending_count() == 0) finished_ = true;
+    if (exceeds_cost_budget(next.level, costs, *options_.cost_budget - spent_cost(costs), " (enqueued)"))
       return std::nullopt;
-    }
   }
   ++ask_count_;
   stop_reason_.clear();

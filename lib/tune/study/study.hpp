@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tune/space/space.hpp"
@@ -142,6 +143,8 @@ class Study {
   YAML::Node header_yaml() const;  // everything but the trials
   Trial& pending_trial(std::uint64_t id, const char* action);
   std::optional<Suggestion> ask_enqueued();
+  bool exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
+                           std::string_view which_run);
   Suggestion suggestion_of(const Trial& t) const;
 
   Space space_;
