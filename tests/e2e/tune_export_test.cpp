@@ -66,8 +66,7 @@ seed: 3
 
 TEST(TuneExport, CsvAndJsonLinesHoldEveryTrialAsStateYamlRecordsIt) {
   const fs::path d = fresh_dir("export");
-  write(d / "trainer.sh", kTrainer);
-  fs::permissions(d / "trainer.sh", fs::perms::owner_all);
+  write_executable(d / "trainer.sh", kTrainer);
   write(d / "c.yaml", kCampaign);
   ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
   const YAML::Node state = state_of(d / "ex");

@@ -90,6 +90,12 @@ inline fs::path fresh_dir(const std::string& name) {
 
 inline void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
+// A trainer script the test writes and a campaign runs.
+inline void write_executable(const fs::path& p, const std::string& text) {
+  write(p, text);
+  fs::permissions(p, fs::perms::owner_all);
+}
+
 inline YAML::Node state_of(const fs::path& dir) { return YAML::LoadFile((dir / "state.yaml").string()); }
 
 // A campaign of the quadratic toy trainer (minimised at x = 0.3, y = -1 region) with the given
@@ -101,6 +107,22 @@ inline std::string quadratic_campaign_with(const std::string& name, int trials, 
          "space:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n"
          "objective: {name: loss, direction: minimize}\n"
          "budget: {trials: " + std::to_string(trials) + "}\nexecutor: " + executor + "\n" + extra;
+}
+
+// A campaign that runs `script MODE` once per mode, in the order given (enqueued), as many at a time
+// as there are modes; `extra` adds top-level lines (an objective) and executor keys.
+inline std::string one_trial_per_mode_campaign(const std::string& name, const fs::path& script,
+                                               const std::vector<std::string>& modes,
+                                               const std::string& executor_keys = "",
+                                               const std::string& extra = "") {
+  std::string choices, enqueue;
+  for (const std::string& m : modes) {
+    choices += (choices.empty() ? "" : ", ") + m;
+    enqueue += "  - {mode: " + m + "}\n";
+  }
+  return "name: " + name + "\ncommand: [" + script.string() + ", \"{mode}\"]\nspace:\n  mode: {type: categorical, choices: [" +
+         choices + "]}\nenqueue:\n" + enqueue + "budget: {trials: " + std::to_string(modes.size()) +
+         "}\nexecutor: {workers: " + std::to_string(modes.size()) + executor_keys + "}\n" + extra;
 }
 
 // Per trial id, how many times the toy trainers' log says `what` ("start" or "end") for it.

@@ -41,12 +41,8 @@ echo "objective=1"
 // timed out or stopped), holding its CPU, memory or GPU.
 TEST(TrialProcesses, AWorkerInItsOwnSessionDoesNotOutliveItsTrial) {
   const fs::path d = fresh_dir("dogfood4-setsid");
-  write(d / "spawner.sh", kSpawner);
-  fs::permissions(d / "spawner.sh", fs::perms::owner_all);
-  write(d / "c.yaml", "name: s\ncommand: [" + (d / "spawner.sh").string() +
-                          ", \"{mode}\"]\nspace:\n  mode: {type: categorical, choices: [done, hang]}\n"
-                          "enqueue:\n  - {mode: done}\n  - {mode: hang}\n"
-                          "budget: {trials: 2}\nexecutor: {workers: 2, timeout: 2s, grace: 200ms}\n");
+  write_executable(d / "spawner.sh", kSpawner);
+  write(d / "c.yaml", one_trial_per_mode_campaign("s", d / "spawner.sh", {"done", "hang"}, ", timeout: 2s, grace: 200ms"));
   const Result r = tune(d, {"run", "c.yaml", "--quiet"});
   ASSERT_EQ(r.code, 0) << r.err;
   const YAML::Node runs = state_of(d / "s")["runs"];

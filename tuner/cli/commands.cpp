@@ -30,6 +30,7 @@
 #include "tuner/campaign/duration.hpp"
 #include "tuner/campaign/event_log.hpp"
 #include "tuner/campaign/progress.hpp"
+#include "tuner/cli/running_trial_progress.hpp"
 
 namespace tune::tuner {
 
@@ -745,11 +746,15 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     std::printf("%5s  %zu earlier trial%s not shown (%s); without --last every trial is listed\n", "...", skipped,
                 skipped == 1 ? "" : "s", how_many.c_str());
   }
+  const double now = now_seconds();
   for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it) {
     const TrialRun& r = *it;
     const Trial& t = s.study.trial(r.id);
     const std::string value = t.value ? format_double(*t.value) : "-";
-    const std::string time = r.exit ? format_duration(r.exit->duration()) : "-";
+    // A running trial's time is how long it has run so far.
+    const std::string time = r.exit                                                 ? format_duration(r.exit->duration())
+                             : r.status == RunStatus::running && r.started_at > 0.0 ? format_duration(std::max(0.0, now - r.started_at))
+                                                                                    : "-";
     const std::string level = s.config.resolution && t.level ? level_value(*s.config.resolution, *t.level) : "";
     std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id), to_string(r.status),
                 value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),
@@ -759,6 +764,11 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     // Which cluster job a running trial is, to match it with squeue (pending or running there).
     if (r.status == RunStatus::running && !r.job.empty())
       std::printf("%*s%s job %s\n", indent, "", s.config.executor.kind == "slurm" ? "Slurm" : "executor", r.job.c_str());
+    // How a long training run is going: the last value its stdout reported (`val_acc=0.87 step=12`).
+    if (r.status == RunStatus::running && !r.external)
+      if (const std::string progress = running_trial_progress(trial_dir(dir, r.id), s.config.objective.name);
+          !progress.empty())
+        std::printf("%*s%s\n", indent, "", progress.c_str());
   }
   return kExitComplete;
 }
