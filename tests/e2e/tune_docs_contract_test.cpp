@@ -33,4 +33,21 @@ TEST(TuneDocsContract, GpooWithTheCodeVariantRunsFromACampaignFile) {
   EXPECT_EQ(YAML::Load(second.out)["trial"].as<int>(), 1) << second.out;
 }
 
+// README, Stopping: "`--quiet` prints nothing" (but errors). Running a campaign file again said
+// "tune: continuing the campaign in DIR" on stderr, --quiet or not.
+TEST(TuneDocsContract, QuietPrintsNothingWhenItContinuesACampaign) {
+  const fs::path d = fresh_dir("docs-quiet");
+  write(d / "c.yaml", quadratic_campaign_with("q", 2, "{workers: 1}"));
+  const Result first = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(first.out + first.err, "");
+  const Result again = tune(d, {"run", "c.yaml", "--quiet"});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.out + again.err, "");
+  // Without --quiet the notice says what happened.
+  const Result loud = tune(d, {"run", "c.yaml"});
+  EXPECT_EQ(loud.code, 0) << loud.err;
+  EXPECT_NE(loud.err.find("continuing the campaign in q"), std::string::npos) << loud.err;
+}
+
 }  // namespace
