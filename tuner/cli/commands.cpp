@@ -188,11 +188,13 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   return {.existing = std::move(existing)};
 }
 
-// prepare() for tune run, which says when it continues a campaign; an exit code if it refused.
-std::optional<int> prepare_run(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source) {
+// prepare() for tune run, which says when it continues a campaign (not with --quiet, which prints
+// nothing but errors); an exit code if it refused.
+std::optional<int> prepare_run(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
+                               const SessionFlags& flags) {
   const Prepared prepared = prepare(config, dir, source, "run", std::nullopt);
   if (prepared.refused) return prepared.refused;
-  if (!prepared.created) std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
+  if (!prepared.created && !flags.quiet) std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
   return std::nullopt;
 }
 
@@ -588,7 +590,7 @@ int run_campaign_file(const std::filesystem::path& file, std::optional<std::file
   anchor_relative_paths(config, file.parent_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
   if (refuse_unstartable_command(config, d, file.string(), "run")) return kExitError;
-  if (const std::optional<int> refused = prepare_run(config, d, file.string())) return *refused;
+  if (const std::optional<int> refused = prepare_run(config, d, file.string(), flags)) return *refused;
   return drive(d, flags);
 }
 
@@ -625,7 +627,7 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   anchor_relative_paths(config, std::filesystem::current_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
   if (refuse_unstartable_command(config, d, "the command line", "run")) return kExitError;
-  if (const std::optional<int> refused = prepare_run(config, d, "the command line")) return *refused;
+  if (const std::optional<int> refused = prepare_run(config, d, "the command line", flags)) return *refused;
   return drive(d, flags);
 }
 

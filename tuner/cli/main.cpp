@@ -157,8 +157,8 @@ int main(int argc, char** argv) {
   std::optional<std::filesystem::path> export_output;
   CLI::App* export_cmd = app.add_subcommand(
       "export", "every trial as a table for pandas, R or a spreadsheet: id, status, value, (level, resolution, "
-                "cost,) times, attempts, source, failure, then param.<name> per parameter and metric.<name> per "
-                "extra reported metric; read-only, also while a tuner runs");
+                "cost,) times and duration, attempts, source, external, failure, then param.<name> per parameter "
+                "and metric.<name> per extra reported metric; read-only, also while a tuner runs");
   export_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   export_cmd->add_option("--format", export_format,
                          "csv (RFC 4180, a header row, times in ISO 8601 UTC) or jsonl (one JSON object per trial, "

@@ -135,8 +135,13 @@ GpooStrategy::Built GpooStrategy::build(const StrategyContext& context, bool tak
   // The search kept from the last proposal serves while the kernel is the same; a round told a
   // fantasy and since completed only changes values (revalue), which a replay would redo from scratch.
   const bool cached = cache_ && cache_->refresh_count == refit_.refresh_count && cache_->values.size() == values.size();
-  Built b{cached ? (take_cache ? std::move(cache_->search) : cache_->search)
-                 : GpooSearch::replay(d, search_options(d), observations, expand_sequence_),
+  // Before the first round nothing is recorded, not even the expansion of the root that the `code`
+  // variant's search makes as it is constructed (the dimension was not known before): a state saved
+  // then is a new search, not a replay.
+  const bool fresh = expand_sequence_.empty() && observations.empty();
+  Built b{cached  ? (take_cache ? std::move(cache_->search) : cache_->search)
+          : fresh ? GpooSearch(d, search_options(d))
+                  : GpooSearch::replay(d, search_options(d), observations, expand_sequence_),
           {}, std::move(values)};
   if (cached && cache_->values != b.values) b.search.revalue(b.values);
   if (take_cache) cache_.reset();
