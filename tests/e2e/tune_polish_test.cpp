@@ -91,6 +91,25 @@ TEST(TunePolish, StatusOfARunningCampaignNamesTheTunersProcessOnce) {
   EXPECT_EQ(finish(d, tuner).code, 3);
 }
 
+// `tune run c.yaml` (with --detach or not) on a campaign a tuner drives said "continuing the campaign
+// in r", then refused (exit 5) because the tuner holds it.
+TEST(TunePolish, RunOfACampaignATunerDrivesIsRefusedWithoutSayingItContinues) {
+  const fs::path d = fresh_dir("polish-driven");
+  write(d / "c.yaml", quadratic_campaign_with("r", 2, "{workers: 1}"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "30"}});
+  for (int i = 0; i < 500 && !fs::exists(d / "r" / "trials" / "0"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "c.yaml"}, std::vector<std::string>{"run", "c.yaml", "--detach"}}) {
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 5) << r.err;
+    EXPECT_EQ(r.err.find("continuing"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("tuner"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(tune(d, {"stop", "r"}).code, 0);
+  EXPECT_EQ(finish(d, tuner).code, 3);
+}
+
 // "... 2 earlier trials not listed (0 of them failed); without --last all are" read as cut off.
 TEST(TunePolish, StatusLastSaysHowManyEarlierTrialsItLeavesOutAndHowToListThem) {
   const fs::path d = ask_tell_campaign("polish-last");

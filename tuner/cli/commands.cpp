@@ -194,7 +194,10 @@ std::optional<int> prepare_run(const CampaignConfig& config, const std::filesyst
                                const SessionFlags& flags) {
   const Prepared prepared = prepare(config, dir, source, "run", std::nullopt);
   if (prepared.refused) return prepared.refused;
-  if (!prepared.created && !flags.quiet) std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
+  if (prepared.created) return std::nullopt;
+  // Refused before "continuing ...", which would say the opposite of the refusal after it.
+  if (driven_by_another_tuner(dir)) return kExitLocked;
+  if (!flags.quiet) std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
   return std::nullopt;
 }
 
