@@ -110,6 +110,19 @@ TEST(TunePolish, RunOfACampaignATunerDrivesIsRefusedWithoutSayingItContinues) {
   EXPECT_EQ(finish(d, tuner).code, 3);
 }
 
+// `tune tell DIR 0 --failed ""` recorded a failure with no reason, which `tune status` showed as a blank.
+TEST(TunePolish, TellFailedNeedsAReason) {
+  const fs::path d = ask_tell_campaign("polish-tell-failed");
+  const std::string before = slurp(d / "c" / "state.yaml");
+  for (const std::string reason : {"", "  "}) {
+    const Result r = tune(d, {"tell", "c", "0", "--failed", reason});
+    EXPECT_EQ(r.code, 2) << r.err;
+    EXPECT_NE(r.err.find("--failed needs a reason"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(slurp(d / "c" / "state.yaml"), before);
+  EXPECT_EQ(tune(d, {"tell", "c", "0", "--failed", "out of memory"}).code, 0);
+}
+
 // "... 2 earlier trials not listed (0 of them failed); without --last all are" read as cut off.
 TEST(TunePolish, StatusLastSaysHowManyEarlierTrialsItLeavesOutAndHowToListThem) {
   const fs::path d = ask_tell_campaign("polish-last");

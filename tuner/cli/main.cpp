@@ -237,6 +237,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tune tell: give either a value or --failed REASON\n");
         return kExitUsage;
       }
+      // `tune status` shows the reason as the trial's failure: an empty one says nothing of it.
+      if (tell_failure && tell_failure->find_first_not_of(" \t\r\n") == std::string::npos) {
+        std::fprintf(stderr, "tune tell: --failed needs a reason, e.g. --failed 'out of memory'\n");
+        return kExitUsage;
+      }
       std::uint64_t id = 0;
       const auto [end, ec] = std::from_chars(tell_id.data(), tell_id.data() + tell_id.size(), id);
       if (tell_id.empty() || ec != std::errc() || end != tell_id.data() + tell_id.size()) {
