@@ -523,6 +523,7 @@ int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
     std::fprintf(stderr, "tune: %s\n", refusal.text(dir).c_str());
     return kExitLocked;
   }
+  remove_leftover_temporaries(dir / "tuner.pid");  // (the lock keeps every other writer of it out)
   write_file_atomically(dir / "tuner.pid", std::to_string(::getpid()) + "\n");
   try {
     CampaignState state = load_state(dir);

@@ -209,6 +209,9 @@ std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t 
 bool has_state(const std::filesystem::path& dir) { return std::filesystem::exists(state_path(dir)); }
 
 void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s) {
+  // Every writer of state.yaml holds the campaign's lock, as this one does.
+  if (!leftovers_removed_) remove_leftover_temporaries(state_path(dir));
+  leftovers_removed_ = true;
   write_file_atomically(state_path(dir), text(s));
 }
 

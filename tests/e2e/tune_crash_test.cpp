@@ -1,0 +1,66 @@
+// A campaign whose processes die at awkward instants: writers killed mid-save, a trial's supervisor
+// killed under it, a `tune stop` that comes while the tuner starts. Each test stages its instant
+// deterministically (planted files, a held lock) rather than hoping a random kill lands there.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tune_process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace tune_test;
+
+// The id of a process that has exited and been reaped: what a writer killed long ago leaves in the
+// names of its temporary files.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+std::string campaign_of_one_worker(const std::string& name, int trials) {
+  return quadratic_campaign_with(name, trials, "{workers: 1}");
+}
+
+// write_file_atomically names its temporary file after its process; a tuner, `tune ask` or `tune
+// tell` killed between creating it and renaming it left one more in the campaign (25 after 80 kill -9
+// of a busy tuner), and nothing ever removed them. Those of a live process are its work in progress.
+TEST(TuneCrash, TemporaryFilesOfWritersKilledMidSaveAreRemoved) {
+  const fs::path d = fresh_dir("crash-temporaries");
+  write(d / "c.yaml", campaign_of_one_worker("t", 2));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const fs::path k = d / "t";
+  const std::string dead = std::to_string(dead_pid()), live = std::to_string(::getpid());
+  const std::vector<fs::path> leftovers{k / ("state.yaml.tmp." + dead), k / ("tuner.pid.tmp." + dead),
+                                        k / "trials" / "2" / ("command.yaml.tmp." + dead)};
+  fs::create_directories(k / "trials" / "2");
+  for (const fs::path& p : leftovers) write(p, "kind: tune.campaign\nschema: 1\nruns:\n  - {id: 0, st");
+  const fs::path in_progress = k / ("state.yaml.tmp." + live);
+  write(in_progress, "kind: tune.campaign\n");
+
+  const Result resumed = tune(d, {"resume", "t", "--trials", "3", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(state_of(k)["runs"][2]["status"].as<std::string>(), "complete");
+  for (const fs::path& p : leftovers) EXPECT_FALSE(fs::exists(p)) << p << " was left by a dead writer";
+  EXPECT_TRUE(fs::exists(in_progress)) << "the temporary file of a live process was removed";
+
+  // The short commands write state.yaml too, under the same lock.
+  write(leftovers[0], "kind: tune.campaign\n");
+  const Result asked = tune(d, {"ask", "t", "--trials", "4"});
+  ASSERT_EQ(asked.code, 0) << asked.err;
+  EXPECT_FALSE(fs::exists(leftovers[0])) << "tune ask kept " << leftovers[0];
+  EXPECT_TRUE(fs::exists(in_progress));
+}
+
+}  // namespace
