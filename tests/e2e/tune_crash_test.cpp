@@ -29,6 +29,16 @@ pid_t dead_pid() {
   return pid;
 }
 
+// Waits (at most 10 s, polling) until `ready` holds; whether it did.
+template <class Ready>
+bool wait_until(Ready ready) {
+  for (int i = 0; i < 1000; ++i) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ready();
+}
+
 std::string campaign_of_one_worker(const std::string& name, int trials) {
   return quadratic_campaign_with(name, trials, "{workers: 1}");
 }
@@ -61,6 +71,50 @@ TEST(TuneCrash, TemporaryFilesOfWritersKilledMidSaveAreRemoved) {
   ASSERT_EQ(asked.code, 0) << asked.err;
   EXPECT_FALSE(fs::exists(leftovers[0])) << "tune ask kept " << leftovers[0];
   EXPECT_TRUE(fs::exists(in_progress));
+}
+
+// A trainer that starts a child in its own process group and waits for it: on its first attempt it
+// records both pids and stays (as a training run would), on the next it reports at once.
+const char* kStayingTrainer = R"(#!/bin/sh
+if [ -e first-attempt ]; then echo "loss=1"; exit 0; fi
+touch first-attempt
+sleep 1000 &
+echo $! > child.pid
+echo $$ > leader.pid
+wait
+)";
+
+// A supervisor killed with SIGKILL (by hand, by the OOM killer) recorded no exit, so the tuner ran
+// the trial again, as it should; but the first attempt's command and its child ran on under init,
+// beside the second attempt, for as long as the training took.
+TEST(TuneCrash, AKilledSupervisorLeavesNoneOfItsTrialsProcessesRunning) {
+  const fs::path d = fresh_dir("crash-supervisor");
+  write(d / "c.yaml", "name: s\ncommand: [" + write_script(d, "stay.sh", kStayingTrainer).string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "objective: {name: loss}\nbudget: {trials: 1}\nexecutor: {workers: 1}\n");
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path trial = d / "s" / "trials" / "0";
+  ASSERT_TRUE(wait_until([&] {
+    return fs::exists(trial / "child.pid") && !slurp(trial / "child.pid").empty() && fs::exists(trial / "leader.pid") &&
+           fs::exists(trial / "supervisor.yaml");
+  }));
+  const pid_t leader = static_cast<pid_t>(std::stol(slurp(trial / "leader.pid")));
+  const pid_t child = static_cast<pid_t>(std::stol(slurp(trial / "child.pid")));
+  const pid_t supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+
+  const Result r = finish(d, tuner);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "s")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete");
+  EXPECT_EQ(run["attempts"].as<int>(), 2);
+  for (const pid_t pid : {leader, child}) {
+    // SIGKILL is sent before the second attempt starts; its delivery is the kernel's, so allow it a moment.
+    const bool gone = wait_until([&] { return !alive(pid); });
+    if (!gone) ::kill(pid, SIGKILL);  // not left behind by a failing test
+    EXPECT_TRUE(gone) << "process " << pid << (pid == leader ? " (the command)" : " (its child)")
+                      << " of the killed supervisor's attempt ran on";
+  }
 }
 
 }  // namespace

@@ -18,14 +18,6 @@ namespace {
 
 using namespace tune_test;
 
-// Whether `pid` names a live process (a zombie counts as gone: it runs nothing).
-bool alive(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-  const std::size_t close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-}
-
 // A trainer that starts a worker in a session of its own (setsid, as Python's
 // subprocess.Popen(start_new_session=True) does), which itself has a child, then reports and exits
 // ("done") or hangs until the trial's timeout ("hang").
@@ -41,9 +33,7 @@ echo "objective=1"
 // timed out or stopped), holding its CPU, memory or GPU.
 TEST(TrialProcesses, AWorkerInItsOwnSessionDoesNotOutliveItsTrial) {
   const fs::path d = fresh_dir("dogfood4-setsid");
-  write(d / "spawner.sh", kSpawner);
-  fs::permissions(d / "spawner.sh", fs::perms::owner_all);
-  write(d / "c.yaml", "name: s\ncommand: [" + (d / "spawner.sh").string() +
+  write(d / "c.yaml", "name: s\ncommand: [" + write_script(d, "spawner.sh", kSpawner).string() +
                           ", \"{mode}\"]\nspace:\n  mode: {type: categorical, choices: [done, hang]}\n"
                           "enqueue:\n  - {mode: done}\n  - {mode: hang}\n"
                           "budget: {trials: 2}\nexecutor: {workers: 2, timeout: 2s, grace: 200ms}\n");
