@@ -117,4 +117,44 @@ TEST(TuneCrash, AKilledSupervisorLeavesNoneOfItsTrialsProcessesRunning) {
   }
 }
 
+// `tune stop` finds the tuner by DIR/tuner.pid, written as the session starts; the tuner installed
+// its handlers only when its loop began, so a stop in between (while it loads the state and
+// re-attaches running trials, seconds for a large campaign) killed it with SIGTERM's default action:
+// exit 143, no session_end, though `tune stop` had said it checkpoints and exits. Here the tuner is
+// held in that stretch by a trial whose supervisor lock is taken and whose record is not written
+// yet (as if the supervisor had just started), which it waits for.
+TEST(TuneCrash, TuneStopWhileTheSessionStartsStopsItResumably) {
+  const fs::path d = fresh_dir("crash-stop-at-start");
+  write(d / "c.yaml", campaign_of_one_worker("p", 2));
+  // A session killed while trial 0 ran, with everything of that run gone.
+  const pid_t first = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "1000"}});
+  const fs::path trial = d / "p" / "trials" / "0";
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }));
+  ::kill(first, SIGKILL);
+  finish(d, first);
+  const YAML::Node record = YAML::LoadFile((trial / "supervisor.yaml").string());
+  ::kill(record["supervisor_pid"].as<pid_t>(), SIGKILL);
+  ::kill(-record["process_group"].as<pid_t>(), SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return !alive(record["supervisor_pid"].as<pid_t>()); }));
+  fs::remove(trial / "supervisor.yaml");
+  ASSERT_EQ(state_of(d / "p")["runs"][0]["status"].as<std::string>(), "running");
+
+  const int lock = ::open((trial / "supervisor.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+  const pid_t tuner = start(d, {"resume", "p", "--quiet"});
+  const bool named = wait_until([&] { return slurp(d / "p" / "tuner.pid") == std::to_string(tuner) + "\n"; });
+  const Result stop = named ? tune(d, {"stop", "p"}) : Result{};
+  ::close(lock);  // the "supervisor" is gone: the tuner goes on
+  const Result r = finish(d, tuner);
+  ASSERT_TRUE(named);
+  ASSERT_EQ(stop.code, 0) << stop.err;
+  EXPECT_EQ(r.code, 3) << "exit " << r.code << ": " << r.err;
+  const YAML::Node s = state_of(d / "p");
+  EXPECT_EQ(s["stop_reason"].as<std::string>(), "stopped by 'tune stop'; 'tune resume' continues");
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "queued");
+  EXPECT_EQ(s["runs"].size(), 1u) << "the stopped session launched a trial";
+  EXPECT_NE(slurp(d / "p" / "events.jsonl").find("\"event\": \"session_end\""), std::string::npos);
+}
+
 }  // namespace
