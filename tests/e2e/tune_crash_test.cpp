@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -155,6 +156,34 @@ TEST(TuneCrash, TuneStopWhileTheSessionStartsStopsItResumably) {
   EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "queued");
   EXPECT_EQ(s["runs"].size(), 1u) << "the stopped session launched a trial";
   EXPECT_NE(slurp(d / "p" / "events.jsonl").find("\"event\": \"session_end\""), std::string::npos);
+}
+
+// state.yaml cut short at the end of a line (a crash on a filesystem that does not keep rename
+// atomic) ends in the study's trial list, its last section: the refusal said only "strategy state
+// refers to trial 2, which the study does not hold", naming no line and not what happened.
+TEST(TuneCrash, StateCutShortInItsTrialListIsRefusedAtItsLineAndLeftUntouched) {
+  const fs::path d = fresh_dir("crash-cut-short");
+  write(d / "c.yaml", campaign_of_one_worker("c", 4));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const fs::path state = d / "c" / "state.yaml";
+  const std::string text = slurp(state);
+  const std::size_t first_trial = text.find("\n    - {id: 0, status: complete, config:");
+  const std::size_t third_trial = text.find("\n    - {id: 2, status: complete, config:");
+  ASSERT_NE(third_trial, std::string::npos);
+  const std::string cut = text.substr(0, third_trial + 1);
+  const std::string line = std::to_string(std::count(text.begin(), text.begin() + first_trial + 1, '\n') + 1);
+  write(state, cut);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"resume", "c", "--quiet"},
+                                               std::vector<std::string>{"status", "c"},
+                                               std::vector<std::string>{"ask", "c"}}) {
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 1) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("state.yaml: field 'study.trials' at line " + line + ", column 5: 2 trials for 4 run records"),
+              std::string::npos)
+        << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("cut short"), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_EQ(slurp(state), cut) << args[0] << " changed the damaged file";
+  }
 }
 
 }  // namespace
