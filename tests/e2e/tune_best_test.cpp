@@ -19,7 +19,7 @@ using namespace tune_test;
 // objective and budget lines are `spec`; the exit code of tune run.
 int run_script_campaign(const fs::path& d, const std::string& name, const std::string& script, const std::string& args,
                         const std::string& spec) {
-  write_executable(d / (name + ".sh"), "#!/bin/sh\n" + script + "\n");
+  write_script(d, name + ".sh", "#!/bin/sh\n" + script + "\n");
   write(d / "c.yaml", "name: " + name + "\ncommand: [./" + name + ".sh, " + args + "]\n" + spec);
   return tune(d, {"run", "c.yaml", "--quiet"}).code;
 }

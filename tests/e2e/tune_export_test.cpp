@@ -66,7 +66,7 @@ seed: 3
 
 TEST(TuneExport, CsvAndJsonLinesHoldEveryTrialAsStateYamlRecordsIt) {
   const fs::path d = fresh_dir("export");
-  write_executable(d / "trainer.sh", kTrainer);
+  write_script(d, "trainer.sh", kTrainer);
   write(d / "c.yaml", kCampaign);
   ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
   const YAML::Node state = state_of(d / "ex");

@@ -3,6 +3,7 @@
 // its output in files, wait for it, read its state, write campaign files for the toy trainers
 // (TUNE_TRAINERS_DIR) in fresh directories under TUNE_TEST_TMPDIR.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -81,6 +82,14 @@ inline Result tune(const fs::path& cwd, const std::vector<std::string>& args,
   return finish(cwd, start(cwd, args, env));
 }
 
+// Whether `pid` names a live process (a zombie counts as gone: it runs nothing).
+inline bool alive(pid_t pid) {
+  if (::kill(pid, 0) != 0) return false;
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  const std::size_t close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
 inline fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::path(TUNE_TEST_TMPDIR) / name;
   fs::remove_all(d);
@@ -90,10 +99,12 @@ inline fs::path fresh_dir(const std::string& name) {
 
 inline void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
-// A trainer script the test writes and a campaign runs.
-inline void write_executable(const fs::path& p, const std::string& text) {
-  write(p, text);
-  fs::permissions(p, fs::perms::owner_all);
+// Writes the executable script `name` (a trainer) into `dir`; returns its path.
+inline fs::path write_script(const fs::path& dir, const std::string& name, const std::string& text) {
+  const fs::path path = dir / name;
+  write(path, text);
+  fs::permissions(path, fs::perms::owner_all);
+  return path;
 }
 
 inline YAML::Node state_of(const fs::path& dir) { return YAML::LoadFile((dir / "state.yaml").string()); }

@@ -38,7 +38,7 @@ bool holds(const fs::path& file, const std::string& text) { return slurp(file).f
 
 TEST(TuneRunningProgress, StatusShowsARunningTrialsTimeAndLastReportedValue) {
   const fs::path d = fresh_dir("running-progress");
-  write_executable(d / "train.sh", kTrainer);
+  write_script(d, "train.sh", kTrainer);
   write(d / "c.yaml", one_trial_per_mode_campaign("p", d / "train.sh", {"plain", "cut"}, "",
                                                   "objective: {name: val_acc, direction: maximize}\n"));
   const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});

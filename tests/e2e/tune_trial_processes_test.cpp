@@ -18,14 +18,6 @@ namespace {
 
 using namespace tune_test;
 
-// Whether `pid` names a live process (a zombie counts as gone: it runs nothing).
-bool alive(pid_t pid) {
-  if (::kill(pid, 0) != 0) return false;
-  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
-  const std::size_t close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
-}
-
 // A trainer that starts a worker in a session of its own (setsid, as Python's
 // subprocess.Popen(start_new_session=True) does), which itself has a child, then reports and exits
 // ("done") or hangs until the trial's timeout ("hang").
@@ -41,7 +33,7 @@ echo "objective=1"
 // timed out or stopped), holding its CPU, memory or GPU.
 TEST(TrialProcesses, AWorkerInItsOwnSessionDoesNotOutliveItsTrial) {
   const fs::path d = fresh_dir("dogfood4-setsid");
-  write_executable(d / "spawner.sh", kSpawner);
+  write_script(d, "spawner.sh", kSpawner);
   write(d / "c.yaml", one_trial_per_mode_campaign("s", d / "spawner.sh", {"done", "hang"}, ", timeout: 2s, grace: 200ms"));
   const Result r = tune(d, {"run", "c.yaml", "--quiet"});
   ASSERT_EQ(r.code, 0) << r.err;

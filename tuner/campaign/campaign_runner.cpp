@@ -42,7 +42,7 @@ extern "C" void on_stop_signal(int sig, siginfo_t* info, void*) {
   g_stop_signals.fetch_add(1);
 }
 
-// Installs the handlers for the runner's lifetime and restores the previous ones.
+// Installs the handlers for the tuner's session and restores the previous ones.
 class StopSignals {
  public:
   StopSignals() {
@@ -91,7 +91,8 @@ class Runner {
                               [this](const std::string& message) { progress_.log("executor: " + message); });
   }
 
-  int run() {
+  // `signals` are installed for the whole session (run_campaign).
+  int run(const StopSignals& signals) {
     started_ = std::chrono::steady_clock::now();
     base_active_ = state_.active_seconds;
     const std::vector<std::pair<std::string, EventFields>> resumed = resume_running_trials();
@@ -101,7 +102,7 @@ class Runner {
     try {
       events_.recover_outcomes(state_);
       for (const auto& [event, fields] : resumed) events_.write(event, fields);
-      code = loop();
+      code = loop(signals);
     } catch (const std::exception& e) {
       // An error ends the session too, and the state and the event log say so like any other end
       // (`tune status`: "last session ended: error: ..."). The caller reports the error itself.
@@ -371,8 +372,7 @@ class Runner {
     for (const std::string& id : executor_->running_ids()) executor_->cancel(id);
   }
 
-  int loop() {
-    StopSignals signals;
+  int loop(const StopSignals& signals) {
     bool stopping = false;
     int handled_signals = 0;
     std::string end_reason;
@@ -497,11 +497,18 @@ int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
     std::fprintf(stderr, "tune: %s\n", refusal.text(dir).c_str());
     return kExitLocked;
   }
+  // Installed before tuner.pid names this process to `tune stop`, and kept until it is removed: a stop
+  // that comes while the session starts (the state loads, running trials are re-attached) is
+  // honoured as the loop begins, and one that comes as it ends finds it checkpointing anyway. With
+  // the default action there, `tune stop` killed the tuner (exit 143, no session_end) while it said
+  // "it checkpoints and exits".
+  const StopSignals signals;
+  remove_leftover_temporaries(dir / campaign_files::kTunerPid);  // (the lock keeps every other writer of it out)
   write_file_atomically(dir / campaign_files::kTunerPid, std::to_string(::getpid()) + "\n");
   try {
     CampaignState state = load_state(dir);
     Runner runner(dir, std::move(state), options);
-    const int code = runner.run();
+    const int code = runner.run(signals);
     std::filesystem::remove(dir / campaign_files::kTunerPid);
     return code;
   } catch (...) {

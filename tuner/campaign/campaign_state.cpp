@@ -210,6 +210,9 @@ std::filesystem::path trial_dir(const std::filesystem::path& dir, std::uint64_t 
 bool has_state(const std::filesystem::path& dir) { return std::filesystem::exists(state_path(dir)); }
 
 void StateWriter::save(const std::filesystem::path& dir, const CampaignState& s) {
+  // Every writer of state.yaml holds the campaign's lock, as this one does.
+  if (!leftovers_removed_) remove_leftover_temporaries(state_path(dir));
+  leftovers_removed_ = true;
   write_file_atomically(state_path(dir), text(s));
 }
 
@@ -286,6 +289,16 @@ CampaignState state_from_yaml(const YAML::Node& root) {
   check_known_keys(root, "", {"kind", "schema", "created_at", "updated_at", "active_seconds", "finished", "stop_reason",
                               "failed_at_failures_stop", "campaign", "runs", "study"});
   CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign");
+  // A file cut short at a line's end (a crash on a filesystem that does not keep rename atomic) ends
+  // inside the study's trial list, its last section, and the study would only say that its strategy
+  // names a trial it does not hold. The run records, written before it, say how many there were.
+  // (IsDefined first: yaml-cpp throws from the other tests of a key that is absent.)
+  if (const YAML::Node runs = root["runs"], study = root["study"];
+      runs.IsDefined() && runs.IsSequence() && study.IsDefined() && study.IsMap())
+    if (const YAML::Node trials = study["trials"]; trials.IsDefined() && trials.IsSequence() && trials.size() < runs.size())
+      throw StateError("field 'study.trials' at " + position_of(trials) + ": " + std::to_string(trials.size()) +
+                       (trials.size() == 1 ? " trial" : " trials") + " for " + std::to_string(runs.size()) + " run records (field 'runs' at " +
+                       position_of(runs) + "): the file is cut short, as a save interrupted by a crash leaves it");
   Study study = Study::from_yaml(require(root, "study"));
   // The campaign names the trials' parameters and the study makes them: one edited without the
   // other would run configurations the command cannot take.

@@ -88,6 +88,7 @@ class StateWriter {
   std::string text(const CampaignState& state);
 
  private:
+  bool leftovers_removed_ = false;  // the temporaries of writers killed mid-save, at the first save
   std::string campaign_text_;
   std::vector<std::string> run_text_;
   StudyYamlCache study_cache_;

@@ -1,9 +1,11 @@
 #include "tune/io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -22,12 +24,19 @@ void fsync_directory(const std::filesystem::path& dir) {
   ::close(fd);
   if (rc != 0) fail("cannot fsync directory", dir);
 }
+// A writer's temporary file is `path` + kTemporarySuffix + its pid.
+constexpr const char* kTemporarySuffix = ".tmp.";
+
+std::filesystem::path temporary_of(const std::filesystem::path& path, pid_t pid) {
+  std::filesystem::path tmp = path;
+  tmp += kTemporarySuffix + std::to_string(pid);
+  return tmp;
+}
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   const std::filesystem::path dir = path.parent_path();
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
+  const std::filesystem::path tmp = temporary_of(path, ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("cannot create", tmp);
   const char* p = content.data();
@@ -60,6 +69,24 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     fail("cannot rename temporary file onto", path);
   }
   fsync_directory(dir);
+}
+
+void remove_leftover_temporaries(const std::filesystem::path& path) {
+  const std::string prefix = path.filename().string() + kTemporarySuffix;
+  std::error_code ec;
+  const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    pid_t pid = 0;
+    const char* digits = name.data() + prefix.size();
+    const auto [end_of_pid, error] = std::from_chars(digits, name.data() + name.size(), pid);
+    if (error != std::errc() || end_of_pid != name.data() + name.size() || pid <= 0) continue;
+    if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;  // a file that cannot be removed is left; it harms nothing
+      std::filesystem::remove(it->path(), ignored);
+    }
+  }
 }
 
 }  // namespace tune

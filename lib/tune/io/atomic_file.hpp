@@ -9,4 +9,11 @@ namespace tune {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
+// Removes the temporary files (`path`.tmp.PID) that write_file_atomically(path, ...) left when its
+// process was killed between creating one and renaming it: each such kill -9 left one more, and
+// nothing else ever removed them. Only for a caller that alone writes `path` (it holds the lock every
+// writer of it takes), so none of them is being written now; one whose process is alive is kept
+// all the same.
+void remove_leftover_temporaries(const std::filesystem::path& path);
+
 }  // namespace tune

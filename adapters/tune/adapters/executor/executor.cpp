@@ -20,6 +20,7 @@ void write_command_record(const std::filesystem::path& dir, const TrialLaunch& t
   out << YAML::Key << "timeout_ms" << YAML::Value << static_cast<long long>(trial.timeout.count());
   out << YAML::Key << "grace_ms" << YAML::Value << static_cast<long long>(trial.grace.count());
   out << YAML::EndMap;
+  remove_leftover_temporaries(dir / kCommandFile);  // the tuner, launching the trial, is its only writer
   write_file_atomically(dir / kCommandFile, std::string(out.c_str()) + "\n");
 }
 

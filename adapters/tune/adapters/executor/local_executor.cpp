@@ -115,6 +115,20 @@ TrialExit collect_exit(const std::filesystem::path& dir, std::optional<int> stat
   return died;
 }
 
+// A supervisor that died without recording an exit (kill -9, the OOM killer) took its command with
+// it (PR_SET_PDEATHSIG), but not the rest of the command's process group (a shell's children, a
+// trainer's data loaders), which ran on beside the trial's next attempt. The group is killed as soon
+// as poll() sees the death, so its id cannot have been reused meanwhile; and only the group that
+// this very supervisor recorded.
+void kill_group_left_by(const std::filesystem::path& dir, pid_t supervisor) {
+  try {
+    const std::optional<SupervisorRecord> record = read_supervisor_record(dir);
+    if (record && record->supervisor_pid == supervisor) ::killpg(record->process_group, SIGKILL);
+  } catch (const std::exception&) {
+    // A damaged record names no group to kill; collect_exit reports it.
+  }
+}
+
 }  // namespace
 
 struct LocalExecutor::Running {
@@ -219,6 +233,7 @@ std::vector<FinishedTrial> LocalExecutor::poll() {
       ++it;
       continue;
     }
+    if (!exit_record_exists(r.dir)) kill_group_left_by(r.dir, r.pid);
     finished.push_back({.id = it->first, .exit = collect_exit(r.dir, status)});
     it = running_.erase(it);
   }

@@ -219,6 +219,7 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   for (const char* stale : {kExitFile, kSupervisorFile, kJobOutputFile}) std::filesystem::remove(dir / stale);
   write_command_record(dir, trial);
   std::vector<std::string> argv = sbatch_arguments(trial);
+  remove_leftover_temporaries(dir / kScriptFile);  // as the command record's
   write_file_atomically(dir / kScriptFile, slurm_batch_script(options_, trial, argv));
   argv.push_back((dir / kScriptFile).string());
 

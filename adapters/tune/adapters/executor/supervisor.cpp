@@ -162,13 +162,18 @@ struct StartFailure {
 // Runs in the forked child: only async-signal-safe calls (the supervisor is single-threaded, but
 // this keeps it correct regardless).
 [[noreturn]] void exec_command(const char* dir, const char* stdout_path, const char* stderr_path,
-                               char* const* argv, char** envp, int report_fd) {
+                               char* const* argv, char** envp, int report_fd, pid_t supervisor) {
   auto fail = [report_fd](StartFailure::Step step) {
     const StartFailure failure{step, errno};
     [[maybe_unused]] const ssize_t n = ::write(report_fd, &failure, sizeof failure);
     ::_exit(127);
   };
   ::setpgid(0, 0);
+  // The command dies with its supervisor (kill -9, the OOM killer): else it ran on unwatched while
+  // the tuner, finding no exit record, ran the trial again beside it. (The tuner kills the rest of
+  // the group.) A supervisor gone before this call is seen by the parent check.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (::getppid() != supervisor) ::_exit(127);
   // Dispositions set to "ignore" survive exec; the command starts with defaults and nothing blocked.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -226,6 +231,7 @@ Started start_command(const Arguments& args, const std::map<std::string, std::st
 
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return {-1, std::string("cannot create a pipe: ") + std::strerror(errno)};
+  const pid_t supervisor = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int saved = errno;
@@ -235,7 +241,7 @@ Started start_command(const Arguments& args, const std::map<std::string, std::st
   }
   if (pid == 0) {
     ::close(report[0]);
-    exec_command(dir.c_str(), out.c_str(), err.c_str(), argv.data(), envp.data(), report[1]);
+    exec_command(dir.c_str(), out.c_str(), err.c_str(), argv.data(), envp.data(), report[1], supervisor);
   }
   ::close(report[1]);
   ::setpgid(pid, pid);  // also here, so the group exists before we may signal it (EACCES after exec: fine)

@@ -1,0 +1,189 @@
+// A campaign whose processes die at awkward instants: writers killed mid-save, a trial's supervisor
+// killed under it, a `tune stop` that comes while the tuner starts. Each test stages its instant
+// deterministically (planted files, a held lock) rather than hoping a random kill lands there.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tune_process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace tune_test;
+
+// The id of a process that has exited and been reaped: what a writer killed long ago leaves in the
+// names of its temporary files.
+pid_t dead_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+// Waits (at most 10 s, polling) until `ready` holds; whether it did.
+template <class Ready>
+bool wait_until(Ready ready) {
+  for (int i = 0; i < 1000; ++i) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ready();
+}
+
+std::string campaign_of_one_worker(const std::string& name, int trials) {
+  return quadratic_campaign_with(name, trials, "{workers: 1}");
+}
+
+// write_file_atomically names its temporary file after its process; a tuner, `tune ask` or `tune
+// tell` killed between creating it and renaming it left one more in the campaign (25 after 80 kill -9
+// of a busy tuner), and nothing ever removed them. Those of a live process are its work in progress.
+TEST(TuneCrash, TemporaryFilesOfWritersKilledMidSaveAreRemoved) {
+  const fs::path d = fresh_dir("crash-temporaries");
+  write(d / "c.yaml", campaign_of_one_worker("t", 2));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const fs::path k = d / "t";
+  const std::string dead = std::to_string(dead_pid()), live = std::to_string(::getpid());
+  const std::vector<fs::path> leftovers{k / ("state.yaml.tmp." + dead), k / ("tuner.pid.tmp." + dead),
+                                        k / "trials" / "2" / ("command.yaml.tmp." + dead)};
+  fs::create_directories(k / "trials" / "2");
+  for (const fs::path& p : leftovers) write(p, "kind: tune.campaign\nschema: 1\nruns:\n  - {id: 0, st");
+  const fs::path in_progress = k / ("state.yaml.tmp." + live);
+  write(in_progress, "kind: tune.campaign\n");
+
+  const Result resumed = tune(d, {"resume", "t", "--trials", "3", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(state_of(k)["runs"][2]["status"].as<std::string>(), "complete");
+  for (const fs::path& p : leftovers) EXPECT_FALSE(fs::exists(p)) << p << " was left by a dead writer";
+  EXPECT_TRUE(fs::exists(in_progress)) << "the temporary file of a live process was removed";
+
+  // The short commands write state.yaml too, under the same lock.
+  write(leftovers[0], "kind: tune.campaign\n");
+  const Result asked = tune(d, {"ask", "t", "--trials", "4"});
+  ASSERT_EQ(asked.code, 0) << asked.err;
+  EXPECT_FALSE(fs::exists(leftovers[0])) << "tune ask kept " << leftovers[0];
+  EXPECT_TRUE(fs::exists(in_progress));
+}
+
+// A trainer that starts a child in its own process group and waits for it: on its first attempt it
+// records both pids and stays (as a training run would), on the next it reports at once.
+const char* kStayingTrainer = R"(#!/bin/sh
+if [ -e first-attempt ]; then echo "loss=1"; exit 0; fi
+touch first-attempt
+sleep 1000 &
+echo $! > child.pid
+echo $$ > leader.pid
+wait
+)";
+
+// A supervisor killed with SIGKILL (by hand, by the OOM killer) recorded no exit, so the tuner ran
+// the trial again, as it should; but the first attempt's command and its child ran on under init,
+// beside the second attempt, for as long as the training took.
+TEST(TuneCrash, AKilledSupervisorLeavesNoneOfItsTrialsProcessesRunning) {
+  const fs::path d = fresh_dir("crash-supervisor");
+  write(d / "c.yaml", "name: s\ncommand: [" + write_script(d, "stay.sh", kStayingTrainer).string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "objective: {name: loss}\nbudget: {trials: 1}\nexecutor: {workers: 1}\n");
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path trial = d / "s" / "trials" / "0";
+  ASSERT_TRUE(wait_until([&] {
+    return fs::exists(trial / "child.pid") && !slurp(trial / "child.pid").empty() && fs::exists(trial / "leader.pid") &&
+           fs::exists(trial / "supervisor.yaml");
+  }));
+  const pid_t leader = static_cast<pid_t>(std::stol(slurp(trial / "leader.pid")));
+  const pid_t child = static_cast<pid_t>(std::stol(slurp(trial / "child.pid")));
+  const pid_t supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+
+  const Result r = finish(d, tuner);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "s")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete");
+  EXPECT_EQ(run["attempts"].as<int>(), 2);
+  for (const pid_t pid : {leader, child}) {
+    // SIGKILL is sent before the second attempt starts; its delivery is the kernel's, so allow it a moment.
+    const bool gone = wait_until([&] { return !alive(pid); });
+    if (!gone) ::kill(pid, SIGKILL);  // not left behind by a failing test
+    EXPECT_TRUE(gone) << "process " << pid << (pid == leader ? " (the command)" : " (its child)")
+                      << " of the killed supervisor's attempt ran on";
+  }
+}
+
+// `tune stop` finds the tuner by DIR/tuner.pid, written as the session starts; the tuner installed
+// its handlers only when its loop began, so a stop in between (while it loads the state and
+// re-attaches running trials, seconds for a large campaign) killed it with SIGTERM's default action:
+// exit 143, no session_end, though `tune stop` had said it checkpoints and exits. Here the tuner is
+// held in that stretch by a trial whose supervisor lock is taken and whose record is not written
+// yet (as if the supervisor had just started), which it waits for.
+TEST(TuneCrash, TuneStopWhileTheSessionStartsStopsItResumably) {
+  const fs::path d = fresh_dir("crash-stop-at-start");
+  write(d / "c.yaml", campaign_of_one_worker("p", 2));
+  // A session killed while trial 0 ran, with everything of that run gone.
+  const pid_t first = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "1000"}});
+  const fs::path trial = d / "p" / "trials" / "0";
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }));
+  ::kill(first, SIGKILL);
+  finish(d, first);
+  const YAML::Node record = YAML::LoadFile((trial / "supervisor.yaml").string());
+  ::kill(record["supervisor_pid"].as<pid_t>(), SIGKILL);
+  ::kill(-record["process_group"].as<pid_t>(), SIGKILL);
+  ASSERT_TRUE(wait_until([&] { return !alive(record["supervisor_pid"].as<pid_t>()); }));
+  fs::remove(trial / "supervisor.yaml");
+  ASSERT_EQ(state_of(d / "p")["runs"][0]["status"].as<std::string>(), "running");
+
+  const int lock = ::open((trial / "supervisor.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+  const pid_t tuner = start(d, {"resume", "p", "--quiet"});
+  const bool named = wait_until([&] { return slurp(d / "p" / "tuner.pid") == std::to_string(tuner) + "\n"; });
+  const Result stop = named ? tune(d, {"stop", "p"}) : Result{};
+  ::close(lock);  // the "supervisor" is gone: the tuner goes on
+  const Result r = finish(d, tuner);
+  ASSERT_TRUE(named);
+  ASSERT_EQ(stop.code, 0) << stop.err;
+  EXPECT_EQ(r.code, 3) << "exit " << r.code << ": " << r.err;
+  const YAML::Node s = state_of(d / "p");
+  EXPECT_EQ(s["stop_reason"].as<std::string>(), "stopped by 'tune stop'; 'tune resume' continues");
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "queued");
+  EXPECT_EQ(s["runs"].size(), 1u) << "the stopped session launched a trial";
+  EXPECT_NE(slurp(d / "p" / "events.jsonl").find("\"event\": \"session_end\""), std::string::npos);
+}
+
+// state.yaml cut short at the end of a line (a crash on a filesystem that does not keep rename
+// atomic) ends in the study's trial list, its last section: the refusal said only "strategy state
+// refers to trial 2, which the study does not hold", naming no line and not what happened.
+TEST(TuneCrash, StateCutShortInItsTrialListIsRefusedAtItsLineAndLeftUntouched) {
+  const fs::path d = fresh_dir("crash-cut-short");
+  write(d / "c.yaml", campaign_of_one_worker("c", 4));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const fs::path state = d / "c" / "state.yaml";
+  const std::string text = slurp(state);
+  const std::size_t first_trial = text.find("\n    - {id: 0, status: complete, config:");
+  const std::size_t third_trial = text.find("\n    - {id: 2, status: complete, config:");
+  ASSERT_NE(third_trial, std::string::npos);
+  const std::string cut = text.substr(0, third_trial + 1);
+  const std::string line = std::to_string(std::count(text.begin(), text.begin() + first_trial + 1, '\n') + 1);
+  write(state, cut);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"resume", "c", "--quiet"},
+                                               std::vector<std::string>{"status", "c"},
+                                               std::vector<std::string>{"ask", "c"}}) {
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 1) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("state.yaml: field 'study.trials' at line " + line + ", column 5: 2 trials for 4 run records"),
+              std::string::npos)
+        << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("cut short"), std::string::npos) << args[0] << ": " << r.err;
+    EXPECT_EQ(slurp(state), cut) << args[0] << " changed the damaged file";
+  }
+}
+
+}  // namespace
