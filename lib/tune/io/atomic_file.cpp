@@ -17,6 +17,14 @@ namespace {
   throw std::runtime_error(what + " '" + path.string() + "': " + std::strerror(errno));
 }
 
+// A write that fails before its rename leaves the file as it was: said, so that a user who reads
+// "No space left on device" knows the last good state is there to go on from once there is room.
+[[noreturn]] void fail_unchanged(const std::string& what, const std::filesystem::path& tmp,
+                                 const std::filesystem::path& path) {
+  throw std::runtime_error(what + " '" + tmp.string() + "': " + std::strerror(errno) + "; '" + path.string() +
+                           "' is unchanged");
+}
+
 void fsync_directory(const std::filesystem::path& dir) {
   const int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) fail("cannot open directory", dir);
@@ -38,7 +46,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   const std::filesystem::path dir = path.parent_path();
   const std::filesystem::path tmp = temporary_of(path, ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create", tmp);
+  if (fd < 0) fail_unchanged("cannot create", tmp, path);
   const char* p = content.data();
   std::size_t left = content.size();
   while (left > 0) {
@@ -49,7 +57,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
       ::close(fd);
       ::unlink(tmp.c_str());
       errno = saved;
-      fail("cannot write", tmp);
+      fail_unchanged("cannot write", tmp, path);
     }
     p += n;
     left -= static_cast<std::size_t>(n);
@@ -59,7 +67,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
     ::close(fd);
     ::unlink(tmp.c_str());
     errno = saved;
-    fail("cannot fsync", tmp);
+    fail_unchanged("cannot fsync", tmp, path);
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
