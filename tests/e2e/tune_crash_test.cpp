@@ -187,3 +187,41 @@ TEST(TuneCrash, StateCutShortInItsTrialListIsRefusedAtItsLineAndLeftUntouched) {
 }
 
 }  // namespace
+
+namespace {
+
+// The terminal of `tune run` went away (an ssh connection dropped): SIGHUP's default action killed
+// the tuner with no session_end and no reason in the state. Now the session ends at once and says so,
+// and the running trials, in sessions of their own, go on; a resume re-attaches them and runs none
+// again, so the dropped connection costs no work in progress.
+TEST(TuneCrash, AHangUpEndsTheSessionAndLeavesTheRunningTrialToTheResume) {
+  const fs::path d = fresh_dir("crash-hangup");
+  write(d / "c.yaml", "name: h\ncommand: [" +
+                          write_script(d, "wait.sh", "#!/bin/sh\nwhile [ ! -e go ]; do sleep 0.02; done\necho objective=1\n")
+                              .string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {trials: 1}\n");
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path trial = d / "h" / "trials" / "0";
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }));
+  ::kill(tuner, SIGHUP);
+  const Result r = finish(d, tuner);
+  EXPECT_EQ(r.code, 3) << "exit " << r.code << ": " << r.err;
+  const YAML::Node s = state_of(d / "h");
+  EXPECT_NE(s["stop_reason"].as<std::string>().find("the terminal hung up (SIGHUP)"), std::string::npos);
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "running");
+  const std::string events = slurp(d / "h" / "events.jsonl");
+  EXPECT_NE(events.find("\"by\": \"SIGHUP\""), std::string::npos) << events;
+  EXPECT_NE(events.find("\"event\": \"session_end\""), std::string::npos) << events;
+  const pid_t supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
+  EXPECT_TRUE(alive(supervisor)) << "the trial went on";
+
+  write(trial / "go", "");
+  const Result resumed = tune(d, {"resume", "h", "--quiet"});
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  const YAML::Node after = state_of(d / "h");
+  EXPECT_EQ(after["runs"][0]["status"].as<std::string>(), "complete");
+  EXPECT_EQ(after["runs"][0]["attempts"].as<int>(), 1) << "re-attached, not run again";
+  EXPECT_EQ(after["study"]["trials"][0]["value"].as<double>(), 1.0);
+}
+
+}  // namespace

@@ -34,6 +34,11 @@ std::atomic<int> g_stop_signals{0};
 constexpr int kByTuneStop = -1;
 std::atomic<int> g_first_stop_origin{0};
 
+// The terminal went away (an ssh connection dropped, the window closed).
+std::atomic<bool> g_hung_up{false};
+
+extern "C" void on_hangup(int) { g_hung_up = true; }
+
 extern "C" void on_stop_signal(int sig, siginfo_t* info, void*) {
   // Only request_stop() queues SIGTERM with this value; kill(1), Ctrl-C or a scheduler send plain ones.
   const bool by_tune_stop = info && info->si_code == SI_QUEUE && info->si_value.sival_int == kStopRequestValue;
@@ -54,12 +59,26 @@ class StopSignals {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int_);
     sigaction(SIGTERM, &sa, &old_term_);
+    g_hung_up = false;
+    struct sigaction hup {};
+    hup.sa_handler = on_hangup;
+    sigemptyset(&hup.sa_mask);
+    sigaction(SIGHUP, &hup, &old_hup_);
+    // Output to a reader that is gone (`tune run | tee log`, tee closed with the terminal) fails
+    // quietly instead of killing the tuner mid-session.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &old_pipe_);
   }
   ~StopSignals() {
     sigaction(SIGINT, &old_int_, nullptr);
     sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGHUP, &old_hup_, nullptr);
+    sigaction(SIGPIPE, &old_pipe_, nullptr);
   }
   int count() const { return g_stop_signals.load(); }
+  bool hung_up() const { return g_hung_up.load(); }
   // Whether the first stop came from `tune stop`, and otherwise the signal that brought it.
   bool first_by_tune_stop() const { return g_first_stop_origin.load() == kByTuneStop; }
   int first_signal() const { return g_first_stop_origin.load(); }
@@ -67,6 +86,8 @@ class StopSignals {
  private:
   struct sigaction old_int_ {};
   struct sigaction old_term_ {};
+  struct sigaction old_hup_ {};
+  struct sigaction old_pipe_ {};
 };
 
 const char* signal_name(int sig) {
@@ -385,6 +406,15 @@ class Runner {
       // request, which the supervisors answer with SIGKILL instead of waiting for the grace);
       // a third leaves without waiting.
       bool leave = false;
+      // A hang-up ends the session at once and leaves the running trials running (they are in
+      // sessions of their own, so the hang-up did not reach them): `tune resume`, from another
+      // terminal, re-attaches them, and no work in progress is lost to a dropped connection.
+      if (signals.hung_up()) {
+        code = kExitInterrupted;
+        end_reason = "the terminal hung up (SIGHUP); running trials go on, and 'tune resume' re-attaches them";
+        events_.write("stop_requested", {{"by", json_string("SIGHUP")}});
+        break;
+      }
       while (handled_signals < signals.count()) {
         ++handled_signals;
         if (handled_signals == 1) {
