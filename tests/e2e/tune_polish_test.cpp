@@ -123,6 +123,20 @@ TEST(TunePolish, TellFailedNeedsAReason) {
   EXPECT_EQ(tune(d, {"tell", "c", "0", "--failed", "out of memory"}).code, 0);
 }
 
+// `tune ask` saves the trial as handed out, then prints it: when the printing failed (a full disk, a
+// reader gone) it exited 0, and the driver, having read nothing, never told the trial.
+TEST(TunePolish, AskSaysWhenTheTrialItHandedOutCouldNotBeWritten) {
+  const fs::path d = ask_tell_campaign("polish-ask-full");
+  const pid_t ask = start(d, {"ask", "c"}, {}, {"/bin/sh", "-c", "exec \"$0\" \"$@\" > /dev/full"});
+  const Result r = finish(d, ask);
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("trial 1 was handed out, but writing it to stdout failed (No space left on device); report it "
+                       "with 'tune tell c 1 --failed \"lost\"'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(tune(d, {"tell", "c", "1", "--failed", "lost"}).code, 0);
+}
+
 // "... 2 earlier trials not listed (0 of them failed); without --last all are" read as cut off.
 TEST(TunePolish, StatusLastSaysHowManyEarlierTrialsItLeavesOutAndHowToListThem) {
   const fs::path d = ask_tell_campaign("polish-last");

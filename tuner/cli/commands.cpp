@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -933,6 +934,7 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
   }
   s.runs.push_back(external_run(suggestion->id, now_seconds()));
   save_state(dir, s);
+  ::signal(SIGPIPE, SIG_IGN);  // a reader gone: said below, rather than a silent death by SIGPIPE
   // A multi-resolution campaign also hands out the level to run at.
   const std::optional<Resolution>& res = s.study.resolution();
   const bool leveled = res && suggestion->level;
@@ -960,6 +962,15 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
     YAML::Emitter e;
     e << n;
     std::printf("%s\n", e.c_str());
+  }
+  // The trial is saved as handed out: a driver that never read it would wait for it forever.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr,
+                 "tune ask: trial %llu was handed out, but writing it to stdout failed (%s); report it with 'tune tell "
+                 "%s %llu --failed \"lost\"', or find its configuration with 'tune status %s', run it and tell its result\n",
+                 static_cast<unsigned long long>(suggestion->id), std::strerror(errno), dir.c_str(),
+                 static_cast<unsigned long long>(suggestion->id), dir.c_str());
+    return kExitError;
   }
   return kExitComplete;
 }
