@@ -183,4 +183,24 @@ TEST(FarApartLevels, CmetsKeepsFittingAndFindsTheOptimum) {
   }
 }
 
+// bnb refines a lattice over every parameter at once and indexes it in 63 bits: a larger space
+// was accepted, threw "dim must be at most 16" at the first ask, and its saved file did not load.
+TEST(BnbSpace, TooManyParametersAreRefusedWhenTheStudyIsMade) {
+  std::vector<tune::Parameter> parameters;
+  for (int i = 0; i < 20; ++i) parameters.push_back(tune::Parameter::floating("x" + std::to_string(i), 0, 1));
+  try {
+    tune::Study study(tune::Space(parameters), tune::make_strategy("bnb"));
+    ADD_FAILURE() << "a 20-parameter space was accepted";
+  } catch (const std::invalid_argument& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("16"), std::string::npos) << message;
+    EXPECT_NE(message.find("20"), std::string::npos) << message;
+    EXPECT_NE(message.find("use ei"), std::string::npos) << message;
+  }
+  YAML::Node fine_lattice;
+  fine_lattice["max_level"] = 20;
+  parameters.resize(4);
+  EXPECT_THROW(tune::Study(tune::Space(parameters), tune::make_strategy("bnb", fine_lattice)), std::invalid_argument);
+}
+
 }  // namespace
