@@ -30,6 +30,20 @@ BnbStrategy::BnbStrategy(BnbStrategyOptions options) : options_(std::move(option
     throw std::invalid_argument("strategy option 'jitter' must be a finite number > 0, e.g. 1e-10");
 }
 
+void BnbStrategy::check_space(const Space& space) const {
+  const std::size_t dim = space.dim();
+  if (dim > BranchAndBound::kMaxDim)
+    throw std::invalid_argument("strategy bnb searches at most " + std::to_string(BranchAndBound::kMaxDim) +
+                                " parameters (its lattice refines every one at once); this space has " +
+                                std::to_string(dim) + ": use ei or ucb, or fix some parameters");
+  const double bits = static_cast<double>(dim) *
+                      std::log2(std::ldexp(1.0, static_cast<int>(options_.lattice_level(dim))) + 1.0);
+  if (bits >= 63.0)
+    throw std::invalid_argument("strategy option 'max_level' " + std::to_string(options_.max_level) + " makes a lattice of (2^" +
+                                std::to_string(options_.max_level) + " + 1)^" + std::to_string(dim) +
+                                " points, too many to index; lower it or leave it at 0 (chosen for the space)");
+}
+
 BranchAndBoundOptions BnbStrategy::search_options(std::size_t dim) const {
   // The search starts under the default kernel and is rebased at every refit (history_); a state
   // saved before the history existed replays under the current kernel, as it was made.

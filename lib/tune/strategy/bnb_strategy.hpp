@@ -68,6 +68,7 @@ class BnbStrategy final : public Strategy {
 
   std::string name() const override { return "bnb"; }
   bool accepts_enqueued_trials() const override { return false; }
+  void check_space(const Space& space) const override;
   const BnbStrategyOptions& options() const { return options_; }
 
   ProposalResult propose(const StrategyContext& context) override;

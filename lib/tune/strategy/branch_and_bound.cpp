@@ -42,7 +42,8 @@ BranchAndBound::BranchAndBound(BranchAndBoundOptions options) : options_(std::mo
   // (N + 1)^d must fit in 63 bits.
   const double bits = static_cast<double>(o.dim) * std::log2(std::ldexp(1.0, static_cast<int>(o.max_level)) + 1.0);
   if (bits >= 63.0) throw std::invalid_argument("branch and bound: finest lattice too large to index");
-  if (o.dim > 16) throw std::invalid_argument("branch and bound: dim must be at most 16");
+  if (o.dim > kMaxDim)
+    throw std::invalid_argument("branch and bound: dim must be at most " + std::to_string(kMaxDim));
   finest_ = std::int64_t{1} << o.max_level;
   cap_ = o.round_cap > 0 ? o.round_cap : default_round_cap(o.dim);
   candidate_cap_ = o.candidate_cap > 0 ? o.candidate_cap : kDefaultCandidateCap;

@@ -101,10 +101,11 @@ class BranchAndBound {
  public:
   static constexpr std::size_t kDefaultCandidateCap = 4096;
   static constexpr std::size_t kMaxDefaultRoundCap = 64;
+  static constexpr std::size_t kMaxDim = 16;
   // min(4 * 2^d, kMaxDefaultRoundCap): 4 * 2^d for d <= 4.
   static std::size_t default_round_cap(std::size_t dim);
 
-  // Throws std::invalid_argument for an inconsistent configuration (dim 0, kernel dimension,
+  // Throws std::invalid_argument for an inconsistent configuration (dim 0 or above kMaxDim, kernel dimension,
   // max_level 0 or a finest lattice too large to index in 63 bits, alpha outside (0, 1),
   // non-positive beta_scale or jitter).
   explicit BranchAndBound(BranchAndBoundOptions options);

@@ -139,6 +139,7 @@ Observation MultiResolutionSearch::observation_of(const Trial& trial, const Stra
     if (level < top && options_.level_offsets) o.offset_group = level;
   }
   o.value = value;
+  if (!level_centres_.empty()) o.value -= level_centre(o);
   return o;
 }
 
@@ -194,6 +195,40 @@ double offset_variance_of(const std::vector<Observation>& observations, const St
   return std::max(1.0, 1e3 * widest);
 }
 
+// Above this offset prior variance (standardised units) the Cholesky factor of the shared blocks
+// loses the noise floor: v eps reaches the noise floor 1e-6 for levels about 3000 pooled sds apart
+// (cheap runs reading 1e4 where the full ones read O(1)), and then every fit failed and every ask
+// threw. At 1e8 (levels 316 sds apart), v eps is 2e-8.
+constexpr double kMaxOffsetVariance = 1e8;
+
+// For each low level, its mean's distance to the reference mean (raw units) where that distance
+// would make the offset variance exceed kMaxOffsetVariance, 0 elsewhere; empty when no level is that
+// far. The offsets act as fixed effects (offset_variance_of), so taking this constant off a level's
+// values hardly moves the posterior of f, and the factor stays accurate. Levels nearer than that keep
+// their values as told, so ordinary studies run bit for bit as before.
+std::vector<double> distant_level_centres(const std::vector<Observation>& observations, const Standardization& st,
+                                          std::size_t top) {
+  std::map<std::size_t, std::pair<double, std::size_t>> sums;
+  for (const Observation& o : observations)
+    if (o.offset_group) {
+      auto& s = sums[*o.offset_group];
+      s.first += o.value;
+      ++s.second;
+    }
+  std::vector<double> centres(top, 0.0);
+  bool any = false;
+  for (const auto& [level, s] : sums) {
+    const double gap = s.first / static_cast<double>(s.second) - st.mean;
+    const double standardised_gap = gap / st.scale;
+    if (level < top && 1e3 * standardised_gap * standardised_gap > kMaxOffsetVariance) {
+      centres[level] = gap;
+      any = true;
+    }
+  }
+  if (!any) centres.clear();
+  return centres;
+}
+
 }  // namespace
 
 void MultiResolutionSearch::refresh_if_due(const StrategyContext& context) {
@@ -221,6 +256,7 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
   const std::size_t levels = levels_of(context);
   const std::size_t top = levels - 1;
   std::vector<Observation> observations;
+  level_centres_.clear();  // the rewards as told; distant levels are centred below
   for (std::uint64_t id : in_model_) {
     const Trial& t = trial_by_id(context.trials, id);
     observations.push_back(observation_of(t, context, reward_of(*t.value, context.direction)));
@@ -242,6 +278,12 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
   }
   standardization_ = standardization_by_level(observations, top);
   hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
+  if (hyperparameters_.offset_variance > kMaxOffsetVariance) {
+    level_centres_ = distant_level_centres(observations, standardization_, top);
+    for (Observation& o : observations) o.value -= level_centre(o);
+    standardization_ = standardization_by_level(observations, top);
+    hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
+  }
   HyperparameterFitOptions fit = options_.fit;
   if (!options_.noise_sd.empty()) {
     check_levels(levels);
@@ -407,7 +449,8 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
     if (t.status == TrialStatus::failed) {
       failed.push_back(observation_of(t, context, 0.0));
       const auto it = ceiling.find(failed.back().noise_group);
-      caps.push_back(it != ceiling.end() && failures.fails_here(t.unit) ? it->second
+      // The ceiling is a reward as told; the model holds the level's rewards centred.
+      caps.push_back(it != ceiling.end() && failures.fails_here(t.unit) ? it->second - level_centre(failed.back())
                                                                          : std::numeric_limits<double>::infinity());
     }
   model_->attach_fantasy_tail(std::move(failed), caps);
@@ -992,6 +1035,12 @@ YAML::Node MultiResolutionSearch::save() const {
   state["refresh_count"] = refresh_count_;
   state["size_at_refresh"] = size_at_refresh_;
   if (refresh_count_ > 0) write_gp_state(state, hyperparameters_, standardization_);
+  if (!level_centres_.empty()) {
+    YAML::Node centres;
+    for (double c : level_centres_) centres.push_back(yaml_double(c));
+    centres.SetStyle(YAML::EmitterStyle::Flow);
+    state["level_centres"] = centres;
+  }
   node["state"] = state;
   return node;
 }
@@ -1030,6 +1079,13 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
   model_.reset();
   deferred_.reset();
   node_targets_.clear();
+  level_centres_.clear();
+  if (state["level_centres"]) {
+    level_centres_ = read_doubles(state["level_centres"], "level_centres");
+    if (level_centres_.size() + 1 != levels_)
+      throw StateError("field 'level_centres' at " + position_of(state["level_centres"]) + ": expected " +
+                       std::to_string(levels_ - 1) + " values, one per level below the full resolution");
+  }
   if (refresh_count_ == 0) return;
   const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);
   // The model as the last refresh left it, then the trials completed since, in the same order;

@@ -281,6 +281,12 @@ class MultiResolutionSearch final : public Strategy {
   std::map<NodeId, NodeTargets> node_targets_;
   GpHyperparameters hyperparameters_;
   Standardization standardization_;
+  // Per low level, a constant taken off its rewards before the model sees them; empty (none) unless
+  // a level's mean lay too far from the reference mean at the last refresh (rebuild_model).
+  std::vector<double> level_centres_;
+  double level_centre(const Observation& o) const {
+    return o.offset_group && *o.offset_group < level_centres_.size() ? level_centres_[*o.offset_group] : 0.0;
+  }
   std::size_t refresh_count_ = 0;
   std::size_t size_at_refresh_ = 0;
   std::uint64_t design_index_ = 0;

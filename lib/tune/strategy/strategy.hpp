@@ -78,6 +78,10 @@ class Strategy {
   // this many resolution levels (1: none), so that a campaign file or a Study is refused before
   // anything runs rather than at the first ask.
   virtual void check_levels(std::size_t levels) const { (void)levels; }
+  // Throws std::invalid_argument naming the limit and the fix when the strategy cannot search this
+  // space (bnb: too many parameters for its lattice), so that a Study is refused at once rather than
+  // at its first ask, and a saved one is not left unloadable.
+  virtual void check_space(const Space& space) const { (void)space; }
   // Whether the study may hand out configurations the user enqueued (Study::enqueue) among this
   // strategy's trials: a strategy that models points sees them as any other result; one whose
   // trials must be its own (gpoo's cells, branch and bound's lattice) does not.

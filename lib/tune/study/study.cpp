@@ -21,6 +21,7 @@ Study::Study(Space space, std::unique_ptr<Strategy> strategy, StudyOptions optio
                                     "from the space");
   }
   strategy_->check_levels(options_.resolution ? options_.resolution->levels() : 1);
+  strategy_->check_space(space_);
   if (options_.cost_budget) {
     if (!(*options_.cost_budget > 0 && std::isfinite(*options_.cost_budget)))
       throw std::invalid_argument("Study: the cost budget must be finite and > 0");
@@ -215,6 +216,11 @@ void check_cost(const std::optional<double>& cost, std::uint64_t id) {
 void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
   if (!std::isfinite(value))
     throw std::invalid_argument("tell: trial " + std::to_string(id) + " has a non-finite value; report it with fail()");
+  if (std::abs(value) > kMaxObjectiveMagnitude)
+    throw std::invalid_argument("tell: trial " + std::to_string(id) + " has the value " + format_double(value) +
+                                ", beyond the +-" + format_double(kMaxObjectiveMagnitude) +
+                                " the models can compute with; report a diverged run with fail(), or rescale the "
+                                "objective (its logarithm, say)");
   check_cost(cost, id);
   // Without it the trial would be charged its level's guessed cost, and with no cost ever told the
   // guesses (proportional to the levels' values, at an arbitrary scale) would never spend the budget.

@@ -22,6 +22,14 @@
 
 namespace tune {
 
+// The largest objective magnitude tell() accepts. The models work with squared deviations of the
+// values (variances, sums of squares over thousands of trials), which overflow a double beyond about
+// 1e150; at 1e100 they keep a wide margin. A value that large is a sentinel (a diverged run printing
+// DBL_MAX), not a measurement: before, it made every later ask throw "the marginal likelihood could
+// not be evaluated" (ei, ucb, cmets, cmes), gpoo's recommendation throw, and bnb's tell throw after
+// recording the value, so that the saved study could not be loaded.
+inline constexpr double kMaxObjectiveMagnitude = 1e100;
+
 struct StudyOptions {
   Direction direction = Direction::minimize;
   std::uint64_t seed = 0;
@@ -93,7 +101,8 @@ class Study {
   void enqueue(Config config, std::optional<std::size_t> level = std::nullopt);
   std::size_t enqueued_count() const { return enqueued_.size(); }
   // The objective value of a pending trial. Throws std::invalid_argument for an unknown id, a trial
-  // that is not pending, or a non-finite value (report those with fail()).
+  // that is not pending, a non-finite value (report those with fail()), or one beyond
+  // +-kMaxObjectiveMagnitude; the trial then stays pending.
   // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
   void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
   void fail(std::uint64_t id, std::string reason, std::optional<double> cost = std::nullopt);
