@@ -601,3 +601,22 @@ TEST(TrialReport, ManyJsonLines) {
 }
 
 }  // namespace
+
+// A diverged run that prints DBL_MAX or 1e300: the models' sums of squares overflow beyond ~1e150, and
+// Study::tell refuses such a value; the report calls it a failure, saying why, so the trial is
+// recorded as failed and the campaign goes on. Values up to the limit are results like any other.
+TEST(TrialReport, AnObjectiveBeyondWhatTheModelsComputeWithIsAFailure) {
+  for (const std::string huge : {"1e300", "-1.7976931348623157e308", "1.0000001e100"}) {
+    const TrialReport r = parse("objective=" + huge + "\n");
+    ASSERT_TRUE(r.failure) << huge;
+    EXPECT_NE(r.failure->find("is beyond +-1e+100, which the models cannot compute with: a diverged run?"),
+              std::string::npos)
+        << *r.failure;
+  }
+  for (const std::string large : {"1e100", "-1e99", "123456789e90"}) {
+    const TrialReport r = parse("objective=" + large + "\n");
+    EXPECT_FALSE(r.failure) << large << ": " << r.failure.value_or("");
+    ASSERT_TRUE(r.objective);
+    EXPECT_EQ(*r.objective, std::stod(large));
+  }
+}

@@ -137,6 +137,21 @@ TEST(TunePolish, AskSaysWhenTheTrialItHandedOutCouldNotBeWritten) {
   EXPECT_EQ(tune(d, {"tell", "c", "1", "--failed", "lost"}).code, 0);
 }
 
+// `tune tell DIR 0 1e300` reached Study::tell's refusal, worded for the library ("report ... with
+// fail()"), and exited 1 as for an error of the program.
+TEST(TunePolish, TellOfAValueBeyondWhatTheModelsComputeWithIsRefusedInTheCommandsTerms) {
+  const fs::path d = ask_tell_campaign("polish-tell-huge");
+  const std::string before = slurp(d / "c" / "state.yaml");
+  const Result r = tune(d, {"tell", "c", "0", "1e300"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("the value 1e+300 is beyond +-1e+100, which the models cannot compute with; report a diverged "
+                       "run with --failed REASON"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(slurp(d / "c" / "state.yaml"), before);
+  EXPECT_EQ(tune(d, {"tell", "c", "0", "1e99"}).code, 0);
+}
+
 // "... 2 earlier trials not listed (0 of them failed); without --last all are" read as cut off.
 TEST(TunePolish, StatusLastSaysHowManyEarlierTrialsItLeavesOutAndHowToListThem) {
   const fs::path d = ask_tell_campaign("polish-last");

@@ -1079,6 +1079,13 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
       std::fprintf(stderr, "tune: the value must be finite; report a failure with --failed REASON\n");
       return kExitUsage;
     }
+    if (std::abs(v) > kMaxObjectiveMagnitude) {
+      std::fprintf(stderr,
+                   "tune: the value %s is beyond +-%s, which the models cannot compute with; report a diverged run "
+                   "with --failed REASON, or rescale the objective (e.g. tell its logarithm)\n",
+                   format_double(v).c_str(), format_double(kMaxObjectiveMagnitude).c_str());
+      return kExitUsage;
+    }
     s.study.tell(id, v, cost);
     r.status = RunStatus::complete;
   }

@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "tune/io/yaml_values.hpp"
+#include "tune/study/study.hpp"  // kMaxObjectiveMagnitude
 
 namespace tune::adapters {
 namespace {
@@ -670,6 +671,12 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
   } else if (report.objective && !std::isfinite(*report.objective)) {
     report.failure = "the objective is not a finite number (" +
                      describe_non_finite(*report.objective) + ")";
+  } else if (report.objective && std::abs(*report.objective) > kMaxObjectiveMagnitude) {
+    // A sentinel of a diverged run (DBL_MAX, 1e300), which the models cannot compute with.
+    report.failure = "the objective " + format_double(*report.objective) + " is beyond +-" +
+                     format_double(kMaxObjectiveMagnitude) +
+                     ", which the models cannot compute with: a diverged run? (else rescale the objective, e.g. "
+                     "report its logarithm)";
   }
   return report;
 }
