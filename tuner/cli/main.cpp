@@ -16,7 +16,7 @@ namespace {
 
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
-damaged state, I/O); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
+damaged state, I/O; tune stop when no tuner runs); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
 campaign without a command; tell of a trial the tuner launched, told already or unknown); 3 stopped
 by a signal or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5
 another tuner drives the campaign, or an ask/tell waited in vain for another (60 s; the environment
