@@ -386,8 +386,12 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
         if (!s.IsMap())
           fail(s, "strategy", "expected a name (ei, ucb, random, sobol, cmets, cmes, gpoo, bnb) or a map {name: ei, ...}");
         c.strategy = read_string(require(s, "name"), "strategy.name");
+        // Copies, not the document's nodes: assigning one of those made `options` share the
+        // document's node pool, so a campaign read from state.yaml merged every node of the file
+        // (all trial and run records) into it and kept them alive as long as the config (a tuner's
+        // whole session), and every command paid for the merge and its teardown.
         for (const auto& kv : s)
-          if (kv.first.as<std::string>() != "name") options[kv.first.as<std::string>()] = kv.second;
+          if (kv.first.as<std::string>() != "name") options[kv.first.as<std::string>()] = YAML::Clone(kv.second);
       }
       try {
         // The name and every option, and the options that depend on the number of levels.

@@ -88,6 +88,9 @@ class StateWriter {
   std::string text(const CampaignState& state);
 
  private:
+  void build(const CampaignState& state, std::string& out);
+
+  std::string buffer_;  // the last text save() wrote; its capacity is reused
   bool leftovers_removed_ = false;  // the temporaries of writers killed mid-save, at the first save
   std::string campaign_text_;
   std::vector<std::string> run_text_;

@@ -256,7 +256,8 @@ void Study::append_yaml(std::string& out, int indent, StudyYamlCache& cache) con
       fresh = flow_record_text([&](auto& writer) { write_trial(writer, space_, t); });
       if (final) cached = fresh;
     }
-    out += pad + "  - ";
+    out += pad;
+    out += "  - ";
     out += final ? cached : fresh;
     out += '\n';
   }
