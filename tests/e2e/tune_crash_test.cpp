@@ -225,3 +225,32 @@ TEST(TuneCrash, AHangUpEndsTheSessionAndLeavesTheRunningTrialToTheResume) {
 }
 
 }  // namespace
+
+namespace {
+
+// After a kill -9, a new tuner takes the lock before it rewrites tuner.pid, which meanwhile names the
+// dead tuner, whose pid may belong to another process by then: `tune stop` signalled whatever
+// tuner.pid named. It now signals the holder of tuner.lock, as the kernel lists it in /proc/locks.
+TEST(TuneCrash, TuneStopSignalsTheTunerThatHoldsTheLockNotAStalePid) {
+  const fs::path d = fresh_dir("crash-stale-pid");
+  write(d / "c.yaml", campaign_of_one_worker("p", 2));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "30"}});
+  ASSERT_TRUE(wait_until([&] { return fs::exists(d / "p" / "trials" / "0" / "supervisor.yaml"); }));
+  const pid_t bystander = ::fork();
+  if (bystander == 0) {
+    ::execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  write(d / "p" / "tuner.pid", std::to_string(bystander) + "\n");  // as a dead tuner's reused pid
+  const Result status = tune(d, {"status", "p"});
+  EXPECT_NE(status.out.find("tuner running (process " + std::to_string(tuner) + ")"), std::string::npos) << status.out;
+  const Result stop = tune(d, {"stop", "p"});
+  EXPECT_EQ(stop.code, 0) << stop.err;
+  EXPECT_EQ(finish(d, tuner).code, 3);
+  const bool bystander_alive = alive(bystander);
+  ::kill(bystander, SIGKILL);
+  ::waitpid(bystander, nullptr, 0);
+  EXPECT_TRUE(bystander_alive) << "tune stop signalled the process tuner.pid named";
+}
+
+}  // namespace

@@ -2,13 +2,18 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -125,7 +130,39 @@ LockHolder CampaignLock::probe(const std::filesystem::path& dir, std::string* wh
   return tuner_holds(dir) ? LockHolder::tuner : LockHolder::command;
 }
 
-std::string CampaignLock::tuner_pid(const std::filesystem::path& dir) { return first_line(dir / campaign_files::kTunerPid); }
+namespace {
+
+// The process that holds a flock on `path`, as the kernel lists it in /proc/locks
+// ("1: FLOCK  ADVISORY  WRITE 4242 fe:01:1234567 0 EOF": pid, then device major:minor in hex and
+// inode); none if no one does or /proc/locks cannot be read.
+std::optional<long> flock_holder(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream words(line);
+    std::string id, type, advisory, mode, file;
+    long pid = 0;
+    if (!(words >> id >> type) || type != "FLOCK") continue;  // also skips "->" lines of waiters
+    if (!(words >> advisory >> mode >> pid >> file)) continue;
+    unsigned major_number = 0, minor_number = 0;
+    unsigned long long inode = 0;
+    if (std::sscanf(file.c_str(), "%x:%x:%llu", &major_number, &minor_number, &inode) != 3) continue;
+    if (major_number == major(st.st_dev) && minor_number == minor(st.st_dev) && inode == st.st_ino) return pid;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// The kernel's record of who holds tuner.lock, where it can be read: tuner.pid is rewritten by a new
+// tuner only after it takes the lock, so for a moment after a kill -9 it still names the dead tuner,
+// whose pid may already belong to another process (which `tune stop` would have signalled).
+std::string CampaignLock::tuner_pid(const std::filesystem::path& dir) {
+  if (const std::optional<long> holder = flock_holder(dir / kTunerLockFile)) return std::to_string(*holder);
+  return first_line(dir / campaign_files::kTunerPid);
+}
 
 std::string CampaignLock::describe_holder(const std::filesystem::path& dir, LockHolder holder) {
   if (holder == LockHolder::tuner) {

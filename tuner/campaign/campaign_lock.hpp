@@ -54,7 +54,8 @@ class CampaignLock {
   static LockHolder probe(const std::filesystem::path& dir, std::string* why = nullptr);
   // The holder as the messages name it: "the tuner (process 123)", "process 456 (tune tell)".
   static std::string describe_holder(const std::filesystem::path& dir, LockHolder holder);
-  // The pid DIR/tuner.pid records ("" if none).
+  // The running tuner's pid: the holder of DIR/tuner.lock as /proc/locks lists it, else what
+  // DIR/tuner.pid records ("" if neither says).
   static std::string tuner_pid(const std::filesystem::path& dir);
 
   CampaignLock(CampaignLock&& other) noexcept;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/adapters/command/inline_space.hpp"
@@ -1100,7 +1101,9 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
 
 int stop(const std::filesystem::path& dir) {
   if (!holds_campaign(dir, "stop")) return kExitUsage;
-  std::ifstream in(dir / campaign_files::kTunerPid);
+  // The holder of tuner.lock where /proc/locks says, not only tuner.pid, which names a dead tuner for
+  // a moment after a kill -9 while a new one starts.
+  std::istringstream in(CampaignLock::tuner_pid(dir));
   long pid = 0;
   if (!(in >> pid) || pid <= 0) {
     std::fprintf(stderr, "tune: no tuner is running for %s (no tuner.pid)\n", dir.c_str());
