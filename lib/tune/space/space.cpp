@@ -346,9 +346,7 @@ Space::Space(std::vector<Parameter> parameters) : parameters_(std::move(paramete
 }
 
 std::size_t Space::index_of(const std::string& name) const {
-  for (std::size_t i = 0; i < parameters_.size(); ++i) {
-    if (parameters_[i].name == name) return i;
-  }
+  if (const Parameter* p = find(name)) return static_cast<std::size_t>(p - parameters_.data());
   throw SpaceError("unknown parameter " + quoted(name) +
                    "; it is not part of the search space (check the spelling)");
 }
