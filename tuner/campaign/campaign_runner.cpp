@@ -7,9 +7,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <algorithm>
-#include <fstream>
-#include <limits>
 #include <thread>
 
 #include "tune/adapters/command/command_template.hpp"

@@ -8,11 +8,13 @@
 namespace tune::tuner {
 
 std::string running_trial_progress(const std::filesystem::path& trial_dir, const std::string& objective_name) {
-  constexpr std::size_t kTail = 64 * 1024;
-  std::string text = adapters::read_file(trial_dir / adapters::kStdoutFile, 0, kTail);
+  std::string text = adapters::read_file(trial_dir / adapters::kStdoutFile, 0, adapters::kTailBytes);
   // A tail that starts inside a line could read "ive=10.5" of "objective=10.5" as another key, or
   // "objective=0.5" of "val_objective=0.5" as the objective: it starts after its first newline.
-  if (text.size() == kTail) text.erase(0, text.find('\n') == std::string::npos ? text.size() : text.find('\n') + 1);
+  if (text.size() == adapters::kTailBytes) {
+    const std::size_t newline = text.find('\n');
+    text.erase(0, newline == std::string::npos ? std::string::npos : newline + 1);
+  }
   // Only complete lines are read: the one being written is left for the next look.
   const adapters::TrialReport report = adapters::parse_trial_output(text, "", {.objective_name = objective_name});
   if (!report.intermediate.empty()) {

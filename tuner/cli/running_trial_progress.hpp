@@ -8,7 +8,7 @@
 namespace tune::tuner {
 
 // Empty when the trial's stdout holds no value of `objective_name` yet (or there is no stdout: a
-// trial handed out by `tune ask` runs elsewhere). Reads only the file's last 64 KiB.
+// trial handed out by `tune ask` runs elsewhere). Reads only the file's last adapters::kTailBytes.
 std::string running_trial_progress(const std::filesystem::path& trial_dir, const std::string& objective_name);
 
 }  // namespace tune::tuner

@@ -32,6 +32,6 @@ std::string last_line(const std::string& text) {
   return line;
 }
 
-std::string last_line_of_file(const std::filesystem::path& path) { return last_line(read_file(path, 0, 64 * 1024)); }
+std::string last_line_of_file(const std::filesystem::path& path) { return last_line(read_file(path, 0, kTailBytes)); }
 
 }  // namespace tune::adapters

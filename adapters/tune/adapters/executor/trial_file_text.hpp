@@ -19,7 +19,11 @@ std::string read_file(const std::filesystem::path& path, std::size_t extra = 0,
 // into a failure reason, printed on one line of `tune status`); empty if there is none.
 std::string last_line(const std::string& text);
 
-// The last line of the file's last 64 KiB, as last_line says.
+// How much of a trial's log is read for its last line or its latest value: bounded whatever the
+// trainer logs.
+inline constexpr std::size_t kTailBytes = 64 * 1024;
+
+// The last line of the file's last kTailBytes, as last_line says.
 std::string last_line_of_file(const std::filesystem::path& path);
 
 }  // namespace tune::adapters
