@@ -136,10 +136,7 @@ int main(int argc, char** argv) {
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    const auto value = [&]() -> std::string {
-      if (i + 1 >= argc) die(a + " needs a value");
-      return argv[++i];
-    };
+    const auto value = [&] { return tune::bench::option_value(argc, argv, i, "checkpoint_cost"); };
     if (a == "--trials") opt.trials = tune::bench::count_value(value(), "checkpoint_cost", "--trials");
     else if (a == "--bucket") opt.bucket = tune::bench::count_value(value(), "checkpoint_cost", "--bucket");
     else if (a == "--strategies") opt.strategies = tune::bench::split_commas(value());
