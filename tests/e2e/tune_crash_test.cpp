@@ -85,23 +85,36 @@ echo $$ > leader.pid
 wait
 )";
 
+// The processes of a one-trial campaign `s` of kStayingTrainer, once its first attempt runs.
+struct StayingTrial {
+  pid_t tuner = 0, supervisor = 0, leader = 0, child = 0;
+};
+
+StayingTrial start_staying_trial(const fs::path& d) {
+  write(d / "c.yaml", "name: s\ncommand: [" + write_script(d, "stay.sh", kStayingTrainer).string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "objective: {name: loss}\nbudget: {trials: 1}\nexecutor: {workers: 1}\n");
+  StayingTrial t;
+  t.tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path trial = d / "s" / "trials" / "0";
+  if (!wait_until([&] {
+        return fs::exists(trial / "child.pid") && !slurp(trial / "child.pid").empty() &&
+               fs::exists(trial / "leader.pid") && fs::exists(trial / "supervisor.yaml");
+      }))
+    return t;
+  t.leader = static_cast<pid_t>(std::stol(slurp(trial / "leader.pid")));
+  t.child = static_cast<pid_t>(std::stol(slurp(trial / "child.pid")));
+  t.supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
+  return t;
+}
+
 // A supervisor killed with SIGKILL (by hand, by the OOM killer) recorded no exit, so the tuner ran
 // the trial again, as it should; but the first attempt's command and its child ran on under init,
 // beside the second attempt, for as long as the training took.
 TEST(TuneCrash, AKilledSupervisorLeavesNoneOfItsTrialsProcessesRunning) {
   const fs::path d = fresh_dir("crash-supervisor");
-  write(d / "c.yaml", "name: s\ncommand: [" + write_script(d, "stay.sh", kStayingTrainer).string() +
-                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
-                          "objective: {name: loss}\nbudget: {trials: 1}\nexecutor: {workers: 1}\n");
-  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
-  const fs::path trial = d / "s" / "trials" / "0";
-  ASSERT_TRUE(wait_until([&] {
-    return fs::exists(trial / "child.pid") && !slurp(trial / "child.pid").empty() && fs::exists(trial / "leader.pid") &&
-           fs::exists(trial / "supervisor.yaml");
-  }));
-  const pid_t leader = static_cast<pid_t>(std::stol(slurp(trial / "leader.pid")));
-  const pid_t child = static_cast<pid_t>(std::stol(slurp(trial / "child.pid")));
-  const pid_t supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
+  const auto [tuner, supervisor, leader, child] = start_staying_trial(d);
+  ASSERT_GT(child, 0) << "the trial did not start";
   ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
 
   const Result r = finish(d, tuner);
@@ -116,6 +129,30 @@ TEST(TuneCrash, AKilledSupervisorLeavesNoneOfItsTrialsProcessesRunning) {
     EXPECT_TRUE(gone) << "process " << pid << (pid == leader ? " (the command)" : " (its child)")
                       << " of the killed supervisor's attempt ran on";
   }
+}
+
+// The same kill while no tuner runs (the tuner was killed first, or stopped, and the machine's OOM
+// killer took the supervisor later): the command died with its supervisor, but its child ran on
+// under init, and the next tuner, finding the supervisor dead, ran the trial again beside it. The
+// recorded group id may have been reused by then, so the leftovers are found by their environment.
+TEST(TuneCrash, ASupervisorKilledWhileNoTunerRunsLeavesNothingForTheResume) {
+  const fs::path d = fresh_dir("crash-supervisor-no-tuner");
+  const auto [tuner, supervisor, leader, child] = start_staying_trial(d);
+  ASSERT_GT(child, 0) << "the trial did not start";
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+  ASSERT_TRUE(wait_until([&] { return !alive(supervisor) && !alive(leader); }));
+  ASSERT_TRUE(alive(child));  // the leftover this test is about
+
+  const Result r = tune(d, {"resume", "s", "--quiet"});
+  const bool gone = wait_until([&] { return !alive(child); });
+  if (!gone) ::kill(child, SIGKILL);  // not left behind by a failing test
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "s")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete");
+  EXPECT_EQ(run["attempts"].as<int>(), 2);
+  EXPECT_TRUE(gone) << "the child " << child << " of the first attempt ran on beside the second";
 }
 
 // `tune stop` finds the tuner by DIR/tuner.pid, written as the session starts; the tuner installed

@@ -60,7 +60,7 @@ class Executor {
   // for a local subprocess). Throws std::runtime_error with the reason if it cannot be started.
   virtual std::string launch(const TrialLaunch& trial) = 0;
   // Follows a run started by an earlier tuner. Returns false if it is gone and left no exit record
-  // (the trial must be run again).
+  // (the trial must be run again); whatever of that run is still running is stopped first.
   virtual bool attach(const RunRecord& run) = 0;
   // Trials that ended since the last call.
   virtual std::vector<FinishedTrial> poll() = 0;

@@ -129,6 +129,39 @@ void kill_group_left_by(const std::filesystem::path& dir, pid_t supervisor) {
   }
 }
 
+// Whether /proc/<pid>/environ holds TUNE_TRIAL_DIR naming `dir`: the process descends from this
+// trial's command (every command gets it, and its children inherit it). False when unreadable.
+bool runs_for_trial(const std::string& pid, const std::filesystem::path& dir) {
+  std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
+  if (!in) return false;
+  const std::string environ{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::string key = "TUNE_TRIAL_DIR=";
+  for (std::size_t begin = 0; begin < environ.size();) {
+    std::size_t end = environ.find('\0', begin);
+    if (end == std::string::npos) end = environ.size();
+    if (environ.compare(begin, key.size(), key) == 0 &&
+        same_directory(environ.substr(begin + key.size(), end - begin - key.size()), dir))
+      return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+// A supervisor that died while no tuner ran (kill -9, the OOM killer, after the tuner had stopped)
+// is found dead only by the next tuner, when the group id it recorded may have been reused, so its
+// group is not killed by id. What is left of its trial is found by identity instead: every process
+// whose environment names this trial's directory (the command's children, in its group or in a
+// session of their own), which would otherwise run on beside the trial's next attempt.
+void kill_processes_of_trial(const std::filesystem::path& dir) {
+  std::error_code ec;
+  const std::string self = std::to_string(::getpid());
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos || pid == self) continue;
+    if (runs_for_trial(pid, dir)) ::kill(static_cast<pid_t>(std::stol(pid)), SIGKILL);
+  }
+}
+
 }  // namespace
 
 struct LocalExecutor::Running {
@@ -209,6 +242,7 @@ bool LocalExecutor::attach(const std::string& id, const std::filesystem::path& d
     running_.emplace(id, std::make_unique<Running>(Running{.dir = dir, .pid = pid, .child = false}));
     return true;
   }
+  if (record) kill_processes_of_trial(dir);
   return false;
 }
 
