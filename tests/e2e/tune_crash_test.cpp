@@ -290,4 +290,38 @@ TEST(TuneCrash, TuneStopSignalsTheTunerThatHoldsTheLockNotAStalePid) {
   EXPECT_TRUE(bystander_alive) << "tune stop signalled the process tuner.pid named";
 }
 
+// A tuner killed with SIGKILL just after forking a supervisor leaves its locks to the child until
+// the child's exec closes them (O_CLOEXEC): a `tune resume` in that instant was refused as if a
+// tuner drove the campaign ("driven by the tuner (process N)", N dead). Staged here by a process
+// that takes both locks, forks a child that keeps them for half a second, and exits.
+TEST(TuneCrash, AResumeWaitsForLocksLeftToTheForkOfAKilledTuner) {
+  const fs::path d = fresh_dir("crash-lock-fork");
+  write(d / "c.yaml", campaign_of_one_worker("f", 2));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const fs::path campaign = d / "f";
+  const pid_t tuner = ::fork();
+  if (tuner == 0) {
+    for (const char* name : {"tune.lock", "tuner.lock"}) {
+      const int fd = ::open((campaign / name).c_str(), O_RDWR | O_CREAT, 0644);
+      if (fd < 0 || ::flock(fd, LOCK_EX | LOCK_NB) != 0) ::_exit(1);
+    }
+    if (::fork() == 0) {  // the "supervisor" before its exec
+      ::usleep(700 * 1000);
+      ::_exit(0);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(tuner, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "could not take the locks";
+  const int probe = ::open((campaign / "tuner.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(probe, 0);
+  const bool held = ::flock(probe, LOCK_SH | LOCK_NB) != 0;
+  ::close(probe);
+  ASSERT_TRUE(held) << "the child let go of the lock before the resume";
+  const Result r = tune(d, {"resume", "f", "--trials", "3", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(state_of(campaign)["runs"].size(), 3u);
+}
+
 }  // namespace

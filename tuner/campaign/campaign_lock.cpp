@@ -1,6 +1,7 @@
 #include "tuner/campaign/campaign_lock.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -51,6 +52,37 @@ bool tuner_holds(const std::filesystem::path& dir) {
   return h;
 }
 
+// The process that holds a flock on `path`, as the kernel lists it in /proc/locks
+// ("1: FLOCK  ADVISORY  WRITE 4242 fe:01:1234567 0 EOF": pid, then device major:minor in hex and
+// inode); none if no one does or /proc/locks cannot be read.
+std::optional<long> flock_holder(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  std::ifstream locks("/proc/locks");
+  std::string line;
+  while (std::getline(locks, line)) {
+    std::istringstream words(line);
+    std::string id, type, advisory, mode, file;
+    long pid = 0;
+    if (!(words >> id >> type) || type != "FLOCK") continue;  // also skips "->" lines of waiters
+    if (!(words >> advisory >> mode >> pid >> file)) continue;
+    unsigned major_number = 0, minor_number = 0;
+    unsigned long long inode = 0;
+    if (std::sscanf(file.c_str(), "%x:%x:%llu", &major_number, &minor_number, &inode) != 3) continue;
+    if (major_number == major(st.st_dev) && minor_number == minor(st.st_dev) && inode == st.st_ino) return pid;
+  }
+  return std::nullopt;
+}
+
+// A tuner killed with SIGKILL just after it forked a supervisor leaves its locks held for a moment
+// by the child, whose copies of the descriptors close at its exec (O_CLOEXEC). The kernel still
+// names the dead tuner as the holder (as 0 where its pid cannot be translated into our pid
+// namespace), so such a lock is let go soon: waited for, not refused.
+bool held_by_dead_tuner(const std::filesystem::path& dir) {
+  const std::optional<long> holder = flock_holder(dir / kTunerLockFile);
+  return holder && (*holder <= 0 || (::kill(static_cast<pid_t>(*holder), 0) != 0 && errno == ESRCH));
+}
+
 std::string first_line(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::string line;
@@ -83,7 +115,7 @@ std::optional<CampaignLock> CampaignLock::acquire(const std::filesystem::path& d
   // order (it exits), so tune.lock held with tuner.lock free is a short command, or a tuner between
   // its two locks: both let go or become a tuner in a moment, and the next poll sees which.
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const bool tuner = tuner_holds(dir);
+    const bool tuner = tuner_holds(dir) && !held_by_dead_tuner(dir);
     if (tuner || std::chrono::steady_clock::now() >= deadline) {
       ::close(fd);
       if (refusal) {
@@ -130,37 +162,12 @@ LockHolder CampaignLock::probe(const std::filesystem::path& dir, std::string* wh
   return tuner_holds(dir) ? LockHolder::tuner : LockHolder::command;
 }
 
-namespace {
-
-// The process that holds a flock on `path`, as the kernel lists it in /proc/locks
-// ("1: FLOCK  ADVISORY  WRITE 4242 fe:01:1234567 0 EOF": pid, then device major:minor in hex and
-// inode); none if no one does or /proc/locks cannot be read.
-std::optional<long> flock_holder(const std::filesystem::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
-  std::ifstream locks("/proc/locks");
-  std::string line;
-  while (std::getline(locks, line)) {
-    std::istringstream words(line);
-    std::string id, type, advisory, mode, file;
-    long pid = 0;
-    if (!(words >> id >> type) || type != "FLOCK") continue;  // also skips "->" lines of waiters
-    if (!(words >> advisory >> mode >> pid >> file)) continue;
-    unsigned major_number = 0, minor_number = 0;
-    unsigned long long inode = 0;
-    if (std::sscanf(file.c_str(), "%x:%x:%llu", &major_number, &minor_number, &inode) != 3) continue;
-    if (major_number == major(st.st_dev) && minor_number == minor(st.st_dev) && inode == st.st_ino) return pid;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
 // The kernel's record of who holds tuner.lock, where it can be read: tuner.pid is rewritten by a new
 // tuner only after it takes the lock, so for a moment after a kill -9 it still names the dead tuner,
 // whose pid may already belong to another process (which `tune stop` would have signalled).
 std::string CampaignLock::tuner_pid(const std::filesystem::path& dir) {
-  if (const std::optional<long> holder = flock_holder(dir / kTunerLockFile)) return std::to_string(*holder);
+  if (const std::optional<long> holder = flock_holder(dir / kTunerLockFile); holder && *holder > 0)
+    return std::to_string(*holder);
   return first_line(dir / campaign_files::kTunerPid);
 }
 
