@@ -922,12 +922,11 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
     if (s.study.finished()) {
       // As a tuner ends a campaign: tune status then says it finished, and why.
       s.finished = true;
-      s.stop_reason = s.study.stop_reason();
+      s.stop_reason = s.study.stop_reason() + no_full_run_note(s);
     }
     save_state(dir, s);
     if (s.study.finished()) {
-      std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s\n",
-                   s.study.stop_reason().c_str());
+      std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s\n", s.stop_reason.c_str());
       return kExitComplete;
     }
     // The study stops short of finishing only while trials are pending: their results (or costs)
