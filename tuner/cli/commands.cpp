@@ -97,6 +97,7 @@ const std::vector<InlineOption>& inline_options() {
       {"--name", "name", " (--dir chooses the campaign's directory)",
        [](const InlineSettings& s) { return quoted(s.name); }},
       {"--trials", "budget.trials", "", [](const InlineSettings& s) { return std::to_string(s.trials); }},
+      {"--cost-budget", "budget.cost", "", [](const InlineSettings& s) { return format_double(s.cost_budget.value_or(0)); }},
       {"--workers", "executor.workers", "", [](const InlineSettings& s) { return std::to_string(s.workers); }},
       {"--objective", "objective.name", "", [](const InlineSettings& s) { return quoted(s.objective); }},
       {"--maximize", "objective.direction: maximize", "", nullptr},
@@ -190,13 +191,28 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   return {.existing = std::move(existing)};
 }
 
+// cmets is there to choose a cheap level per trial; without levels to choose from it runs every trial
+// in full, which the user who asked for it (the inline form had no way to declare levels) should hear
+// when the campaign is made, before the budget goes.
+void note_cmets_without_resolution(const CampaignConfig& config, const char* command) {
+  if (config.strategy != "cmets" || config.resolution) return;
+  std::fprintf(stderr,
+               "tune %s: note: strategy cmets without a resolution runs every trial in full (a tree search at one "
+               "level); to let it choose cheaper runs, declare the levels: 'resolution: {param: epochs, levels: [1, 3, "
+               "9, 27]}' in a campaign file, or an argument such as --epochs~'levels(1,3,9,27)' in the inline form\n",
+               command);
+}
+
 // prepare() for tune run, which says when it continues a campaign (not with --quiet, which prints
 // nothing but errors); an exit code if it refused.
 std::optional<int> prepare_run(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
                                const SessionFlags& flags) {
   const Prepared prepared = prepare(config, dir, source, "run", std::nullopt);
   if (prepared.refused) return prepared.refused;
-  if (prepared.created) return std::nullopt;
+  if (prepared.created) {
+    if (!flags.quiet) note_cmets_without_resolution(config, "run");
+    return std::nullopt;
+  }
   // Refused before "continuing ...", which would say the opposite of the refusal after it.
   if (driven_by_another_tuner(dir)) return kExitLocked;
   if (!flags.quiet) std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
@@ -613,10 +629,17 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   n["name"] = s.name;
   for (const std::string& a : inline_campaign.command) n["command"].push_back(a);
   n["space"] = space_to_yaml(inline_campaign.space);
+  if (const std::optional<Resolution>& r = inline_campaign.resolution) {
+    n["resolution"]["param"] = r->parameter;
+    for (double v : r->values) n["resolution"]["levels"].push_back(yaml_double(v));
+    n["resolution"]["cost"] = "measured";
+  }
   n["objective"]["name"] = s.objective;
   n["objective"]["direction"] = s.maximize ? "maximize" : "minimize";
   n["strategy"]["name"] = s.strategy;
-  n["budget"]["trials"] = s.trials;
+  // As in a campaign file, a cost budget is the limit unless a trial budget is given too.
+  if (!s.cost_budget || s.trials_given) n["budget"]["trials"] = s.trials;
+  if (s.cost_budget) n["budget"]["cost"] = yaml_double(*s.cost_budget);
   n["executor"]["workers"] = s.workers;
   if (s.timeout) n["executor"]["timeout"] = *s.timeout;
   n["seed"] = s.seed;
@@ -1001,6 +1024,7 @@ int ask_campaign_file(const std::filesystem::path& file, std::optional<std::file
   if (!lock) return kExitLocked;
   Prepared prepared = prepare(config, d, file.string(), "ask", lock);
   if (prepared.refused) return *prepared.refused;
+  if (prepared.created) note_cmets_without_resolution(config, "ask");
   return hand_out(d, json, std::move(prepared.existing));
 }
 
