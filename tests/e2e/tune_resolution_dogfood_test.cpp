@@ -231,6 +231,45 @@ TEST(TuneResolutionDogfood, ACostBudgetSpentWithoutAFullRunSaysSoAndWhy) {
   EXPECT_TRUE(has(said, "ended: the cost budget is spent")) << said;
   EXPECT_TRUE(has(said, "no full-resolution trial (epochs 30) completed")) << said;
   EXPECT_TRUE(has(said, "more than the whole budget of 1s")) << said;
+
+  // A larger trial budget does not continue a campaign whose cost budget is spent: resume --trials
+  // ended the session at once and left the campaign, which had no trial limit, with one.
+  for (const std::vector<std::string>& raise : {std::vector<std::string>{"resume", "t", "--trials", "50"},
+                                                std::vector<std::string>{"ask", "s", "--trials", "50"}}) {
+    const Result r = tune(d, raise);
+    EXPECT_EQ(r.code, 2) << raise[0] << r.out << r.err;
+    EXPECT_TRUE(has(r.err, "--trials 50: " + raise[1] + " is finished (cost budget exhausted")) << r.err;
+    EXPECT_FALSE(state_of(d / raise[1])["campaign"]["budget"]["trials"]) << raise[0];
+  }
+}
+
+// tune status's table of levels stays aligned when a level's value is long (a data fraction of 1/3):
+// its column was as wide as the parameter's name.
+TEST(TuneResolutionDogfood, StatusLevelTableStaysAlignedWithLongLevelValues) {
+  const fs::path d = fresh_dir("dogfood-status-columns");
+  write(d / "f.yaml", "name: f\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                      "resolution: {param: frac, levels: [0.1, 0.3333333333333333, 1], cost: [1, 3, 10]}\n"
+                      "strategy: cmets\nbudget: {cost: 50}\n");
+  ASSERT_EQ(tune(d, {"ask", "f.yaml"}).code, 0);
+  const Result st = tune(d, {"status", "f"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  std::vector<std::string> table;
+  bool in_table = false;
+  for (std::size_t at = 0, end; at < st.out.size(); at = end + 1) {
+    end = st.out.find('\n', at);
+    if (end == std::string::npos) end = st.out.size();
+    const std::string line = st.out.substr(at, end - at);
+    if (line.rfind("resolution frac", 0) == 0) {
+      in_table = true;
+    } else if (in_table && line.rfind("  ", 0) == 0) {
+      table.push_back(line);
+    } else {
+      in_table = false;
+    }
+  }
+  ASSERT_EQ(table.size(), 4u) << st.out;  // the header and a row per level
+  EXPECT_TRUE(has(table[2], "0.3333333333333333")) << st.out;
+  for (const std::string& row : table) EXPECT_EQ(row.size(), table[0].size()) << st.out;
 }
 
 }  // namespace

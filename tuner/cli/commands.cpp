@@ -535,7 +535,10 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
   spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
   std::printf("%s\n", spend.c_str());
-  const int w = std::max(7, static_cast<int>(res.parameter.size()));
+  // As wide as the widest level's value too (a data fraction of 1/3 is 0.3333333333333333), so that
+  // the columns after it stay aligned.
+  int w = std::max(7, static_cast<int>(res.parameter.size()));
+  for (std::size_t l = 0; l < n; ++l) w = std::max(w, static_cast<int>(level_value(res, l).size()));
   std::printf("resolution %s, %zu levels (the last is the full run):\n", res.parameter.c_str(), n);
   std::printf("  %5s  %*s  %14s  %8s  %6s  %7s  %6s  %10s  %10s\n", "level", w, res.parameter.c_str(), "cost", "complete",
               "failed", "running", "queued", "spent", "committed");
