@@ -669,6 +669,16 @@ namespace {
 // with nothing written. The caller holds the campaign's lock.
 std::optional<int> raise_trial_budget(const std::filesystem::path& dir, CampaignState& s, std::size_t trials,
                                       const char* command) {
+  // A study that stopped (its cost budget spent, its strategy done) hands out nothing more, whatever
+  // the trial budget: raising it ended the session at once, and left a campaign that had no trial
+  // limit with one.
+  if (s.study.finished()) {
+    std::fprintf(stderr,
+                 "tune %s: --trials %zu: %s is finished (%s), which a larger trial budget does not change; nothing was "
+                 "written\n",
+                 command, trials, dir.c_str(), s.study.stop_reason().c_str());
+    return kExitUsage;
+  }
   const std::size_t so_far = s.study.trials().size();
   if (trials <= so_far) {
     std::fprintf(stderr, "tune %s: --trials %zu: %s has %zu trials already; give the new total, more than %zu\n",
