@@ -174,6 +174,13 @@ TEST(TuneResolutionDogfood, AskTellAndEnqueueNameTheCostAndTheLevels) {
   const Result full = tune(d, {"enqueue", "m", "x=0.2"});
   ASSERT_EQ(full.code, 0) << full.err;
   EXPECT_TRUE(has(full.out, "enqueued {x: 0.2} at the full run (epochs 27) (2 waiting)")) << full.out;
+  // Levels as the trial receives them, never 1e+07.
+  write(d / "r.yaml", "name: r\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                      "resolution: {param: rounds, levels: [1000, 1e7], cost: [1, 10]}\nstrategy: cmets\n");
+  ASSERT_EQ(tune(d, {"ask", "r.yaml"}).code, 0);
+  EXPECT_EQ(tune(d, {"enqueue", "r", "x=0.5", "rounds=5"}).err,
+            "tune enqueue: 'rounds=5': expected one of the levels of rounds, [1000, 10000000]\n");
+  EXPECT_TRUE(has(tune(d, {"enqueue", "r", "x=0.5"}).out, "at the full run (rounds 10000000)"));
   const Result first = tune(d, {"ask", "m"});
   ASSERT_EQ(first.code, 0) << first.err;
   EXPECT_EQ(YAML::Load(first.out)["resolution"]["value"].as<double>(), 3);

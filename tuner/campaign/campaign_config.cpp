@@ -474,7 +474,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
 
 std::string level_values_text(const Resolution& resolution) {
   std::string text = "[";
-  for (std::size_t i = 0; i < resolution.values.size(); ++i) text += (i ? ", " : "") + format_double(resolution.values[i]);
+  for (std::size_t i = 0; i < resolution.values.size(); ++i) text += (i ? ", " : "") + adapters::resolution_value_text(resolution.values[i]);
   return text + "]";
 }
 

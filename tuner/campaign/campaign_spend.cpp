@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "tune/io/yaml_values.hpp"
+#include "tune/adapters/command/command_template.hpp"
 #include "tuner/campaign/progress.hpp"
 
 namespace tune::tuner {
@@ -48,7 +48,7 @@ std::string no_full_run_note(const CampaignState& s) {
     if (t.status == TrialStatus::complete) return {};
     full_measured = full_measured || t.cost.has_value();
   }
-  std::string note = "; no full-resolution trial (" + res.parameter + " " + format_double(res.values.back()) +
+  std::string note = "; no full-resolution trial (" + res.parameter + " " + adapters::resolution_value_text(res.values.back()) +
                      ") completed, so 'tune best' recommends from cheaper runs only";
   const double full = s.study.level_costs().at(res.top());
   // (Declared costs above the budget are refused when the campaign file is read.)

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <map>
 
-#include "tune/io/yaml_values.hpp"
+#include "tune/adapters/command/command_template.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/cli/commands.hpp"
 
@@ -94,9 +94,10 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
   save_state(dir, s);
   // With a resolution, at which level: the full run unless one was named.
   std::string at;
-  if (const Resolution* r = s.config.resolution ? &*s.config.resolution : nullptr)
-    at = level && *level != r->top() ? " at " + r->parameter + " " + format_double(r->values.at(*level))
-                                     : " at the full run (" + r->parameter + " " + format_double(r->values.back()) + ")";
+  if (const Resolution* r = s.config.resolution ? &*s.config.resolution : nullptr) {
+    const std::string value = r->parameter + " " + adapters::resolution_value_text(r->values.at(level.value_or(r->top())));
+    at = level && *level != r->top() ? " at " + value : " at the full run (" + value + ")";
+  }
   std::printf("enqueued %s%s (%zu waiting); it runs at the next 'tune ask %s' or when 'tune resume %s' continues\n",
               tune::to_string(config).c_str(), at.c_str(), s.study.enqueued_count(), dir.c_str(), dir.c_str());
   if (s.finished)
