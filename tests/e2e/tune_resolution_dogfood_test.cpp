@@ -20,6 +20,13 @@ using namespace tune_test;
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+// Writes NAME.yaml, a campaign of one parameter x in [0, 1] with the `rest` of its keys, and creates
+// it with tune ask (which hands out trial 0).
+Result ask_new_campaign(const fs::path& d, const std::string& name, const std::string& rest) {
+  write(d / (name + ".yaml"), "name: " + name + "\nspace:\n  x: {type: float, low: 0, high: 1}\n" + rest);
+  return tune(d, {"ask", name + ".yaml"});
+}
+
 // Per level index, how many trials of the state's study ran at it.
 std::map<int, int> trials_per_level(const fs::path& dir) {
   std::map<int, int> n;
@@ -118,8 +125,7 @@ TEST(TuneResolutionDogfood, CmetsWithoutAResolutionSaysEveryTrialIsAFullRun) {
   const Result quiet = tune(d, {"run", "--name", "q", "--strategy", "cmets", "--trials", "1", "--quiet", "--", trainer,
                                 "--x~uniform(-1,1)", "--y~uniform(-3,1)"});
   EXPECT_EQ(quiet.out + quiet.err, "");
-  write(d / "a.yaml", "name: a\nspace:\n  x: {type: float, low: 0, high: 1}\nstrategy: cmets\n");
-  const Result ask = tune(d, {"ask", "a.yaml"});
+  const Result ask = ask_new_campaign(d, "a", "strategy: cmets\n");
   ASSERT_EQ(ask.code, 0) << ask.err;
   EXPECT_TRUE(has(ask.err, "tune ask: note: strategy cmets without a resolution")) << ask.err;
   const Result ei = tune(d, {"run", "--name", "e", "--objective", "loss", "--trials", "1", "--quiet", "--", trainer,
@@ -175,9 +181,9 @@ TEST(TuneResolutionDogfood, AskTellAndEnqueueNameTheCostAndTheLevels) {
   ASSERT_EQ(full.code, 0) << full.err;
   EXPECT_TRUE(has(full.out, "enqueued {x: 0.2} at the full run (epochs 27) (2 waiting)")) << full.out;
   // Levels as the trial receives them, never 1e+07.
-  write(d / "r.yaml", "name: r\nspace:\n  x: {type: float, low: 0, high: 1}\n"
-                      "resolution: {param: rounds, levels: [1000, 1e7], cost: [1, 10]}\nstrategy: cmets\n");
-  ASSERT_EQ(tune(d, {"ask", "r.yaml"}).code, 0);
+  ASSERT_EQ(ask_new_campaign(d, "r", "resolution: {param: rounds, levels: [1000, 1e7], cost: [1, 10]}\nstrategy: cmets\n")
+                .code,
+            0);
   EXPECT_EQ(tune(d, {"enqueue", "r", "x=0.5", "rounds=5"}).err,
             "tune enqueue: 'rounds=5': expected one of the levels of rounds, [1000, 10000000]\n");
   EXPECT_TRUE(has(tune(d, {"enqueue", "r", "x=0.5"}).out, "at the full run (rounds 10000000)"));
@@ -254,10 +260,11 @@ TEST(TuneResolutionDogfood, ACostBudgetSpentWithoutAFullRunSaysSoAndWhy) {
 // its column was as wide as the parameter's name.
 TEST(TuneResolutionDogfood, StatusLevelTableStaysAlignedWithLongLevelValues) {
   const fs::path d = fresh_dir("dogfood-status-columns");
-  write(d / "f.yaml", "name: f\nspace:\n  x: {type: float, low: 0, high: 1}\n"
-                      "resolution: {param: frac, levels: [0.1, 0.3333333333333333, 1], cost: [1, 3, 10]}\n"
-                      "strategy: cmets\nbudget: {cost: 50}\n");
-  ASSERT_EQ(tune(d, {"ask", "f.yaml"}).code, 0);
+  ASSERT_EQ(ask_new_campaign(d, "f",
+                             "resolution: {param: frac, levels: [0.1, 0.3333333333333333, 1], cost: [1, 3, 10]}\n"
+                             "strategy: cmets\nbudget: {cost: 50}\n")
+                .code,
+            0);
   const Result st = tune(d, {"status", "f"});
   ASSERT_EQ(st.code, 0) << st.err;
   std::vector<std::string> table;
@@ -277,6 +284,44 @@ TEST(TuneResolutionDogfood, StatusLevelTableStaysAlignedWithLongLevelValues) {
   ASSERT_EQ(table.size(), 4u) << st.out;  // the header and a row per level
   EXPECT_TRUE(has(table[2], "0.3333333333333333")) << st.out;
   for (const std::string& row : table) EXPECT_EQ(row.size(), table[0].size()) << st.out;
+}
+
+
+// ei with a resolution runs every trial in full and recommends, as without one, the trial whose
+// configuration its model believes best; tune best printed that configuration without the trial
+// it is (and did not withhold a poorly fitting model's choice, as tune best does without levels).
+TEST(TuneResolutionDogfood, EiWithAResolutionRecommendsATrialAndNamesIt) {
+  const fs::path d = fresh_dir("dogfood-ei-best");
+  ASSERT_EQ(ask_new_campaign(d, "e",
+                             "resolution: {param: epochs, levels: [1, 3], cost: [1, 3]}\n"
+                             "objective: {name: loss}\nbudget: {cost: 30}\n")
+                .code,
+            0);
+  for (int i = 0; i < 8; ++i) {
+    if (i > 0) {
+      ASSERT_EQ(tune(d, {"ask", "e"}).code, 0);
+    }
+    const double x = state_of(d / "e")["study"]["trials"][i]["config"]["x"].as<double>();
+    char value[64];
+    std::snprintf(value, sizeof value, "%.17g", (x - 0.3) * (x - 0.3));
+    ASSERT_EQ(tune(d, {"tell", "e", std::to_string(i), value}).code, 0);
+  }
+  for (const bool json : {false, true}) {
+    std::vector<std::string> args{"best", "e"};
+    if (json) args.push_back("--json");
+    const Result best = tune(d, args);
+    ASSERT_EQ(best.code, 0) << best.err;
+    const YAML::Node rec = YAML::Load(best.out)["recommendation"];
+    ASSERT_TRUE(rec && rec["trial"]) << best.out;
+    const YAML::Node trial = state_of(d / "e")["study"]["trials"][rec["trial"].as<std::size_t>()];
+    EXPECT_EQ(trial["config"]["x"].as<double>(), rec["config"]["x"].as<double>()) << best.out;
+    EXPECT_EQ(trial["status"].as<std::string>(), "complete");
+    EXPECT_EQ(trial["level"].as<int>(), 1) << "a full-resolution trial";
+    if (!json) {
+      EXPECT_TRUE(has(best.out, "the model recommends trial " + rec["trial"].as<std::string>() + "'s configuration"))
+          << best.out;
+    }
+  }
 }
 
 }  // namespace

@@ -393,16 +393,54 @@ std::string why_no_best(const std::filesystem::path& dir, const CampaignState& s
          " queued)" + (failed > 0 ? look : "");
 }
 
+// ei's and ucb's recommendation is the completed trial whose configuration their model believes best
+// (with a resolution, a full-resolution one: a cheaper run's configuration is not what the objective
+// is about). A model whose errors at the trials, each left out, are several times its sds fits the
+// results poorly (10 libsvm trials from 54% to 99%: a configuration that gave 98.61 "estimated" at
+// 99.74 +- 0.008, or +- 4.0 scaled): its choice is no better founded than the best result, and
+// there is no recommendation, only the scale (poor_fit_scale).
+struct TrialRecommendation {
+  std::optional<StudyRecommendation> rec;
+  const Trial* trial = nullptr;
+  double poor_fit_scale = 0.0;  // > 0: withheld for a poor fit
+};
+
+TrialRecommendation gp_bandit_recommendation(const CampaignState& s) {
+  TrialRecommendation out;
+  if (dynamic_cast<const GpBandit*>(&s.study.strategy()) == nullptr) return out;
+  std::optional<StudyRecommendation> rec = s.study.recommendation();
+  if (!rec || rec->region) return out;
+  const std::optional<std::size_t> top = s.config.resolution ? std::optional(s.config.resolution->top()) : std::nullopt;
+  for (const Trial& t : s.study.trials())
+    if (t.status == TrialStatus::complete && t.unit == rec->unit && (!top || t.level.value_or(*top) == *top))
+      out.trial = &t;
+  if (!out.trial) return out;
+  constexpr double kPoorFit = 3.0;
+  if (rec->sd_scale > kPoorFit) {
+    out.poor_fit_scale = rec->sd_scale;
+    out.trial = nullptr;
+    return out;
+  }
+  out.rec = std::move(rec);
+  return out;
+}
+
 // `tune best` of a multi-resolution campaign: the model's recommendation (posterior mean and sd of
 // the objective at the full resolution) and the best observed full-resolution trial; a trial of a
 // lower level is never reported as the best (its value is not comparable). The top-level keys are
 // those of a campaign without a resolution (trial, objective, config: the best full-resolution
-// trial, null if none yet), plus `resolution` and `recommendation` (null for strategies without a
-// model: only cmets and cmes have one).
+// trial, null if none yet), plus `resolution` and `recommendation` (cmets's and cmes's model optimum;
+// ei's and ucb's trial, as without a resolution; null for the other strategies).
 int best_with_resolution(const std::filesystem::path& dir, const CampaignState& s, bool json) {
   const Resolution& res = *s.config.resolution;
   const Trial* b = s.study.best();
-  const std::optional<StudyRecommendation> rec = s.study.recommendation();
+  // ei and ucb (which run every trial at the full resolution) recommend a trial, as without a
+  // resolution: it lacked its id, and a poor fit was not withheld.
+  const bool point_model = dynamic_cast<const GpBandit*>(&s.study.strategy()) != nullptr;
+  const TrialRecommendation trial_rec = point_model ? gp_bandit_recommendation(s) : TrialRecommendation{};
+  const std::optional<StudyRecommendation> rec = point_model ? trial_rec.rec : s.study.recommendation();
+  const std::optional<std::uint64_t> rec_trial =
+      trial_rec.trial ? std::optional<std::uint64_t>(trial_rec.trial->id) : std::nullopt;
   const std::string& objective = s.config.objective.name;
   if (!b && !rec && s.count(RunStatus::complete) == 0) {
     std::fprintf(stderr, "tune best: no best configuration: %s\n", why_no_best(dir, s).c_str());
@@ -422,7 +460,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
            level_value(res, res.top()) + ", \"level\": " + std::to_string(res.top()) + "}";
     out += ", \"recommendation\": ";
     if (rec)
-      out += recommendation_json(s.config.space, {*rec, rec->config, std::nullopt});
+      out += recommendation_json(s.config.space, {*rec, rec->config, rec_trial});
     else
       out += "null";
     std::printf("%s}\n", out.c_str());
@@ -432,8 +470,12 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   std::string summary = "# at full resolution (" + res.parameter + " = " + level_value(res, res.top()) + "): ";
   if (rec && rec->region)
     summary += region_summary(*rec, objective) + "; ";
+  else if (trial_rec.poor_fit_scale > 0)
+    summary += "the model fits these results poorly (its errors at the trials, each left out, are " +
+               format_short(trial_rec.poor_fit_scale) + " times its sds): no estimate beyond the best result; ";
   else if (rec)
-    summary += "the model recommends " + tune::to_string(rec->config) + ", " + objective + " " + format_short(rec->mean) +
+    summary += "the model recommends " + (rec_trial ? "trial " + std::to_string(*rec_trial) + "'s configuration " : "") +
+               tune::to_string(rec->config) + ", " + objective + " " + format_short(rec->mean) +
                " \u00b1 " + format_short(rec->sd) +
                (rec->sd_scale > 1 ? " (its sd times " + format_short(rec->sd_scale) +
                                         ": the model's errors at the full runs, each left out, exceed its sds)"
@@ -462,7 +504,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   r["level"] = res.top();
   n["resolution"] = r;
   if (rec) {
-    n["recommendation"] = recommendation_yaml(s.config.space, {*rec, rec->config, std::nullopt});
+    n["recommendation"] = recommendation_yaml(s.config.space, {*rec, rec->config, rec_trial});
   } else {
     n["recommendation"] = YAML::Node(YAML::NodeType::Null);
   }
@@ -829,20 +871,11 @@ int best(const std::filesystem::path& dir, bool json) {
   // and ucb recommend the trial whose configuration their model believes best: on a noisy objective
   // the best single result is an optimistic draw, and the model's mean there is the honest estimate.
   std::optional<StudyRecommendation> rec = s.study.recommendation();
-  const bool point_model = dynamic_cast<const GpBandit*>(&s.study.strategy()) != nullptr;
-  if (rec && !rec->region && !point_model) rec.reset();
-  const Trial* recommended = nullptr;  // the trial a point recommendation is (its config as it ran)
-  if (rec && !rec->region)
-    for (const Trial& t : s.study.trials())
-      if (t.status == TrialStatus::complete && t.unit == rec->unit) recommended = &t;
-  if (rec && !rec->region && !recommended) rec.reset();
-  // A model whose errors at the trials, each left out, are several times its sds fits the results
-  // poorly (10 libsvm trials from 54% to 99%: a configuration that gave 98.61 "estimated" at
-  // 99.74 +- 0.008, or +- 4.0 scaled): its choice is no better founded than the best result.
-  constexpr double kPoorFit = 3.0;
-  const bool poor_fit = rec && !rec->region && rec->sd_scale > kPoorFit;
-  const double poor_fit_scale = poor_fit ? rec->sd_scale : 0.0;
-  if (poor_fit) rec.reset();
+  const TrialRecommendation trial_rec = gp_bandit_recommendation(s);
+  if (rec && !rec->region) rec = trial_rec.rec;
+  const Trial* recommended = trial_rec.trial;  // the trial a point recommendation is (its config as it ran)
+  const bool poor_fit = trial_rec.poor_fit_scale > 0;
+  const double poor_fit_scale = trial_rec.poor_fit_scale;
   const std::string& objective = s.config.objective.name;
   // gpoo's region carries no trial and no sd scale; ei's and ucb's point is a trial's, as it ran.
   const auto fields = [&]() -> RecommendationFields {
