@@ -198,6 +198,30 @@ TEST(TuneResolutionDogfood, AskTellAndEnqueueNameTheCostAndTheLevels) {
   EXPECT_TRUE(has(file.err, "expected one of the resolution's levels [1, 3, 9, 27], found 4")) << file.err;
 }
 
+// A failure whose run time is unknown (a lost node; tune ask's own advice for a trial it could not
+// hand out is --failed "lost") may be told without --cost on a campaign that measures its costs
+// against a budget, as Study::fail allows: it was refused for want of a cost no one knows. It is
+// charged its level's mean measured cost. A value still needs its cost.
+TEST(TuneResolutionDogfood, AFailureOfUnknownRunTimeIsToldWithoutACost) {
+  const fs::path d = fresh_dir("dogfood-failed-without-cost");
+  write(d / "m.yaml", measured_campaign("m", 200));
+  ASSERT_EQ(tune(d, {"ask", "m.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "m", "0", "0.5", "--cost", "2"}).code, 0);
+  const YAML::Node second = YAML::Load(tune(d, {"ask", "m"}).out);
+  ASSERT_EQ(second["trial"].as<int>(), 1);
+  ASSERT_EQ(second["resolution"]["level"].as<int>(), 0) << "the test needs a second run at level 0";
+  const Result value = tune(d, {"tell", "m", "1", "0.5"});
+  EXPECT_EQ(value.code, 2);
+  EXPECT_TRUE(has(value.err, "give the trial's run time in seconds with --cost SECONDS")) << value.err;
+  const Result lost = tune(d, {"tell", "m", "1", "--failed", "lost"});
+  ASSERT_EQ(lost.code, 0) << lost.err;
+  const YAML::Node t = state_of(d / "m")["study"]["trials"][1];
+  EXPECT_EQ(t["status"].as<std::string>(), "failed");
+  EXPECT_FALSE(t["cost"]) << "no run time was measured";
+  const Result st = tune(d, {"status", "m"});
+  EXPECT_TRUE(has(st.out, "cost: 4s spent of the budget 200s")) << st.out;  // 2 s measured + level 0's mean, 2 s
+}
+
 // Measured costs cannot be checked against the budget before a run (declared ones are: a budget
 // below one full run is refused), so a campaign whose full run costs more than its whole budget
 // spent it all on cheap runs and ended as any other, with no full run and no word why. It now says

@@ -1127,11 +1127,14 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
       std::fprintf(stderr, "tune: --cost must be a finite number of seconds >= 0\n");
       return kExitUsage;
     }
-  } else if (s.config.resolution && s.config.resolution->measured() && s.config.budget.cost) {
-    // Without it the trial would be charged a guess, and the levels' costs would never be learnt.
+  } else if (s.config.resolution && s.config.resolution->measured() && s.config.budget.cost && !failure) {
+    // Without it the trial would be charged a guess, and the levels' costs would never be learnt. A
+    // failure may leave it out, as Study::fail may: a lost run's time is unknown (tune ask's own
+    // advice for a trial it could not hand out is --failed "lost"), and it is charged its level's
+    // mean measured cost.
     std::fprintf(stderr,
                  "tune: this campaign measures its costs (resolution.cost: measured) against budget.cost: give the "
-                 "trial's run time in seconds with --cost SECONDS\n");
+                 "trial's run time in seconds with --cost SECONDS (a --failed report may leave it out if unknown)\n");
     return kExitUsage;
   }
   TrialRun& r = s.runs[id];
