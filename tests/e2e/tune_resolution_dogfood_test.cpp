@@ -167,9 +167,14 @@ TEST(TuneResolutionDogfood, AskTellAndEnqueueNameTheCostAndTheLevels) {
   const Result waiting = tune(d, {"ask", "m"});
   EXPECT_EQ(waiting.code, 6);
   EXPECT_TRUE(has(waiting.err, "tell it with 'tune tell m ID VALUE --cost SECONDS'")) << waiting.err;
+  // tune status says why one trial runs alone (and its cost is unknown) before the first cost is in.
+  const std::string one_at_a_time = "the levels' costs are unknown until the first run's time is in: until then one "
+                                    "trial runs at a time";
+  EXPECT_TRUE(has(tune(d, {"status", "m"}).out, one_at_a_time));
   const Result without_cost = tune(d, {"tell", "m", "0", "0.5"});
   EXPECT_EQ(without_cost.code, 2) << "the hint is needed: tell refuses a result without its cost";
   ASSERT_EQ(tune(d, {"tell", "m", "0", "0.5", "--cost", "1"}).code, 0);
+  EXPECT_FALSE(has(tune(d, {"status", "m"}).out, one_at_a_time));
 
   const Result bad = tune(d, {"enqueue", "m", "x=0.1", "epochs=2"});
   EXPECT_EQ(bad.code, 2);

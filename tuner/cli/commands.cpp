@@ -577,6 +577,11 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
   spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
   std::printf("%s\n", spend.c_str());
+  // Why a tuner with several workers runs one trial (or tune ask exits 6): the study waits for the
+  // first measured cost before it commits the budget to guesses.
+  if (s.config.budget.cost && !calibrated && s.study.pending_count() > 0)
+    std::printf("  the levels' costs are unknown until the first run's time is in: until then one trial runs at a "
+                "time\n");
   // As wide as the widest level's value too (a data fraction of 1/3 is 0.3333333333333333), so that
   // the columns after it stay aligned.
   int w = std::max(7, static_cast<int>(res.parameter.size()));
