@@ -1376,8 +1376,8 @@ TEST(TuneCli, AskExitsSixWhileResultsAreAwaitedAndZeroWhenFinished) {
   EXPECT_EQ(waiting.out, "");
   EXPECT_EQ(waiting.err,
             "tune ask: nothing to hand out now: waiting for the first run's measured cost to estimate the levels' "
-            "costs; the result of trial 0 (handed out by 'tune ask') is awaited: tell it with 'tune tell m ID VALUE', "
-            "then ask again\n");
+            "costs; the result of trial 0 (handed out by 'tune ask') is awaited: tell it with 'tune tell m ID VALUE "
+            "--cost SECONDS', then ask again\n");
   ASSERT_EQ(tune(d, {"tell", "m", "0", "0.5", "--cost", "2"}).code, 0);
   const Result next = tune(d, {"ask", "m"});
   ASSERT_EQ(next.code, 0) << next.err;

@@ -288,8 +288,8 @@ std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignC
         const double v = read_double(kv.second, at);
         e.level = level_of(*c.resolution, v);
         if (!e.level)
-          fail(kv.second, at, "expected one of the resolution's levels (" + format_double(c.resolution->values.front()) +
-                                  " ... " + format_double(c.resolution->values.back()) + "), found " + format_double(v));
+          fail(kv.second, at, "expected one of the resolution's levels " + level_values_text(*c.resolution) +
+                                  ", found " + format_double(v));
         continue;
       }
       const Parameter* p = c.space.find(name);
@@ -470,6 +470,12 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
   } catch (const StateError& e) {
     throw CampaignError(source + ": " + e.what());
   }
+}
+
+std::string level_values_text(const Resolution& resolution) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < resolution.values.size(); ++i) text += (i ? ", " : "") + adapters::resolution_value_text(resolution.values[i]);
+  return text + "]";
 }
 
 CampaignConfig load_campaign_file(const std::filesystem::path& path) {

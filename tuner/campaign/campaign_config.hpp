@@ -110,6 +110,9 @@ struct CampaignConfig {
 };
 
 // Reads and validates a campaign file. Throws CampaignError.
+// The levels' values as a list, "[1, 3, 9, 27]": what a value naming a level must be one of.
+std::string level_values_text(const Resolution& resolution);
+
 CampaignConfig load_campaign_file(const std::filesystem::path& path);
 // `source` names the origin in messages (a file name, or "state.yaml: campaign").
 CampaignConfig campaign_from_yaml(const YAML::Node& node, const std::string& source);

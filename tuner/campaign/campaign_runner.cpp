@@ -17,6 +17,7 @@
 #include "tune/io/yaml_values.hpp"
 #include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_lock.hpp"
+#include "tuner/campaign/campaign_spend.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/duration.hpp"
 #include "tuner/campaign/event_log.hpp"
@@ -203,7 +204,8 @@ class Runner {
       std::string detail = why.substr(prefix.size());
       if (detail.rfind(": ", 0) == 0) detail.erase(0, 2);
       return "the cost budget is spent: " + format_short(state_.study.spent_cost()) + " of " +
-             format_short(*state_.config.budget.cost) + (detail.empty() ? "" : "; " + detail);
+             format_short(*state_.config.budget.cost) + (detail.empty() ? "" : "; " + detail) +
+             no_full_run_note(state_);
     }
     return "the strategy has nothing more to propose: " + why;
   }

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <limits>
 
+#include "tune/adapters/command/command_template.hpp"
+#include "tuner/campaign/progress.hpp"
+
 namespace tune::tuner {
 namespace {
 
@@ -34,6 +37,26 @@ CampaignSpend campaign_spend(const CampaignState& s) {
     out.committed_by_level.push_back(known(committed[l]));
   }
   return out;
+}
+
+std::string no_full_run_note(const CampaignState& s) {
+  if (!s.config.resolution || !s.config.budget.cost) return {};
+  const Resolution& res = *s.config.resolution;
+  bool full_measured = false;
+  for (const Trial& t : s.study.trials()) {
+    if (t.level.value_or(res.top()) != res.top()) continue;
+    if (t.status == TrialStatus::complete) return {};
+    full_measured = full_measured || t.cost.has_value();
+  }
+  std::string note = "; no full-resolution trial (" + res.parameter + " " + adapters::resolution_value_text(res.values.back()) +
+                     ") completed, so 'tune best' recommends from cheaper runs only";
+  const double full = s.study.level_costs().at(res.top());
+  // (Declared costs above the budget are refused when the campaign file is read.)
+  if (res.measured() && costs_calibrated(res, s.study.trials()) && full > *s.config.budget.cost)
+    note += ": a full run costs " + format_short(full) + "s (" +
+            (full_measured ? "measured" : "guessed from the cheaper levels") + "), more than the whole budget of " +
+            format_short(*s.config.budget.cost) + "s; a campaign needs a budget.cost above it to make one";
+  return note;
 }
 
 }  // namespace tune::tuner

@@ -4,6 +4,7 @@
 // its level's current cost); here they are apart, and a cost not yet measured is unknown (nullopt),
 // not the study's stand-in for it (kUncalibratedCostPerValue per unit of a level's value).
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tuner/campaign/campaign_state.hpp"
@@ -18,5 +19,12 @@ struct CampaignSpend {
 
 // The campaign must have a resolution.
 CampaignSpend campaign_spend(const CampaignState& s);
+
+// Added to why a campaign whose cost budget is spent ended, when no full-resolution trial completed:
+// tune best then has no full run to show and its recommendation rests on cheaper runs only. With
+// measured costs nothing refuses a budget below one full run beforehand (as declared costs are), so
+// it also says when the full run's cost, measured or guessed, exceeds the whole budget. Empty when a
+// full run completed, or without a resolution or a cost budget.
+std::string no_full_run_note(const CampaignState& s);
 
 }  // namespace tune::tuner

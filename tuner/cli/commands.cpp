@@ -97,6 +97,7 @@ const std::vector<InlineOption>& inline_options() {
       {"--name", "name", " (--dir chooses the campaign's directory)",
        [](const InlineSettings& s) { return quoted(s.name); }},
       {"--trials", "budget.trials", "", [](const InlineSettings& s) { return std::to_string(s.trials); }},
+      {"--cost-budget", "budget.cost", "", [](const InlineSettings& s) { return format_double(s.cost_budget.value_or(0)); }},
       {"--workers", "executor.workers", "", [](const InlineSettings& s) { return std::to_string(s.workers); }},
       {"--objective", "objective.name", "", [](const InlineSettings& s) { return quoted(s.objective); }},
       {"--maximize", "objective.direction: maximize", "", nullptr},
@@ -190,13 +191,28 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   return {.existing = std::move(existing)};
 }
 
+// cmets is there to choose a cheap level per trial; without levels to choose from it runs every trial
+// in full, which the user who asked for it (the inline form had no way to declare levels) should hear
+// when the campaign is made, before the budget goes.
+void note_cmets_without_resolution(const CampaignConfig& config, const char* command) {
+  if (config.strategy != "cmets" || config.resolution) return;
+  std::fprintf(stderr,
+               "tune %s: note: strategy cmets without a resolution runs every trial in full (a tree search at one "
+               "level); to let it choose cheaper runs, declare the levels: 'resolution: {param: epochs, levels: [1, 3, "
+               "9, 27]}' in a campaign file, or an argument such as --epochs~'levels(1,3,9,27)' in the inline form\n",
+               command);
+}
+
 // prepare() for tune run, which says when it continues a campaign (not with --quiet, which prints
 // nothing but errors); an exit code if it refused.
 std::optional<int> prepare_run(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
                                const SessionFlags& flags) {
   const Prepared prepared = prepare(config, dir, source, "run", std::nullopt);
   if (prepared.refused) return prepared.refused;
-  if (prepared.created) return std::nullopt;
+  if (prepared.created) {
+    if (!flags.quiet) note_cmets_without_resolution(config, "run");
+    return std::nullopt;
+  }
   // Refused before "continuing ...", which would say the opposite of the refusal after it.
   if (driven_by_another_tuner(dir)) return kExitLocked;
   if (!flags.quiet) std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
@@ -377,16 +393,54 @@ std::string why_no_best(const std::filesystem::path& dir, const CampaignState& s
          " queued)" + (failed > 0 ? look : "");
 }
 
+// ei's and ucb's recommendation is the completed trial whose configuration their model believes best
+// (with a resolution, a full-resolution one: a cheaper run's configuration is not what the objective
+// is about). A model whose errors at the trials, each left out, are several times its sds fits the
+// results poorly (10 libsvm trials from 54% to 99%: a configuration that gave 98.61 "estimated" at
+// 99.74 +- 0.008, or +- 4.0 scaled): its choice is no better founded than the best result, and
+// there is no recommendation, only the scale (poor_fit_scale).
+struct TrialRecommendation {
+  std::optional<StudyRecommendation> rec;
+  const Trial* trial = nullptr;
+  double poor_fit_scale = 0.0;  // > 0: withheld for a poor fit
+};
+
+TrialRecommendation gp_bandit_recommendation(const CampaignState& s) {
+  TrialRecommendation out;
+  if (dynamic_cast<const GpBandit*>(&s.study.strategy()) == nullptr) return out;
+  std::optional<StudyRecommendation> rec = s.study.recommendation();
+  if (!rec || rec->region) return out;
+  const std::optional<std::size_t> top = s.config.resolution ? std::optional(s.config.resolution->top()) : std::nullopt;
+  for (const Trial& t : s.study.trials())
+    if (t.status == TrialStatus::complete && t.unit == rec->unit && (!top || t.level.value_or(*top) == *top))
+      out.trial = &t;
+  if (!out.trial) return out;
+  constexpr double kPoorFit = 3.0;
+  if (rec->sd_scale > kPoorFit) {
+    out.poor_fit_scale = rec->sd_scale;
+    out.trial = nullptr;
+    return out;
+  }
+  out.rec = std::move(rec);
+  return out;
+}
+
 // `tune best` of a multi-resolution campaign: the model's recommendation (posterior mean and sd of
 // the objective at the full resolution) and the best observed full-resolution trial; a trial of a
 // lower level is never reported as the best (its value is not comparable). The top-level keys are
 // those of a campaign without a resolution (trial, objective, config: the best full-resolution
-// trial, null if none yet), plus `resolution` and `recommendation` (null for strategies without a
-// model: only cmets and cmes have one).
+// trial, null if none yet), plus `resolution` and `recommendation` (cmets's and cmes's model optimum;
+// ei's and ucb's trial, as without a resolution; null for the other strategies).
 int best_with_resolution(const std::filesystem::path& dir, const CampaignState& s, bool json) {
   const Resolution& res = *s.config.resolution;
   const Trial* b = s.study.best();
-  const std::optional<StudyRecommendation> rec = s.study.recommendation();
+  // ei and ucb (which run every trial at the full resolution) recommend a trial, as without a
+  // resolution: it lacked its id, and a poor fit was not withheld.
+  const bool point_model = dynamic_cast<const GpBandit*>(&s.study.strategy()) != nullptr;
+  const TrialRecommendation trial_rec = point_model ? gp_bandit_recommendation(s) : TrialRecommendation{};
+  const std::optional<StudyRecommendation> rec = point_model ? trial_rec.rec : s.study.recommendation();
+  const std::optional<std::uint64_t> rec_trial =
+      trial_rec.trial ? std::optional<std::uint64_t>(trial_rec.trial->id) : std::nullopt;
   const std::string& objective = s.config.objective.name;
   if (!b && !rec && s.count(RunStatus::complete) == 0) {
     std::fprintf(stderr, "tune best: no best configuration: %s\n", why_no_best(dir, s).c_str());
@@ -406,7 +460,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
            level_value(res, res.top()) + ", \"level\": " + std::to_string(res.top()) + "}";
     out += ", \"recommendation\": ";
     if (rec)
-      out += recommendation_json(s.config.space, {*rec, rec->config, std::nullopt});
+      out += recommendation_json(s.config.space, {*rec, rec->config, rec_trial});
     else
       out += "null";
     std::printf("%s}\n", out.c_str());
@@ -416,8 +470,12 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   std::string summary = "# at full resolution (" + res.parameter + " = " + level_value(res, res.top()) + "): ";
   if (rec && rec->region)
     summary += region_summary(*rec, objective) + "; ";
+  else if (trial_rec.poor_fit_scale > 0)
+    summary += "the model fits these results poorly (its errors at the trials, each left out, are " +
+               format_short(trial_rec.poor_fit_scale) + " times its sds): no estimate beyond the best result; ";
   else if (rec)
-    summary += "the model recommends " + tune::to_string(rec->config) + ", " + objective + " " + format_short(rec->mean) +
+    summary += "the model recommends " + (rec_trial ? "trial " + std::to_string(*rec_trial) + "'s configuration " : "") +
+               tune::to_string(rec->config) + ", " + objective + " " + format_short(rec->mean) +
                " \u00b1 " + format_short(rec->sd) +
                (rec->sd_scale > 1 ? " (its sd times " + format_short(rec->sd_scale) +
                                         ": the model's errors at the full runs, each left out, exceed its sds)"
@@ -446,7 +504,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   r["level"] = res.top();
   n["resolution"] = r;
   if (rec) {
-    n["recommendation"] = recommendation_yaml(s.config.space, {*rec, rec->config, std::nullopt});
+    n["recommendation"] = recommendation_yaml(s.config.space, {*rec, rec->config, rec_trial});
   } else {
     n["recommendation"] = YAML::Node(YAML::NodeType::Null);
   }
@@ -519,7 +577,15 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
   spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
   std::printf("%s\n", spend.c_str());
-  const int w = std::max(7, static_cast<int>(res.parameter.size()));
+  // Why a tuner with several workers runs one trial (or tune ask exits 6): the study waits for the
+  // first measured cost before it commits the budget to guesses.
+  if (s.config.budget.cost && !calibrated && s.study.pending_count() > 0)
+    std::printf("  the levels' costs are unknown until the first run's time is in: until then one trial runs at a "
+                "time\n");
+  // As wide as the widest level's value too (a data fraction of 1/3 is 0.3333333333333333), so that
+  // the columns after it stay aligned.
+  int w = std::max(7, static_cast<int>(res.parameter.size()));
+  for (std::size_t l = 0; l < n; ++l) w = std::max(w, static_cast<int>(level_value(res, l).size()));
   std::printf("resolution %s, %zu levels (the last is the full run):\n", res.parameter.c_str(), n);
   std::printf("  %5s  %*s  %14s  %8s  %6s  %7s  %6s  %10s  %10s\n", "level", w, res.parameter.c_str(), "cost", "complete",
               "failed", "running", "queued", "spent", "committed");
@@ -613,10 +679,17 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   n["name"] = s.name;
   for (const std::string& a : inline_campaign.command) n["command"].push_back(a);
   n["space"] = space_to_yaml(inline_campaign.space);
+  if (const std::optional<Resolution>& r = inline_campaign.resolution) {
+    n["resolution"]["param"] = r->parameter;
+    for (double v : r->values) n["resolution"]["levels"].push_back(yaml_double(v));
+    n["resolution"]["cost"] = "measured";
+  }
   n["objective"]["name"] = s.objective;
   n["objective"]["direction"] = s.maximize ? "maximize" : "minimize";
   n["strategy"]["name"] = s.strategy;
-  n["budget"]["trials"] = s.trials;
+  // As in a campaign file, a cost budget is the limit unless a trial budget is given too.
+  if (!s.cost_budget || s.trials_given) n["budget"]["trials"] = s.trials;
+  if (s.cost_budget) n["budget"]["cost"] = yaml_double(*s.cost_budget);
   n["executor"]["workers"] = s.workers;
   if (s.timeout) n["executor"]["timeout"] = *s.timeout;
   n["seed"] = s.seed;
@@ -643,6 +716,16 @@ namespace {
 // with nothing written. The caller holds the campaign's lock.
 std::optional<int> raise_trial_budget(const std::filesystem::path& dir, CampaignState& s, std::size_t trials,
                                       const char* command) {
+  // A study that stopped (its cost budget spent, its strategy done) hands out nothing more, whatever
+  // the trial budget: raising it ended the session at once, and left a campaign that had no trial
+  // limit with one.
+  if (s.study.finished()) {
+    std::fprintf(stderr,
+                 "tune %s: --trials %zu: %s is finished (%s), which a larger trial budget does not change; nothing was "
+                 "written\n",
+                 command, trials, dir.c_str(), s.study.stop_reason().c_str());
+    return kExitUsage;
+  }
   const std::size_t so_far = s.study.trials().size();
   if (trials <= so_far) {
     std::fprintf(stderr, "tune %s: --trials %zu: %s has %zu trials already; give the new total, more than %zu\n",
@@ -793,20 +876,11 @@ int best(const std::filesystem::path& dir, bool json) {
   // and ucb recommend the trial whose configuration their model believes best: on a noisy objective
   // the best single result is an optimistic draw, and the model's mean there is the honest estimate.
   std::optional<StudyRecommendation> rec = s.study.recommendation();
-  const bool point_model = dynamic_cast<const GpBandit*>(&s.study.strategy()) != nullptr;
-  if (rec && !rec->region && !point_model) rec.reset();
-  const Trial* recommended = nullptr;  // the trial a point recommendation is (its config as it ran)
-  if (rec && !rec->region)
-    for (const Trial& t : s.study.trials())
-      if (t.status == TrialStatus::complete && t.unit == rec->unit) recommended = &t;
-  if (rec && !rec->region && !recommended) rec.reset();
-  // A model whose errors at the trials, each left out, are several times its sds fits the results
-  // poorly (10 libsvm trials from 54% to 99%: a configuration that gave 98.61 "estimated" at
-  // 99.74 +- 0.008, or +- 4.0 scaled): its choice is no better founded than the best result.
-  constexpr double kPoorFit = 3.0;
-  const bool poor_fit = rec && !rec->region && rec->sd_scale > kPoorFit;
-  const double poor_fit_scale = poor_fit ? rec->sd_scale : 0.0;
-  if (poor_fit) rec.reset();
+  const TrialRecommendation trial_rec = gp_bandit_recommendation(s);
+  if (rec && !rec->region) rec = trial_rec.rec;
+  const Trial* recommended = trial_rec.trial;  // the trial a point recommendation is (its config as it ran)
+  const bool poor_fit = trial_rec.poor_fit_scale > 0;
+  const double poor_fit_scale = trial_rec.poor_fit_scale;
   const std::string& objective = s.config.objective.name;
   // gpoo's region carries no trial and no sd scale; ei's and ucb's point is a trial's, as it ran.
   const auto fields = [&]() -> RecommendationFields {
@@ -883,7 +957,10 @@ std::string awaited_results(const std::filesystem::path& dir, const CampaignStat
   if (!told.empty())
     text = (told.size() == 1 ? "the result of " + list(told) + " (handed out by 'tune ask') is awaited: tell it"
                              : "the results of " + list(told) + " (handed out by 'tune ask') are awaited: tell them") +
-           " with 'tune tell " + dir.string() + " ID VALUE'";
+           " with 'tune tell " + dir.string() + " ID VALUE" +
+           // A measured cost is the trial's run time, which only the caller knows (and tell refuses a
+           // result without it when a cost budget counts it).
+           (s.config.resolution && s.config.resolution->measured() ? " --cost SECONDS'" : "'");
   if (!collected.empty())
     text += (text.empty() ? "" : "; ") + list(collected) + (collected.size() == 1 ? " was" : " were") +
             " launched by the tuner: 'tune resume " + dir.string() + "' collects " +
@@ -919,12 +996,11 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
     if (s.study.finished()) {
       // As a tuner ends a campaign: tune status then says it finished, and why.
       s.finished = true;
-      s.stop_reason = s.study.stop_reason();
+      s.stop_reason = s.study.stop_reason() + no_full_run_note(s);
     }
     save_state(dir, s);
     if (s.study.finished()) {
-      std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s\n",
-                   s.study.stop_reason().c_str());
+      std::fprintf(stderr, "tune ask: the campaign is finished, nothing more to hand out: %s\n", s.stop_reason.c_str());
       return kExitComplete;
     }
     // The study stops short of finishing only while trials are pending: their results (or costs)
@@ -999,6 +1075,7 @@ int ask_campaign_file(const std::filesystem::path& file, std::optional<std::file
   if (!lock) return kExitLocked;
   Prepared prepared = prepare(config, d, file.string(), "ask", lock);
   if (prepared.refused) return *prepared.refused;
+  if (prepared.created) note_cmets_without_resolution(config, "ask");
   return hand_out(d, json, std::move(prepared.existing));
 }
 
@@ -1055,11 +1132,14 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
       std::fprintf(stderr, "tune: --cost must be a finite number of seconds >= 0\n");
       return kExitUsage;
     }
-  } else if (s.config.resolution && s.config.resolution->measured() && s.config.budget.cost) {
-    // Without it the trial would be charged a guess, and the levels' costs would never be learnt.
+  } else if (s.config.resolution && s.config.resolution->measured() && s.config.budget.cost && !failure) {
+    // Without it the trial would be charged a guess, and the levels' costs would never be learnt. A
+    // failure may leave it out, as Study::fail may: a lost run's time is unknown (tune ask's own
+    // advice for a trial it could not hand out is --failed "lost"), and it is charged its level's
+    // mean measured cost.
     std::fprintf(stderr,
                  "tune: this campaign measures its costs (resolution.cost: measured) against budget.cost: give the "
-                 "trial's run time in seconds with --cost SECONDS\n");
+                 "trial's run time in seconds with --cost SECONDS (a --failed report may leave it out if unknown)\n");
     return kExitUsage;
   }
   TrialRun& r = s.runs[id];

@@ -21,6 +21,8 @@ struct SessionFlags {
 struct InlineSettings {
   std::string name;
   std::size_t trials = 50;
+  bool trials_given = false;          // --trials on the command line (with a cost budget: a limit too)
+  std::optional<double> cost_budget;  // seconds of trial run time (a NAME~levels(...) resolution)
   std::size_t workers = 1;
   std::string objective = "objective";
   bool maximize = false;

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <map>
 
-#include "tune/io/yaml_values.hpp"
+#include "tune/adapters/command/command_template.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/cli/commands.hpp"
 
@@ -69,8 +69,8 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
       const std::optional<double> v = parse_number(text, problem);
       level = v ? level_of(*r, *v) : std::nullopt;
       if (!level) {
-        std::fprintf(stderr, "tune enqueue: '%s': expected one of the levels of %s (%s ... %s)\n", a.c_str(),
-                     name.c_str(), format_double(r->values.front()).c_str(), format_double(r->values.back()).c_str());
+        std::fprintf(stderr, "tune enqueue: '%s': expected one of the levels of %s, %s\n", a.c_str(), name.c_str(),
+                     level_values_text(*r).c_str());
         return kExitUsage;
       }
       continue;
@@ -92,8 +92,14 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
     return kExitUsage;
   }
   save_state(dir, s);
-  std::printf("enqueued %s (%zu waiting); it runs at the next 'tune ask %s' or when 'tune resume %s' continues\n",
-              tune::to_string(config).c_str(), s.study.enqueued_count(), dir.c_str(), dir.c_str());
+  // With a resolution, at which level: the full run unless one was named.
+  std::string at;
+  if (const Resolution* r = s.config.resolution ? &*s.config.resolution : nullptr) {
+    const std::string value = r->parameter + " " + adapters::resolution_value_text(r->values.at(level.value_or(r->top())));
+    at = level && *level != r->top() ? " at " + value : " at the full run (" + value + ")";
+  }
+  std::printf("enqueued %s%s (%zu waiting); it runs at the next 'tune ask %s' or when 'tune resume %s' continues\n",
+              tune::to_string(config).c_str(), at.c_str(), s.study.enqueued_count(), dir.c_str(), dir.c_str());
   if (s.finished)
     std::printf("the campaign has finished (%s): 'tune resume %s --trials N' raises its trial budget to N\n",
                 s.stop_reason.c_str(), dir.c_str());

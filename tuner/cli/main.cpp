@@ -68,14 +68,20 @@ int main(int argc, char** argv) {
   run->add_option("--trials", inline_settings.trials, "inline form: number of trials")
       ->capture_default_str()
       ->check(whole_number);
+  run->add_option("--cost-budget", inline_settings.cost_budget,
+                  "inline form: the budget in seconds of trial run time, with a resolution (NAME~'levels(1,3,9,27)': "
+                  "the trial gets each level's value as {NAME}, and cmets chooses the level); then no trial limit "
+                  "unless --trials is given")
+      ->type_name("SECONDS");
   run->add_option("--workers", inline_settings.workers, "inline form: trials at a time")
       ->capture_default_str()
       ->check(whole_number);
   run->add_option("--objective", inline_settings.objective, "inline form: the key the trial prints")->capture_default_str();
   run->add_flag("--maximize", inline_settings.maximize, "inline form: maximise the objective (default: minimise)");
   run->add_option("--strategy", inline_settings.strategy,
-                  "inline form: ei, ucb, random, sobol, gpoo or bnb (cmets and cmes choose a resolution level, which a "
-                  "campaign file declares)")->capture_default_str();
+                  "inline form: ei, ucb, random, sobol, gpoo or bnb; cmets chooses each trial's resolution level, "
+                  "which an argument NAME~'levels(1,3,9,27)' declares (cmes runs every trial at the last)")
+      ->capture_default_str();
   run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
   run->add_option("--seed", inline_settings.seed, "inline form: seed of every random choice (recorded in the campaign)")
       ->capture_default_str()
@@ -207,6 +213,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "tune run: the inline form needs --name\n");
         return kExitUsage;
       }
+      inline_settings.trials_given = run->count("--trials") > 0;
       return run_inline(inline_settings, inline_command, dir, flags);
     }
     if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags, resume_trials);

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "tune/io/yaml_values.hpp"
+
 namespace tune {
 
 void validate(const Resolution& r) {
@@ -11,7 +13,7 @@ void validate(const Resolution& r) {
   for (std::size_t i = 0; i < r.values.size(); ++i) {
     if (!std::isfinite(r.values[i]) || r.values[i] <= 0)
       throw std::invalid_argument("resolution: level " + std::to_string(i) + " has value " +
-                                  std::to_string(r.values[i]) + "; levels must be finite and > 0");
+                                  format_double(r.values[i]) + "; levels must be finite and > 0");  // not to_string's 0.000000 for 1e-9
     if (i > 0 && !(r.values[i] > r.values[i - 1]))
       throw std::invalid_argument("resolution: 'levels' must be strictly increasing (cheapest first, full run last)");
   }

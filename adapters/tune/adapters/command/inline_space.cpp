@@ -17,10 +17,10 @@ namespace tune::adapters {
 namespace {
 
 constexpr std::string_view known_priors =
-    "uniform, loguniform, int, logint, choice (or choices), ordinal";
+    "uniform, loguniform, int, logint, choice (or choices), ordinal, and levels for a resolution";
 constexpr std::string_view general_example = "--lr~'loguniform(1e-5, 1)'";
 
-enum class PriorKind { uniform, loguniform, integer, log_integer, choice, ordinal };
+enum class PriorKind { uniform, loguniform, integer, log_integer, choice, ordinal, levels };
 
 struct PriorInfo {
   std::string_view name;
@@ -36,6 +36,7 @@ constexpr PriorInfo priors[] = {
     {"choice", PriorKind::choice, "choice(relu, tanh)"},
     {"choices", PriorKind::choice, "choices(relu, tanh)"},
     {"ordinal", PriorKind::ordinal, "ordinal(small, medium, large)"},
+    {"levels", PriorKind::levels, "levels(1, 3, 9, 27)"},
 };
 
 const PriorInfo* find_prior(std::string_view name) {
@@ -208,6 +209,8 @@ Parameter make_parameter(const std::string& name, const PriorInfo& prior,
       }
       return Parameter::integer(name, whole[0], whole[1], scale);
     }
+    case PriorKind::levels:
+      break;  // not a parameter: parse_levels
     case PriorKind::choice:
     case PriorKind::ordinal: {
       if (items.size() < 2) {
@@ -221,8 +224,13 @@ Parameter make_parameter(const std::string& name, const PriorInfo& prior,
   fail("unknown prior kind");
 }
 
-// Parses the PRIOR of NAME~PRIOR.
-Parameter parse_prior(const std::string& name, std::string_view text, const ArgumentError& fail) {
+// The PRIOR of NAME~PRIOR: which prior, and the items between its parentheses.
+struct PriorText {
+  const PriorInfo* prior;
+  std::vector<std::string> items;
+};
+
+PriorText read_prior(std::string_view text, const ArgumentError& fail) {
   text = unquote(trim(text));
   std::size_t pos = 0;
   while (pos < text.size() && (is_letter(text[pos]) || is_digit(text[pos]) || text[pos] == '_')) {
@@ -243,14 +251,37 @@ Parameter parse_prior(const std::string& name, std::string_view text, const Argu
     fail("unbalanced parentheses: " + prior_name + "(...) is not closed by ')' at the end; " +
          "write it as in " + example);
   }
-  const std::vector<std::string> items = split_items(rest.substr(1, rest.size() - 2), *prior, fail);
-  Parameter parameter = make_parameter(name, *prior, items, fail);
+  return {prior, split_items(rest.substr(1, rest.size() - 2), *prior, fail)};
+}
+
+// A parameter of the space from its prior.
+Parameter parse_prior(const std::string& name, const PriorText& prior, const ArgumentError& fail) {
+  Parameter parameter = make_parameter(name, *prior.prior, prior.items, fail);
   try {
     Space({parameter});  // its checks (bounds, log scale, duplicate choices), citing this argument
   } catch (const SpaceError& e) {
     fail(e.what());
   }
   return parameter;
+}
+
+// NAME~levels(1, 3, 9, 27): the resolution, whose level the strategy chooses (cmets), with costs
+// measured (a campaign file can declare them instead).
+Resolution parse_levels(const std::string& name, const PriorText& prior, const ArgumentError& fail) {
+  Resolution resolution{name, {}, {}};
+  for (const std::string& item : prior.items) {
+    const auto value = parse_number(unquote(item));
+    if (!value) fail("level '" + item + "' of levels(...) is not a finite number; write them as in " +
+                     std::string(prior.prior->example));
+    resolution.values.push_back(*value);
+  }
+  if (resolution.values.empty()) fail("levels needs at least one level, as in " + std::string(prior.prior->example));
+  try {
+    validate(resolution);
+  } catch (const std::invalid_argument& e) {
+    fail(e.what());  // "resolution: 'levels' must be strictly increasing ..."
+  }
+  return resolution;
 }
 
 // 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st.
@@ -316,7 +347,15 @@ InlineCampaign parse_inline_command(const std::vector<std::string>& arguments) {
       fail("parameter '" + name + "' is already declared by argument '" + *it->second +
            "'; declare each parameter once");
     }
-    parameters.push_back(parse_prior(name, std::string_view(argument).substr(tilde + 1), fail));
+    const PriorText prior = read_prior(std::string_view(argument).substr(tilde + 1), fail);
+    if (prior.prior->kind == PriorKind::levels) {
+      if (campaign.resolution)
+        fail("the resolution is already declared by argument '" + *declared_by.at(campaign.resolution->parameter) +
+             "'; a campaign has one resolution");
+      campaign.resolution = parse_levels(name, prior, fail);
+    } else {
+      parameters.push_back(parse_prior(name, prior, fail));
+    }
     const std::string placeholder = "{" + name + "}";
     if (joined) {
       campaign.command.push_back(std::string(flag) + "=" + placeholder);
@@ -334,7 +373,8 @@ InlineCampaign parse_inline_command(const std::vector<std::string>& arguments) {
   // Other arguments may use placeholders too ({trial_dir}, {lr}); their braces must balance, and
   // the parameter names must make distinct environment variables.
   try {
-    check_command_template(campaign.command, campaign.space);
+    check_command_template(campaign.command, campaign.space,
+                           campaign.resolution ? campaign.resolution->parameter : std::string());
   } catch (const CommandTemplateError& e) {
     // Cite the argument as the user typed it, and its place after `--`, not command[i] of the
     // rewritten command they never saw.

@@ -5,19 +5,24 @@
 // where param is NAME without leading dashes and with '-' replaced by '_'. An argument NAME=~PRIOR
 // (or NAME~PRIOR where NAME does not start with '-') is replaced by one argument `NAME={param}`.
 // Priors: uniform(a,b), loguniform(a,b), int(a,b), logint(a,b), choice(x,y,...), ordinal(x,y,...).
+// NAME~levels(1,3,9,27) declares the resolution instead (its levels, costs measured): `{param}` is
+// the level's value, which the strategy chooses (cmets); at most one argument does.
 // A `~` followed by anything but a letter (`~/data`, `HEAD~1`, `numpy~=1.2`) is passed as typed; `~~`
 // is a literal `~` in an argument that declares nothing (`data~~val` passes `data~val`), as `{{` and
 // `}}` are literal braces in the command.
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tune/space/space.hpp"
+#include "tune/study/resolution.hpp"
 
 namespace tune::adapters {
 
 struct InlineCampaign {
   std::vector<std::string> command;  // with {param} placeholders
   Space space;
+  std::optional<Resolution> resolution;  // from a NAME~levels(...) argument
 };
 
 // Throws std::invalid_argument naming the argument and what is expected, e.g.
