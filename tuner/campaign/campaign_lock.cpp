@@ -115,7 +115,8 @@ std::optional<CampaignLock> CampaignLock::acquire(const std::filesystem::path& d
   // order (it exits), so tune.lock held with tuner.lock free is a short command, or a tuner between
   // its two locks: both let go or become a tuner in a moment, and the next poll sees which.
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const bool tuner = tuner_holds(dir) && !held_by_dead_tuner(dir);
+    // (Held still after the look at /proc/locks: a lock let go in between is no tuner's.)
+    const bool tuner = tuner_holds(dir) && !held_by_dead_tuner(dir) && tuner_holds(dir);
     if (tuner || std::chrono::steady_clock::now() >= deadline) {
       ::close(fd);
       if (refusal) {
