@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
+
 #include "tune/tune.hpp"
 
 namespace {
@@ -63,23 +65,53 @@ TEST(Resolution, MeasuredCostsAreLevelMeansExtrapolatedByValueUntilSeen) {
   only.status = tune::TrialStatus::failed;
   EXPECT_TRUE(tune::costs_calibrated(r, {only}));
   EXPECT_DOUBLE_EQ(tune::level_costs(r, {only})[1], 6.0);
-  // A start-up time: 2 s at 1 epoch (twice) and 3 s at 9 epochs. Proportional extrapolation (7 s for
-  // 11 epochs, 0.64 s per epoch) would guess level 1 at 1.9 s, below level 0's measured 2 s; it is
-  // held at 2 s. A guess between the two measured costs stays where it falls.
+  // Two levels seen: a start-up time plus a cost per epoch through their means (closed form: the
+  // line through two points). 2 s at 1 epoch (twice) and 3 s at 9: 1.875 s + 0.125 s per epoch, so
+  // 3 epochs cost 2.25 s (proportional extrapolation, 7 s for 11 epochs, guessed 1.9 s, below the 2 s
+  // of one epoch).
   const std::vector<tune::Trial> startup{trial_at(0, 2.0), trial_at(0, 2.0), trial_at(2, 3.0)};
   c = tune::level_costs(r, startup);
   EXPECT_DOUBLE_EQ(c[0], 2.0);
-  EXPECT_DOUBLE_EQ(c[1], 2.0);
+  EXPECT_DOUBLE_EQ(c[1], 2.25);
   EXPECT_DOUBLE_EQ(c[2], 3.0);
   const std::vector<tune::Trial> proportional{trial_at(0, 1.0), trial_at(2, 9.0)};
   EXPECT_DOUBLE_EQ(tune::level_costs(r, proportional)[1], 3.0);
-  // A dearer level measured cheaper than the guess caps it: 1 epoch at 10 s, 9 epochs at 12 s and
-  // 3 epochs guessed 22 / 10 * 3 = 6.6 s -> held at 10 s (not below level 0) ...
-  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(0, 10.0), trial_at(2, 12.0)})[1], 10.0);
-  // ... and 1 epoch at 1 s, 3 epochs at 1.5 s: 9 epochs guessed 2.5 / 4 * 9 = 5.6 s, above both.
-  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(0, 1.0), trial_at(1, 1.5)})[2], 2.5 / 4.0 * 9.0);
-  // An unseen cheapest level: its guess (3.5 s for 12 epochs, 0.29 s) is below level 1's and stays.
-  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(1, 1.5), trial_at(2, 2.0)})[0], 3.5 / 12.0);
+  // 1 epoch at 10 s, 9 at 12 s: 3 epochs 9.75 + 0.25 * 3 = 10.5 s.
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(0, 10.0), trial_at(2, 12.0)})[1], 10.5);
+  // 1 epoch at 1 s, 3 at 1.5 s: 9 epochs 0.75 + 0.25 * 9 = 3 s (proportionally, 2.5 / 4 * 9 = 5.6 s).
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(0, 1.0), trial_at(1, 1.5)})[2], 3.0);
+  // An unseen cheapest level: 3 epochs at 1.5 s, 9 at 2 s -> 1 epoch 1.25 + 1 / 12.
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(1, 1.5), trial_at(2, 2.0)})[0], 1.25 + 1.0 / 12.0);
+  // Costs that fall as the value rises (a start-up time and the clock's noise: 17.5 ms at 1000
+  // boosting rounds, 16.3 ms at 100000): flat, and no lower than the dearest measured cheaper level.
+  // Proportionally, 10^7 rounds were guessed at 3.4 s, and a 3 s budget never paid for a full run.
+  const tune::Resolution rounds{"rounds", {1e3, 1e5, 1e7}, {}};
+  EXPECT_DOUBLE_EQ(tune::level_costs(rounds, {trial_at(0, 0.0175), trial_at(1, 0.0163)})[2], 0.0175);
+  // Dearer than linear (1 epoch at 1 s, 3 at 9 s: the line would start at -3 s): through 0, the
+  // least-squares slope (1 + 27) / (1 + 9) = 2.8 s per epoch.
+  EXPECT_DOUBLE_EQ(tune::level_costs(r, {trial_at(0, 1.0), trial_at(1, 9.0)})[2], 2.8 * 9);
+}
+
+// Three levels seen and a fourth unseen: the guess is the least-squares line of the three levels'
+// means, here against Eigen's QR solution of the same least-squares problem.
+TEST(Resolution, AnUnseenLevelIsGuessedFromTheLeastSquaresLineOfTheSeenOnes) {
+  const tune::Resolution r{"epochs", {1, 3, 9, 27}, {}};
+  const std::vector<tune::Trial> trials{trial_at(0, 2.0), trial_at(0, 2.2), trial_at(1, 3.0), trial_at(2, 5.0),
+                                        trial_at(2, 5.4)};
+  Eigen::MatrixXd A(3, 2);
+  A << 1, 1, 1, 3, 1, 9;
+  const Eigen::Vector3d means(2.1, 3.0, 5.2);
+  const Eigen::Vector2d line = A.colPivHouseholderQr().solve(means);
+  ASSERT_GT(line(0), 0);
+  ASSERT_GT(line(1), 0);
+  EXPECT_NEAR(tune::level_costs(r, trials)[3], line(0) + line(1) * 27, 1e-12);
+  const tune::AffineCost fit = tune::fit_affine_cost({1, 3, 9}, {2.1, 3.0, 5.2});
+  EXPECT_NEAR(fit.start_up, line(0), 1e-12);
+  EXPECT_NEAR(fit.per_value, line(1), 1e-12);
+}
+
+TEST(Resolution, DeclaredCostsAreUsedAsGiven) {
+  const std::vector<tune::Trial> trials{trial_at(0, 2.0)};
   // Declared costs are used as given.
   EXPECT_EQ(tune::level_costs(tune::Resolution{"epochs", {1, 3}, {0.5, 2}}, trials), (std::vector<double>{0.5, 2}));
 }

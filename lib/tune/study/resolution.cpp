@@ -35,6 +35,26 @@ std::optional<std::size_t> level_of(const Resolution& r, double value) {
   return static_cast<std::size_t>(at - r.values.begin());
 }
 
+AffineCost fit_affine_cost(const std::vector<double>& values, const std::vector<double>& costs) {
+  const double k = static_cast<double>(values.size());
+  double sv = 0, sc = 0, svv = 0, svc = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    sv += values[i];
+    sc += costs[i];
+    svv += values[i] * values[i];
+    svc += values[i] * costs[i];
+  }
+  const double mean_v = sv / k, mean_c = sc / k;
+  const double spread = svv - k * mean_v * mean_v;
+  AffineCost fit{mean_c, 0.0};  // no spread in the values, or costs that fall as values rise: flat
+  if (spread > 0) {
+    const double slope = (svc - k * mean_v * mean_c) / spread;
+    if (slope > 0) fit = {mean_c - slope * mean_v, slope};
+  }
+  if (fit.start_up < 0) fit = {0.0, svv > 0 ? std::max(0.0, svc / svv) : 0.0};  // dearer than linear: through 0
+  return fit;
+}
+
 std::vector<double> level_costs(const Resolution& r, const std::vector<Trial>& trials) {
   if (!r.measured()) return r.costs;
   const std::size_t n = r.levels();
@@ -49,9 +69,17 @@ std::vector<double> level_costs(const Resolution& r, const std::vector<Trial>& t
     value_total += r.values[*t.level];
   }
   const double per_value = value_total > 0 && cost_total > 0 ? cost_total / value_total : kUncalibratedCostPerValue;
+  std::vector<double> means;
+  std::vector<double> values;
+  for (std::size_t l = 0; l < n; ++l)
+    if (count[l] > 0) {
+      means.push_back(sum[l] / static_cast<double>(count[l]));
+      values.push_back(r.values[l]);
+    }
+  const AffineCost guess = means.size() >= 2 ? fit_affine_cost(values, means) : AffineCost{0.0, per_value};
   std::vector<double> costs(n);
   for (std::size_t l = 0; l < n; ++l) {
-    costs[l] = count[l] > 0 ? sum[l] / static_cast<double>(count[l]) : per_value * r.values[l];
+    costs[l] = count[l] > 0 ? sum[l] / static_cast<double>(count[l]) : guess.at(r.values[l]);
     // A zero run time (a trial faster than the clock) would make the level free.
     costs[l] = std::max(costs[l], 1e-9 * per_value * r.values[l]);
   }
