@@ -354,3 +354,56 @@ TEST(TuneResolutionDogfood, EiWithAResolutionRecommendsATrialAndNamesIt) {
 }
 
 }  // namespace
+
+namespace {
+
+// A campaign that spent its cost budget had no way on: `--trials` does not change a spent cost
+// budget (and is refused, now naming the way), and an edited budget.cost is refused as a changed
+// campaign. `tune resume DIR --cost-budget B` continues it with B in all; a B not above the present
+// budget is refused with nothing written.
+TEST(TuneResolutionDogfood, ASpentCostBudgetIsRaisedByResume) {
+  const fs::path d = fresh_dir("dogfood-raise-cost");
+  write(d / "c.yaml", "name: rc\ncommand: [" + (kTrainers / "quadratic.sh").string() +
+                          ", \"{x}\", \"{y}\"]\n"
+                          "space:\n  x: {type: float, low: -1, high: 1}\n  y: {type: float, low: -3, high: 1}\n"
+                          "objective: {name: loss}\nstrategy: {name: cmets}\n"
+                          "resolution: {param: epochs, levels: [1, 3], cost: [1, 3]}\n"
+                          "budget: {cost: 12}\nexecutor: {workers: 1}\n");
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const auto spent = [&] {
+    double total = 0;
+    for (const YAML::Node& t : state_of(d / "rc")["study"]["trials"]) total += t["level"].as<int>() == 0 ? 1 : 3;
+    return total;
+  };
+  const double first = spent();
+  ASSERT_LE(first, 12.0);
+  ASSERT_GT(first, 9.0);  // within one full run of the budget
+  const std::string before = slurp(d / "rc" / "state.yaml");
+
+  const Result trials = tune(d, {"resume", "rc", "--trials", "100", "--quiet"});
+  EXPECT_EQ(trials.code, 2) << trials.err;
+  EXPECT_TRUE(has(trials.err, "'--cost-budget B' raises the cost budget to B")) << trials.err;
+  const Result lower = tune(d, {"resume", "rc", "--cost-budget", "12", "--quiet"});
+  EXPECT_EQ(lower.code, 2) << lower.err;
+  EXPECT_TRUE(has(lower.err, "give the new total, more than the present budget of 12")) << lower.err;
+  EXPECT_EQ(slurp(d / "rc" / "state.yaml"), before) << "a refused raise wrote the state";
+
+  const Result raised = tune(d, {"resume", "rc", "--cost-budget", "30", "--quiet"});
+  ASSERT_EQ(raised.code, 0) << raised.err;
+  const YAML::Node s = state_of(d / "rc");
+  EXPECT_DOUBLE_EQ(s["campaign"]["budget"]["cost"].as<double>(), 30.0);
+  EXPECT_GT(spent(), first + 9.0) << "the raised budget was not spent";
+  EXPECT_LE(spent(), 30.0);
+  EXPECT_TRUE(has(s["stop_reason"].as<std::string>(), "the cost budget is spent")) << s["stop_reason"];
+  // tune ask raises it too; a campaign without a cost budget has none to raise.
+  const Result ask = tune(d, {"ask", "rc", "--cost-budget", "33"});
+  EXPECT_EQ(ask.code, 0) << ask.err;
+  EXPECT_TRUE(has(ask.out, "trial:")) << ask.out;
+  write(d / "n.yaml", quadratic_campaign_with("nc", 2, "{workers: 1}"));
+  ASSERT_EQ(tune(d, {"run", "n.yaml", "--quiet"}).code, 0);
+  const Result none = tune(d, {"resume", "nc", "--cost-budget", "5"});
+  EXPECT_EQ(none.code, 2) << none.err;
+  EXPECT_TRUE(has(none.err, "has no cost budget to raise")) << none.err;
+}
+
+}  // namespace

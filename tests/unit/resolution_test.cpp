@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <limits>
 
 #include "tune/tune.hpp"
 
@@ -253,6 +254,45 @@ TEST(Resolution, BestIgnoresLowResolutionTrialsAndYamlKeepsLevelsAndCosts) {
   EXPECT_EQ(loaded.trial(*low).cost, 0.5);
   EXPECT_EQ(loaded.level_costs(), study.level_costs());
   EXPECT_DOUBLE_EQ(loaded.spent_cost(), study.spent_cost());
+}
+
+}  // namespace
+
+namespace {
+
+// A study whose cost budget is spent continues with a larger one: it asks again, never overshoots
+// the new budget, and a saved study continues from the raise to the same suggestions.
+TEST(Resolution, ARaisedCostBudgetIsSpentAndNotOvershot) {
+  tune::StudyOptions o;
+  o.seed = 3;
+  o.resolution = tune::Resolution{"epochs", {1, 3}, {1, 3}};
+  o.cost_budget = 10;
+  tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy("cmets"), o);
+  const auto run = [&](tune::Study& s) {
+    while (const auto q = s.ask()) s.tell(q->id, (s.trial(q->id).unit(0) - 0.3) * (s.trial(q->id).unit(0) - 0.3));
+  };
+  run(study);
+  ASSERT_TRUE(study.finished());
+  EXPECT_LE(study.spent_cost(), 10.0);
+  const std::size_t before = study.trials().size();
+  EXPECT_THROW(study.raise_cost_budget(10.0), std::invalid_argument);
+  EXPECT_THROW(study.raise_cost_budget(std::numeric_limits<double>::infinity()), std::invalid_argument);
+  EXPECT_TRUE(study.finished()) << "a refused raise changed the study";
+  study.raise_cost_budget(25.0);
+  EXPECT_FALSE(study.finished());
+  EXPECT_EQ(*study.cost_budget(), 25.0);
+  tune::Study copy = tune::Study::from_yaml_string(study.to_yaml_string(), "copy");
+  run(study);
+  run(copy);
+  EXPECT_GT(study.trials().size(), before);
+  EXPECT_LE(study.spent_cost(), 25.0);
+  EXPECT_GT(study.spent_cost(), 25.0 - 3.0);  // within one full run of the new budget
+  ASSERT_EQ(copy.trials().size(), study.trials().size());
+  for (std::size_t i = 0; i < study.trials().size(); ++i) EXPECT_EQ(copy.trials()[i].unit, study.trials()[i].unit) << i;
+  // Without a cost budget there is none to raise.
+  tune::StudyOptions plain;
+  tune::Study no_budget(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy("ei"), plain);
+  EXPECT_THROW(no_budget.raise_cost_budget(5.0), std::invalid_argument);
 }
 
 }  // namespace

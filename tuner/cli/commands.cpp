@@ -180,7 +180,7 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
     std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
                                                      : "resume it with 'tune resume " + dir.string() + "'";
     if (keys.find("budget") != std::string::npos)
-      again += " (with '--trials N' for a trial budget of N in all)";
+      again += " (with '--trials N' for a trial budget of N in all, '--cost-budget B' for a cost budget of B)";
     std::fprintf(stderr,
                  "tune %s: %s already holds the campaign '%s', which differs from the campaign '%s' of %s (in: %s); %s, "
                  "or choose another directory with --dir\n",
@@ -711,19 +711,42 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
 
 namespace {
 
-// `--trials N` of resume and ask: a campaign that spent its trial budget continues with a larger one
-// (N trials in all). Writes the state; a refusal (N not above the trials so far) is an exit code,
-// with nothing written. The caller holds the campaign's lock.
+// --cost-budget B: B cost units in all, above the present budget, for a campaign with one. A refusal is
+// an exit code, with nothing changed.
+std::optional<int> raise_cost_budget(const std::filesystem::path& dir, CampaignState& s, double budget,
+                                     const char* command) {
+  if (!s.config.budget.cost) {
+    std::fprintf(stderr,
+                 "tune %s: --cost-budget: %s has no cost budget to raise (budget.cost is given with a resolution when "
+                 "the campaign is made)\n",
+                 command, dir.c_str());
+    return kExitUsage;
+  }
+  if (!(std::isfinite(budget) && budget > *s.config.budget.cost)) {
+    std::fprintf(stderr, "tune %s: --cost-budget %s: give the new total, more than the present budget of %s (%s spent)\n",
+                 command, format_short(budget).c_str(), format_short(*s.config.budget.cost).c_str(),
+                 format_short(s.study.spent_cost()).c_str());
+    return kExitUsage;
+  }
+  s.study.raise_cost_budget(budget);
+  s.config.budget.cost = budget;
+  return std::nullopt;
+}
+
+// --trials N: N trials in all, more than the trials so far. A refusal is an exit code, with nothing
+// changed.
 std::optional<int> raise_trial_budget(const std::filesystem::path& dir, CampaignState& s, std::size_t trials,
                                       const char* command) {
   // A study that stopped (its cost budget spent, its strategy done) hands out nothing more, whatever
   // the trial budget: raising it ended the session at once, and left a campaign that had no trial
   // limit with one.
   if (s.study.finished()) {
+    const bool cost = s.study.stop_reason().rfind("cost budget exhausted", 0) == 0;
     std::fprintf(stderr,
-                 "tune %s: --trials %zu: %s is finished (%s), which a larger trial budget does not change; nothing was "
+                 "tune %s: --trials %zu: %s is finished (%s), which a larger trial budget does not change%s; nothing was "
                  "written\n",
-                 command, trials, dir.c_str(), s.study.stop_reason().c_str());
+                 command, trials, dir.c_str(), s.study.stop_reason().c_str(),
+                 cost ? " ('--cost-budget B' raises the cost budget to B)" : "");
     return kExitUsage;
   }
   const std::size_t so_far = s.study.trials().size();
@@ -733,6 +756,17 @@ std::optional<int> raise_trial_budget(const std::filesystem::path& dir, Campaign
     return kExitUsage;
   }
   s.config.budget.trials = trials;
+  return std::nullopt;
+}
+
+// Both raises, or neither: the state is written only when every one given is accepted. The caller
+// holds the campaign's lock.
+std::optional<int> raise_budgets(const std::filesystem::path& dir, CampaignState& s, const BudgetRaise& raise,
+                                 const char* command) {
+  if (raise.cost)
+    if (const std::optional<int> refused = raise_cost_budget(dir, s, *raise.cost, command)) return refused;
+  if (raise.trials)
+    if (const std::optional<int> refused = raise_trial_budget(dir, s, *raise.trials, command)) return refused;
   s.finished = false;
   s.stop_reason.clear();
   save_state(dir, s);
@@ -741,18 +775,18 @@ std::optional<int> raise_trial_budget(const std::filesystem::path& dir, Campaign
 
 }  // namespace
 
-int resume(const std::filesystem::path& dir, const SessionFlags& flags, std::optional<std::size_t> trials) {
+int resume(const std::filesystem::path& dir, const SessionFlags& flags, const BudgetRaise& raise) {
   if (!holds_campaign(dir, "resume")) return kExitUsage;
   {
-    // --trials changes the state: under the lock, which a tuner driving the campaign holds (exit 5
+    // A raise changes the state: under the lock, which a tuner driving the campaign holds (exit 5
     // then), from the one load. The session takes the lock again for itself.
-    const std::optional<CampaignLock> lock = trials ? lock_campaign(dir, "resume") : std::nullopt;
-    if (trials && !lock) return kExitLocked;
+    const std::optional<CampaignLock> lock = raise.any() ? lock_campaign(dir, "resume") : std::nullopt;
+    if (raise.any() && !lock) return kExitLocked;
     CampaignState s = load_state(dir);  // refuse a damaged state before detaching
     if (refuse_without_command(s.config, dir.string(), "resume")) return kExitUsage;
     if (refuse_unstartable_command(s.config, dir, state_path(dir).string(), "resume")) return kExitError;
-    if (trials)
-      if (const std::optional<int> refused = raise_trial_budget(dir, s, *trials, "resume")) return *refused;
+    if (raise.any())
+      if (const std::optional<int> refused = raise_budgets(dir, s, raise, "resume")) return *refused;
   }
   return drive(dir, flags);
 }
@@ -1054,13 +1088,13 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
 
 }  // namespace
 
-int ask(const std::filesystem::path& dir, bool json, std::optional<std::size_t> trials) {
+int ask(const std::filesystem::path& dir, bool json, const BudgetRaise& raise) {
   if (!holds_campaign(dir, "ask")) return kExitUsage;  // before the lock, which would create tune.lock
   const auto lock = lock_campaign(dir, "ask");
   if (!lock) return kExitLocked;
-  if (!trials) return hand_out(dir, json);
+  if (!raise.any()) return hand_out(dir, json);
   CampaignState s = load_state(dir);
-  if (const std::optional<int> refused = raise_trial_budget(dir, s, *trials, "ask")) return *refused;
+  if (const std::optional<int> refused = raise_budgets(dir, s, raise, "ask")) return *refused;
   return hand_out(dir, json, std::move(s));
 }
 

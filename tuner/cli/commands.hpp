@@ -46,14 +46,21 @@ const std::vector<InlineOption>& inline_options();
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags);
 int run_inline(const InlineSettings& settings, const std::vector<std::string>& command,
                std::optional<std::filesystem::path> dir, const SessionFlags& flags);
-// With `trials`: first raise budget.trials to that total (more than the trials so far).
-int resume(const std::filesystem::path& dir, const SessionFlags& flags, std::optional<std::size_t> trials = std::nullopt);
+// --trials N and --cost-budget B of resume and ask: a campaign that spent its budget continues with
+// a larger one (N trials in all, B cost units in all).
+struct BudgetRaise {
+  std::optional<std::size_t> trials;
+  std::optional<double> cost;
+  bool any() const { return trials || cost; }
+};
+// With a raise: first raise the budgets to those totals (more than the present ones).
+int resume(const std::filesystem::path& dir, const SessionFlags& flags, const BudgetRaise& raise = {});
 int init(const std::filesystem::path& file);
 // last: list only the most recent trials (by id), the summary above them unchanged; nullopt: all.
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last = std::nullopt);
 int best(const std::filesystem::path& dir, bool json);
-// With `trials`: first raise budget.trials to that total (more than the trials so far).
-int ask(const std::filesystem::path& dir, bool json, std::optional<std::size_t> trials = std::nullopt);
+// With a raise: first raise the budgets to those totals (see resume).
+int ask(const std::filesystem::path& dir, bool json, const BudgetRaise& raise = {});
 // `tune ask campaign.yaml [--dir DIR]`: creates the campaign as `tune run` would (./<name>/ or DIR),
 // without launching anything, or finds it there, then hands out its next suggestion. The file may
 // leave out `command` (the trials are run from outside).

@@ -96,6 +96,10 @@ int main(int argc, char** argv) {
   resume_cmd->add_option("--trials", resume_trials,
                          "raise budget.trials to N trials in all (more than the campaign has), e.g. to continue a "
                          "campaign that spent its trial budget")->type_name("N")->check(whole_number);
+  std::optional<double> resume_cost;
+  resume_cmd->add_option("--cost-budget", resume_cost,
+                         "raise budget.cost to B in all (more than the present budget), e.g. to continue a campaign "
+                         "that spent its cost budget")->type_name("B");
   add_session_flags(resume_cmd);
 
   std::filesystem::path init_file = "campaign.yaml";
@@ -134,6 +138,11 @@ int main(int argc, char** argv) {
                       "first, e.g. to continue a campaign that spent its trial budget")
       ->type_name("N")
       ->check(whole_number);
+  std::optional<double> ask_cost;
+  ask_cmd->add_option("--cost-budget", ask_cost,
+                      "with a campaign directory: raise budget.cost to B in all (more than the present budget) first, "
+                      "e.g. to continue a campaign that spent its cost budget")
+      ->type_name("B");
   std::string tell_id;  // parsed here: CLI11 read -1 as 2^64 - 1 and clamped ids past 2^64
   std::optional<std::string> tell_value, tell_failure;
   CLI::App* tell_cmd = app.add_subcommand(
@@ -216,7 +225,7 @@ int main(int argc, char** argv) {
       inline_settings.trials_given = run->count("--trials") > 0;
       return run_inline(inline_settings, inline_command, dir, flags);
     }
-    if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags, resume_trials);
+    if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags, {resume_trials, resume_cost});
     if (*init_cmd) return tune::tuner::init(init_file);
     if (*status_cmd) return tune::tuner::status(campaign_dir, status_last);
     if (*best_cmd) return tune::tuner::best(campaign_dir, json);
@@ -225,9 +234,9 @@ int main(int argc, char** argv) {
     if (*ask_cmd) {
       std::error_code ec;
       if (std::filesystem::is_regular_file(campaign_dir, ec)) {
-        if (ask_trials) {
-          std::fprintf(stderr, "tune ask: --trials goes with a campaign directory (tune ask DIR --trials N); with a "
-                               "campaign file, its budget.trials is the budget\n");
+        if (ask_trials || ask_cost) {
+          std::fprintf(stderr, "tune ask: --trials and --cost-budget go with a campaign directory (tune ask DIR "
+                               "--trials N); with a campaign file, its budget is the budget\n");
           return kExitUsage;
         }
         return ask_campaign_file(campaign_dir, dir, json);
@@ -237,7 +246,7 @@ int main(int argc, char** argv) {
                              "a file\n", campaign_dir.c_str());
         return kExitUsage;
       }
-      return tune::tuner::ask(campaign_dir, json, ask_trials);
+      return tune::tuner::ask(campaign_dir, json, {ask_trials, ask_cost});
     }
     if (*tell_cmd) {
       if (!tell_value == !tell_failure) {

@@ -136,6 +136,20 @@ std::optional<Suggestion> Study::ask() {
   return suggestion_of(trials_.back());
 }
 
+void Study::raise_cost_budget(double budget) {
+  if (!options_.cost_budget) throw std::invalid_argument("raise_cost_budget: the study has no cost budget to raise");
+  if (!(std::isfinite(budget) && budget > *options_.cost_budget))
+    throw std::invalid_argument("raise_cost_budget: " + format_double(budget) + " is not above the present budget of " +
+                                format_double(*options_.cost_budget));
+  options_.cost_budget = budget;
+  // The study's own stop and the cost-aware strategies' both say so; another stop (a strategy with
+  // nothing left to propose) stands.
+  if (stop_reason_.rfind("cost budget exhausted", 0) == 0) {
+    finished_ = false;
+    stop_reason_.clear();
+  }
+}
+
 // With a cost budget, a run at `level` that does not fit what remains of it ends the asking (its
 // reason recorded; the study finished once nothing is pending).
 bool Study::exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,

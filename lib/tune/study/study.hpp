@@ -118,6 +118,10 @@ class Study {
 
   const std::optional<Resolution>& resolution() const { return options_.resolution; }
   const std::optional<double>& cost_budget() const { return options_.cost_budget; }
+  // Continues a study with a larger cost budget: one that stopped because its budget was spent
+  // asks again. Throws std::invalid_argument (the study unchanged) without a cost budget, or for a
+  // budget that is not finite and above the present one.
+  void raise_cost_budget(double budget);
   // Current cost of each level (declared or measured); empty without a resolution.
   std::vector<double> level_costs() const;
   // Cost spent so far: every trial asked (pending, complete or failed) at its measured cost or, not
