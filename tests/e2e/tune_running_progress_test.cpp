@@ -71,4 +71,34 @@ TEST(TuneRunningProgress, StatusShowsARunningTrialsTimeAndLastReportedValue) {
   EXPECT_NE(done.out.find("0.9"), std::string::npos) << done.out;
 }
 
+// The state holds the tuner's active time as of its last write, which comes at a trial's launch and
+// end: `tune status` of a session 1.5 s old, its one trial still running, read "active time 16ms".
+// While a tuner runs, the time since that write counts too (bounded by the test's own clock).
+TEST(TuneRunningProgress, StatusCountsTheActiveTimeOfTheRunningSession) {
+  const fs::path d = fresh_dir("running-active-time");
+  write_script(d, "train.sh", kTrainer);
+  write(d / "c.yaml", one_trial_per_mode_campaign("a", d / "train.sh", {"plain", "cut"}, "",
+                                                  "objective: {name: val_acc, direction: maximize}\n"));
+  const auto started = std::chrono::steady_clock::now();
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path trial = d / "a" / "trials" / "0";
+  for (int i = 0; i < 1000 && !holds(trial / "stdout", "val_acc=0.75 st"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const Result st = tune(d, {"status", "a"});
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  write(trial / "go", "");
+  write(d / "a" / "trials" / "1" / "go", "");
+  ASSERT_EQ(finish(d, tuner).code, 0);
+  ASSERT_EQ(st.code, 0) << st.err;
+  const std::size_t at = st.out.find("active time ");
+  ASSERT_NE(at, std::string::npos) << st.out;
+  const std::string shown = st.out.substr(at + 12, st.out.find('\n', at) - at - 12);
+  ASSERT_TRUE(shown.ends_with("s") && !shown.ends_with("ms") && shown.find('m') == std::string::npos) << shown;
+  const double seconds = std::stod(shown);
+  EXPECT_GE(seconds, 1.4) << st.out;
+  EXPECT_LE(seconds, elapsed + 0.1) << st.out;
+}
+
 }  // namespace
+

@@ -321,6 +321,7 @@ CampaignState state_from_yaml(const YAML::Node& root) {
   CampaignState s{std::move(config), std::move(study), {}, 0.0, 0.0, {}, false};
   s.created_at = read_seconds(require(root, "created_at"), "created_at");
   s.active_seconds = read_seconds(require(root, "active_seconds"), "active_seconds");
+  if (const YAML::Node updated = root["updated_at"]; updated.IsDefined()) s.updated_at = read_double(updated, "updated_at");
   s.finished = read_bool(require(root, "finished"), "finished");
   if (root["stop_reason"] && !root["stop_reason"].IsNull()) s.stop_reason = read_string(root["stop_reason"], "stop_reason");
   if (root["failed_at_failures_stop"])  // absent from state files written before it existed

@@ -64,6 +64,7 @@ struct CampaignState {
   // Failed trials when a session last stopped for budget.failures: the budget counts the failures
   // since, so that resuming after fixing the cause gets a fresh allowance. 0 if it never stopped so.
   std::size_t failed_at_failures_stop = 0;
+  double updated_at = 0.0;  // when the state was last written (read back only: a save writes its own time)
 
   std::size_t count(RunStatus status) const;
   // Whether budget.trials trials exist (launched by a tuner or handed out by tune ask), and the stop

@@ -648,8 +648,8 @@ void print_tree_saturation(const CampaignState& s) {
     return;
   }
   std::printf("  nothing left to learn in the tree since trial %llu: the model is sure every configuration left in it "
-              "is worse than its best; the %td full runs since refine the optimum%s\n",
-              static_cast<unsigned long long>(stretch_start->id), runs,
+              "is worse than its best; the %td full run%s since refine%s the optimum%s\n",
+              static_cast<unsigned long long>(stretch_start->id), runs, runs == 1 ? "" : "s", runs == 1 ? "s" : "",
               s.finished ? "" : " (tune stop ends the campaign if that is not worth their cost)");
 }
 
@@ -816,9 +816,14 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
               s.config.objective.name.c_str(), s.config.strategy.c_str(), state.c_str());
   const std::string trial_budget =
       s.config.budget.trials ? "budget " + std::to_string(*s.config.budget.trials) : std::string("no trial limit");
+  // The state holds the active time as of its last write, which a tuner running a long trial makes
+  // at the trial's end: while one runs, the time since that write counts too (a session 1.5 s old
+  // read "active time 16ms").
+  const double active =
+      s.active_seconds + (holder == LockHolder::tuner && s.updated_at > 0 ? std::max(0.0, now_seconds() - s.updated_at) : 0.0);
   std::printf("trials: %zu complete, %zu running, %zu queued, %zu failed, %s; active time %s\n",
               s.count(RunStatus::complete), s.count(RunStatus::running), s.count(RunStatus::queued),
-              s.count(RunStatus::failed), trial_budget.c_str(), format_duration(s.active_seconds).c_str());
+              s.count(RunStatus::failed), trial_budget.c_str(), format_duration(active).c_str());
   if (const std::size_t waiting = s.study.enqueued_count(); waiting > 0)
     std::printf("enqueued: %zu configuration%s to run before the strategy's next suggestion\n", waiting,
                 waiting == 1 ? "" : "s");
