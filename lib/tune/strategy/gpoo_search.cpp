@@ -122,11 +122,21 @@ void GpooSearch::init_node(NodeId id) {
   n.prior = kbar_uncached(id, id);
   n.delta = compute_delta(id);
   const auto t = static_cast<Eigen::Index>(rounds());
+  n.v.resize(v_capacity(t));
+  if (t == 0) return;
   Eigen::VectorXd k(t);
   for (Eigen::Index j = 0; j < t; ++j)
     k[j] = aggregated_kernel(id, observations_[static_cast<std::size_t>(j)].node);
   // v = L^{-1} k_n: one forward solve when the node is created; appends keep it current after.
-  n.v = t == 0 ? Eigen::VectorXd() : Eigen::VectorXd(L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(k));
+  n.v.head(t) = L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(k);
+}
+
+Eigen::Index GpooSearch::v_capacity(Eigen::Index t) {
+  // Room for t + 1 entries and about an eighth more, in whole packets: a column grows by a copy once
+  // per t/8 observations rather than at every one (a copy of every node's column per tell was as
+  // much memory traffic as the update itself, and fragmented the heap).
+  const Eigen::Index want = t + 1 + std::max<Eigen::Index>(16, (t + 1) / 8);
+  return (want + 15) / 16 * 16;
 }
 
 void GpooSearch::expand(NodeId node) {
@@ -158,17 +168,16 @@ double GpooSearch::kbar_uncached(NodeId a, NodeId b) const {
     const PartitionNode& nb = tree_.node(b);
     return covariance(options_.kernel, BoxQuery{na.lower, na.upper}, BoxQuery{nb.lower, nb.upper});
   }
-  // Equal weights 1/S: w_a^T K(X_a, X_b) w_b is the mean of the S x S kernel matrix.
+  // Equal weights 1/S: w_a^T K(X_a, X_b) w_b is the mean of the S x S kernel matrix. For S = 1 that
+  // mean is the one kernel value, the same bits without the 1 x 1 matrix.
+  if (options_.representatives == 1) return options_.kernel(nodes_[a].points.col(0), nodes_[b].points.col(0));
   return options_.kernel.cross(nodes_[a].points, nodes_[b].points).mean();
 }
 
 double GpooSearch::aggregated_kernel(NodeId a, NodeId b) const {
-  const std::uint64_t lo = std::min(a, b), hi = std::max(a, b);
-  const std::uint64_t key = (lo << 32) | hi;
-  if (auto it = kbar_cache_.find(key); it != kbar_cache_.end()) return it->second;
-  const double value = kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
-  kbar_cache_.emplace(key, value);
-  return value;
+  // Not memoised: a cache by node pair held (nodes x observed nodes) entries, ~18 million hash-map
+  // nodes (~1 GB) at 3000 rounds, to save kernel evaluations that cost less than its look-ups.
+  return kbar_uncached(std::min(a, b), std::max(a, b));
 }
 
 double GpooSearch::kbar_point(const Eigen::VectorXd& x, NodeId n) const {
@@ -181,13 +190,13 @@ double GpooSearch::kbar_point(const Eigen::VectorXd& x, NodeId n) const {
 
 void GpooSearch::add_observation(NodeId node, double value) {
   const auto t = static_cast<Eigen::Index>(rounds());
-  if (L_.rows() <= t) {  // grow the capacity geometrically
-    const Eigen::Index cap = std::max<Eigen::Index>(16, 2 * L_.rows());
+  if (L_.rows() <= t) {  // grow the capacity geometrically, by an eighth (L_ is most of the model)
+    const Eigen::Index cap = v_capacity(t);
     L_.conservativeResize(cap, cap);
     z_.conservativeResize(cap);
   }
   // Append one row of chol(G + sigma^2 I) (Golub & van Loan 4.2.9): l21 = v_m is already cached.
-  const Eigen::VectorXd l21 = nodes_[node].v;
+  const Eigen::VectorXd l21 = nodes_[node].v.head(t);
   const double l22sq = nodes_[node].prior + options_.noise_variance - l21.squaredNorm();
   const double l22 = std::sqrt(std::max(l22sq, options_.noise_variance * 1e-12));
   if (t > 0) L_.row(t).head(t) = l21.transpose();
@@ -196,8 +205,8 @@ void GpooSearch::add_observation(NodeId node, double value) {
   z_[t] = (value - (t > 0 ? l21.dot(z_.head(t)) : 0.0)) / l22;
   for (NodeId n = 0; n < tree_.size(); ++n) {
     NodeState& s = nodes_[n];
-    const double entry = (aggregated_kernel(n, node) - (t > 0 ? l21.dot(s.v) : 0.0)) / l22;
-    s.v.conservativeResize(t + 1);
+    const double entry = (aggregated_kernel(n, node) - (t > 0 ? l21.dot(s.v.head(t)) : 0.0)) / l22;
+    if (s.v.size() <= t) s.v.conservativeResize(v_capacity(t));
     s.v[t] = entry;
   }
   ++nodes_[node].samples;
@@ -242,8 +251,8 @@ GpooPosterior GpooSearch::posterior(NodeId node) const {
   const NodeState& s = nodes_[node];
   const auto t = static_cast<Eigen::Index>(rounds());
   GpooPosterior p;
-  p.mean = t > 0 ? s.v.dot(z_.head(t)) : 0.0;
-  p.variance = std::max(0.0, s.prior - (t > 0 ? s.v.squaredNorm() : 0.0));
+  p.mean = t > 0 ? s.v.head(t).dot(z_.head(t)) : 0.0;
+  p.variance = std::max(0.0, s.prior - (t > 0 ? s.v.head(t).squaredNorm() : 0.0));
   return p;
 }
 

@@ -180,7 +180,7 @@ class GpooSearch {
  private:
   struct NodeState {
     Eigen::MatrixXd points;  // representatives (columns)
-    Eigen::VectorXd v;       // L^{-1} k_n, size rounds()
+    Eigen::VectorXd v;       // L^{-1} k_n in head(rounds()); the rest is room to grow (v_capacity)
     double prior = 0.0;      // kbar(n, n)
     double delta = 0.0;
     std::size_t samples = 0;
@@ -189,6 +189,7 @@ class GpooSearch {
   void add_observation(NodeId node, double value);
   void expand(NodeId node);
   void init_node(NodeId id);
+  static Eigen::Index v_capacity(Eigen::Index t);
   double compute_delta(NodeId id) const;
   double kbar_uncached(NodeId a, NodeId b) const;
   double kbar_point(const Eigen::VectorXd& x, NodeId n) const;
@@ -200,8 +201,6 @@ class GpooSearch {
   std::vector<GpooObservationRecord> observations_;
   Eigen::MatrixXd L_;  // capacity x capacity; top-left rounds() x rounds() is valid
   Eigen::VectorXd z_;  // capacity; head(rounds()) is valid
-  // kbar is fixed for a fixed kernel: memoised by node pair (digest 3.2, "Caching").
-  mutable std::unordered_map<std::uint64_t, double> kbar_cache_;
 };
 
 }  // namespace tune
