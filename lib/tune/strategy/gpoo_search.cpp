@@ -124,11 +124,16 @@ void GpooSearch::init_node(NodeId id) {
   const auto t = static_cast<Eigen::Index>(rounds());
   n.v.resize(v_capacity(t));
   if (t == 0) return;
+  // v = L^{-1} k_n: one forward solve when the node is created; appends keep it current after.
+  n.v.head(t) = L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(observed_kbar(id));
+}
+
+Eigen::VectorXd GpooSearch::observed_kbar(NodeId id) const {
+  const auto t = static_cast<Eigen::Index>(rounds());
   Eigen::VectorXd k(t);
   for (Eigen::Index j = 0; j < t; ++j)
     k[j] = aggregated_kernel(id, observations_[static_cast<std::size_t>(j)].node);
-  // v = L^{-1} k_n: one forward solve when the node is created; appends keep it current after.
-  n.v.head(t) = L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(k);
+  return k;
 }
 
 Eigen::Index GpooSearch::v_capacity(Eigen::Index t) {
@@ -141,6 +146,9 @@ Eigen::Index GpooSearch::v_capacity(Eigen::Index t) {
 
 void GpooSearch::expand(NodeId node) {
   for (NodeId child : tree_.expand(node)) init_node(child);
+  // Only leaves are scored and observed: an expanded node's column is not kept up to date (half
+  // of the columns, and of every tell's work); posterior() solves for it when asked.
+  nodes_[node].v = Eigen::VectorXd();
 }
 
 double GpooSearch::compute_delta(NodeId id) const {
@@ -204,6 +212,7 @@ void GpooSearch::add_observation(NodeId node, double value) {
   L_(t, t) = l22;
   z_[t] = (value - (t > 0 ? l21.dot(z_.head(t)) : 0.0)) / l22;
   for (NodeId n = 0; n < tree_.size(); ++n) {
+    if (!tree_.nodes()[n].is_leaf()) continue;
     NodeState& s = nodes_[n];
     const double entry = (aggregated_kernel(n, node) - (t > 0 ? l21.dot(s.v.head(t)) : 0.0)) / l22;
     if (s.v.size() <= t) s.v.conservativeResize(v_capacity(t));
@@ -251,9 +260,25 @@ GpooPosterior GpooSearch::posterior(NodeId node) const {
   const NodeState& s = nodes_[node];
   const auto t = static_cast<Eigen::Index>(rounds());
   GpooPosterior p;
-  p.mean = t > 0 ? s.v.head(t).dot(z_.head(t)) : 0.0;
-  p.variance = std::max(0.0, s.prior - (t > 0 ? s.v.head(t).squaredNorm() : 0.0));
+  if (t == 0) {
+    p.variance = std::max(0.0, s.prior);
+    return p;
+  }
+  // An expanded node has no column kept: one forward solve, the same v up to rounding.
+  const Eigen::VectorXd solved = tree_.nodes()[node].is_leaf()
+                                     ? Eigen::VectorXd()
+                                     : Eigen::VectorXd(L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(
+                                           observed_kbar(node)));
+  const auto v = tree_.nodes()[node].is_leaf() ? s.v.head(t) : solved.head(t);
+  p.mean = v.dot(z_.head(t));
+  p.variance = std::max(0.0, s.prior - v.squaredNorm());
   return p;
+}
+
+Eigen::VectorXd GpooSearch::weights() const {
+  const auto t = static_cast<Eigen::Index>(rounds());
+  if (t == 0) return {};
+  return L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().transpose().solve(z_.head(t));
 }
 
 double GpooSearch::delta(NodeId node) const {
@@ -320,12 +345,16 @@ GpooRecommendation GpooSearch::recommend() const {
   // there (digest 6.5: expanded nodes passed the CI test, so their estimates are the precise ones);
   // or (best_expanded) the largest mean among all expanded nodes. Before any expansion the root is
   // the only candidate.
+  // Means as k_n . alpha, alpha = (G + sigma^2 I)^{-1} y: one solve for all the expanded nodes,
+  // whose columns are not kept (a solve each would be O(t^2) per node).
+  const Eigen::VectorXd alpha = weights();
+  const auto mean_of = [&](NodeId id) { return rounds() == 0 ? 0.0 : observed_kbar(id).dot(alpha); };
   NodeId best = PartitionTree::root;
-  double best_mean = posterior(best).mean;
+  double best_mean = mean_of(best);
   for (NodeId id = 0; id < tree_.size(); ++id) {
     const PartitionNode& n = tree_.node(id);
     if (!n.expanded()) continue;
-    const double m = posterior(id).mean;
+    const double m = mean_of(id);
     const std::size_t best_depth = tree_.node(best).depth;
     const bool by_mean = m > best_mean || (m == best_mean && label_less(id, best));
     if (options_.recommendation == GpooRecommendationRule::best_expanded ? by_mean
