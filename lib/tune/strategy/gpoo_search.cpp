@@ -100,14 +100,34 @@ GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
   // its last observation.
   std::unordered_map<NodeId, std::size_t> last;
   for (std::size_t j = 0; j < observations.size(); ++j) last[observations[j].node] = j;
-  for (std::size_t j = 0; j < observations.size(); ++j) {
-    const auto& rec = observations[j];
-    if (rec.node >= s.tree_.size() || !s.tree_.node(rec.node).is_leaf())
-      throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
-    s.add_observation(rec.node, rec.value);
-    if (next < expand_sequence.size() && expand_sequence[next] == rec.node && last[rec.node] == j) {
-      s.expand(rec.node);
-      ++next;
+  // Rounds go in blocks. Within a block only the leaves it observes (and the children it creates)
+  // are updated round by round; every other leaf stays a leaf throughout and is brought up to date
+  // after the block, its entries in the same order with the same arithmetic (the same rows l21,
+  // the same dot products), so the result is bit-identical to tell()'s. Each column is then read
+  // once per block instead of once per round: a replay streamed every leaf's column per round.
+  constexpr std::size_t block = 32;
+  std::vector<char> deferred;
+  std::vector<Eigen::VectorXd> rows;
+  for (std::size_t j0 = 0; j0 < observations.size(); j0 += block) {
+    const std::size_t j1 = std::min(observations.size(), j0 + block);
+    deferred.assign(s.tree_.size(), 0);
+    for (NodeId n = 0; n < s.tree_.size(); ++n) deferred[n] = s.tree_.nodes()[n].is_leaf() ? 1 : 0;
+    for (std::size_t j = j0; j < j1; ++j)
+      if (observations[j].node < deferred.size()) deferred[observations[j].node] = 0;
+    rows.clear();
+    for (std::size_t j = j0; j < j1; ++j) {
+      const auto& rec = observations[j];
+      if (rec.node >= s.tree_.size() || !s.tree_.node(rec.node).is_leaf())
+        throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
+      s.add_observation(rec.node, rec.value, &deferred, &rows);
+      if (next < expand_sequence.size() && expand_sequence[next] == rec.node && last[rec.node] == j) {
+        s.expand(rec.node);
+        ++next;
+      }
+    }
+    for (NodeId n = 0; n < deferred.size(); ++n) {
+      if (!deferred[n]) continue;
+      for (std::size_t k = 0; k < rows.size(); ++k) s.append_entry(n, j0 + k, rows[k]);
     }
   }
   if (next != expand_sequence.size())
@@ -196,7 +216,17 @@ double GpooSearch::kbar_point(const Eigen::VectorXd& x, NodeId n) const {
   return options_.kernel.cross(x, nodes_[n].points).mean();
 }
 
-void GpooSearch::add_observation(NodeId node, double value) {
+void GpooSearch::append_entry(NodeId n, std::size_t round, const Eigen::VectorXd& l21) {
+  const auto t = static_cast<Eigen::Index>(round);
+  NodeState& s = nodes_[n];
+  const double entry =
+      (aggregated_kernel(n, observations_[round].node) - (t > 0 ? l21.dot(s.v.head(t)) : 0.0)) / L_(t, t);
+  if (s.v.size() <= t) s.v.conservativeResize(v_capacity(t));
+  s.v[t] = entry;
+}
+
+void GpooSearch::add_observation(NodeId node, double value, const std::vector<char>* deferred,
+                                 std::vector<Eigen::VectorXd>* rows) {
   const auto t = static_cast<Eigen::Index>(rounds());
   if (L_.rows() <= t) {  // grow the capacity geometrically, by an eighth (L_ is most of the model)
     const Eigen::Index cap = v_capacity(t);
@@ -211,15 +241,13 @@ void GpooSearch::add_observation(NodeId node, double value) {
   L_.row(t).tail(L_.cols() - t).setZero();
   L_(t, t) = l22;
   z_[t] = (value - (t > 0 ? l21.dot(z_.head(t)) : 0.0)) / l22;
-  for (NodeId n = 0; n < tree_.size(); ++n) {
-    if (!tree_.nodes()[n].is_leaf()) continue;
-    NodeState& s = nodes_[n];
-    const double entry = (aggregated_kernel(n, node) - (t > 0 ? l21.dot(s.v.head(t)) : 0.0)) / l22;
-    if (s.v.size() <= t) s.v.conservativeResize(v_capacity(t));
-    s.v[t] = entry;
-  }
   ++nodes_[node].samples;
   observations_.push_back({node, value});
+  for (NodeId n = 0; n < tree_.size(); ++n) {
+    if (!tree_.nodes()[n].is_leaf() || (deferred && n < deferred->size() && (*deferred)[n])) continue;
+    append_entry(n, static_cast<std::size_t>(t), l21);
+  }
+  if (rows) rows->push_back(l21);
 }
 
 bool GpooSearch::tell(NodeId node, double value) {

@@ -191,7 +191,12 @@ class GpooSearch {
     std::size_t samples = 0;
   };
 
-  void add_observation(NodeId node, double value);
+  // Appends round rounds() for `node`. Leaves marked in `deferred` are left for append_entry
+  // (replay's blocks); `rows` collects the row l21 of L the round appended.
+  void add_observation(NodeId node, double value, const std::vector<char>* deferred = nullptr,
+                       std::vector<Eigen::VectorXd>* rows = nullptr);
+  // Entry `round` of leaf n's v from row l21 of L (round < rounds(): the observation is recorded).
+  void append_entry(NodeId n, std::size_t round, const Eigen::VectorXd& l21);
   void expand(NodeId node);
   void init_node(NodeId id);
   static Eigen::Index v_capacity(Eigen::Index t);
