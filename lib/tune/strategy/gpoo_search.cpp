@@ -203,9 +203,17 @@ double GpooSearch::kbar_uncached(NodeId a, NodeId b) const {
 }
 
 double GpooSearch::aggregated_kernel(NodeId a, NodeId b) const {
-  // Not memoised: a cache by node pair held (nodes x observed nodes) entries, ~18 million hash-map
-  // nodes (~1 GB) at 3000 rounds, to save kernel evaluations that cost less than its look-ups.
-  return kbar_uncached(std::min(a, b), std::max(a, b));
+  const std::uint64_t lo = std::min(a, b), hi = std::max(a, b);
+  // With S = 1 not memoised: the cache by node pair held (nodes x observed nodes) entries, ~18
+  // million hash-map nodes (~1 GB) at 3000 rounds, to save single kernel evaluations that cost
+  // less than its look-ups. An S x S mean (S^2 evaluations) or a box-box covariance is kept.
+  if (options_.aggregation == GpooAggregation::representatives && options_.representatives == 1)
+    return kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
+  const std::uint64_t key = (lo << 32) | hi;
+  if (auto it = kbar_cache_.find(key); it != kbar_cache_.end()) return it->second;
+  const double value = kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
+  kbar_cache_.emplace(key, value);
+  return value;
 }
 
 double GpooSearch::kbar_point(const Eigen::VectorXd& x, NodeId n) const {

@@ -22,8 +22,9 @@
 // entry to every leaf's v_n in O(t) each; a new child gets its v by one forward solve. Expanded
 // nodes keep no v (it would double the memory and every tell's work): their means for the
 // recommendation are k_n . alpha with alpha = L^{-T} z, and posterior() solves for their v when
-// asked. Costs O(K N^3) over a run; kbar is recomputed, not memoised (digest 3.2's cache by node
-// pair held one entry per (node, observation), ~1 GB at 3000 rounds).
+// asked. Costs O(K N^3) over a run. kbar is memoised by node pair only where it costs more than a
+// kernel evaluation (S > 1, cells): the cache holds one entry per (node, observed node), ~1 GB at
+// 3000 rounds.
 //
 // Rounds. Round t (1-based) is the t-th observation. next() for round t scores leaves with beta_t
 // and the posterior given Z_{1:t-1} (eq. 5); tell() of round t adds the observation and then checks
@@ -213,6 +214,9 @@ class GpooSearch {
   std::vector<GpooObservationRecord> observations_;
   Eigen::MatrixXd L_;  // capacity x capacity; top-left rounds() x rounds() is valid
   Eigen::VectorXd z_;  // capacity; head(rounds()) is valid
+  // kbar is fixed for a fixed kernel: memoised by node pair (digest 3.2, "Caching") where one costs
+  // more than a kernel evaluation (S > 1, or cells), see aggregated_kernel().
+  mutable std::unordered_map<std::uint64_t, double> kbar_cache_;
 };
 
 }  // namespace tune
