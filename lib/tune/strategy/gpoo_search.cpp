@@ -100,14 +100,34 @@ GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
   // its last observation.
   std::unordered_map<NodeId, std::size_t> last;
   for (std::size_t j = 0; j < observations.size(); ++j) last[observations[j].node] = j;
-  for (std::size_t j = 0; j < observations.size(); ++j) {
-    const auto& rec = observations[j];
-    if (rec.node >= s.tree_.size() || !s.tree_.node(rec.node).is_leaf())
-      throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
-    s.add_observation(rec.node, rec.value);
-    if (next < expand_sequence.size() && expand_sequence[next] == rec.node && last[rec.node] == j) {
-      s.expand(rec.node);
-      ++next;
+  // Rounds go in blocks. Within a block only the leaves it observes (and the children it creates)
+  // are updated round by round; every other leaf stays a leaf throughout and is brought up to date
+  // after the block, its entries in the same order with the same arithmetic (the same rows l21,
+  // the same dot products), so the result is bit-identical to tell()'s. Each column is then read
+  // once per block instead of once per round: a replay streamed every leaf's column per round.
+  constexpr std::size_t block = 32;
+  std::vector<char> deferred;
+  std::vector<Eigen::VectorXd> rows;
+  for (std::size_t j0 = 0; j0 < observations.size(); j0 += block) {
+    const std::size_t j1 = std::min(observations.size(), j0 + block);
+    deferred.assign(s.tree_.size(), 0);
+    for (NodeId n = 0; n < s.tree_.size(); ++n) deferred[n] = s.tree_.nodes()[n].is_leaf() ? 1 : 0;
+    for (std::size_t j = j0; j < j1; ++j)
+      if (observations[j].node < deferred.size()) deferred[observations[j].node] = 0;
+    rows.clear();
+    for (std::size_t j = j0; j < j1; ++j) {
+      const auto& rec = observations[j];
+      if (rec.node >= s.tree_.size() || !s.tree_.node(rec.node).is_leaf())
+        throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
+      s.add_observation(rec.node, rec.value, &deferred, &rows);
+      if (next < expand_sequence.size() && expand_sequence[next] == rec.node && last[rec.node] == j) {
+        s.expand(rec.node);
+        ++next;
+      }
+    }
+    for (NodeId n = 0; n < deferred.size(); ++n) {
+      if (!deferred[n]) continue;
+      for (std::size_t k = 0; k < rows.size(); ++k) s.append_entry(n, j0 + k, rows[k]);
     }
   }
   if (next != expand_sequence.size())
@@ -122,15 +142,33 @@ void GpooSearch::init_node(NodeId id) {
   n.prior = kbar_uncached(id, id);
   n.delta = compute_delta(id);
   const auto t = static_cast<Eigen::Index>(rounds());
+  n.v.resize(v_capacity(t));
+  if (t == 0) return;
+  // v = L^{-1} k_n: one forward solve when the node is created; appends keep it current after.
+  n.v.head(t) = L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(observed_kbar(id));
+}
+
+Eigen::VectorXd GpooSearch::observed_kbar(NodeId id) const {
+  const auto t = static_cast<Eigen::Index>(rounds());
   Eigen::VectorXd k(t);
   for (Eigen::Index j = 0; j < t; ++j)
     k[j] = aggregated_kernel(id, observations_[static_cast<std::size_t>(j)].node);
-  // v = L^{-1} k_n: one forward solve when the node is created; appends keep it current after.
-  n.v = t == 0 ? Eigen::VectorXd() : Eigen::VectorXd(L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(k));
+  return k;
+}
+
+Eigen::Index GpooSearch::v_capacity(Eigen::Index t) {
+  // Room for t + 1 entries and about an eighth more, in whole packets: a column grows by a copy once
+  // per t/8 observations rather than at every one (a copy of every node's column per tell was as
+  // much memory traffic as the update itself, and fragmented the heap).
+  const Eigen::Index want = t + 1 + std::max<Eigen::Index>(16, (t + 1) / 8);
+  return (want + 15) / 16 * 16;
 }
 
 void GpooSearch::expand(NodeId node) {
   for (NodeId child : tree_.expand(node)) init_node(child);
+  // Only leaves are scored and observed: an expanded node's column is not kept up to date (half
+  // of the columns, and of every tell's work); posterior() solves for it when asked.
+  nodes_[node].v = Eigen::VectorXd();
 }
 
 double GpooSearch::compute_delta(NodeId id) const {
@@ -158,12 +196,19 @@ double GpooSearch::kbar_uncached(NodeId a, NodeId b) const {
     const PartitionNode& nb = tree_.node(b);
     return covariance(options_.kernel, BoxQuery{na.lower, na.upper}, BoxQuery{nb.lower, nb.upper});
   }
-  // Equal weights 1/S: w_a^T K(X_a, X_b) w_b is the mean of the S x S kernel matrix.
+  // Equal weights 1/S: w_a^T K(X_a, X_b) w_b is the mean of the S x S kernel matrix. For S = 1 that
+  // mean is the one kernel value, the same bits without the 1 x 1 matrix.
+  if (options_.representatives == 1) return options_.kernel(nodes_[a].points.col(0), nodes_[b].points.col(0));
   return options_.kernel.cross(nodes_[a].points, nodes_[b].points).mean();
 }
 
 double GpooSearch::aggregated_kernel(NodeId a, NodeId b) const {
   const std::uint64_t lo = std::min(a, b), hi = std::max(a, b);
+  // With S = 1 not memoised: the cache by node pair held (nodes x observed nodes) entries, ~18
+  // million hash-map nodes (~1 GB) at 3000 rounds, to save single kernel evaluations that cost
+  // less than its look-ups. An S x S mean (S^2 evaluations) or a box-box covariance is kept.
+  if (options_.aggregation == GpooAggregation::representatives && options_.representatives == 1)
+    return kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
   const std::uint64_t key = (lo << 32) | hi;
   if (auto it = kbar_cache_.find(key); it != kbar_cache_.end()) return it->second;
   const double value = kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
@@ -179,29 +224,38 @@ double GpooSearch::kbar_point(const Eigen::VectorXd& x, NodeId n) const {
   return options_.kernel.cross(x, nodes_[n].points).mean();
 }
 
-void GpooSearch::add_observation(NodeId node, double value) {
+void GpooSearch::append_entry(NodeId n, std::size_t round, const Eigen::VectorXd& l21) {
+  const auto t = static_cast<Eigen::Index>(round);
+  NodeState& s = nodes_[n];
+  const double entry =
+      (aggregated_kernel(n, observations_[round].node) - (t > 0 ? l21.dot(s.v.head(t)) : 0.0)) / L_(t, t);
+  if (s.v.size() <= t) s.v.conservativeResize(v_capacity(t));
+  s.v[t] = entry;
+}
+
+void GpooSearch::add_observation(NodeId node, double value, const std::vector<char>* deferred,
+                                 std::vector<Eigen::VectorXd>* rows) {
   const auto t = static_cast<Eigen::Index>(rounds());
-  if (L_.rows() <= t) {  // grow the capacity geometrically
-    const Eigen::Index cap = std::max<Eigen::Index>(16, 2 * L_.rows());
+  if (L_.rows() <= t) {  // grow the capacity geometrically, by an eighth (L_ is most of the model)
+    const Eigen::Index cap = v_capacity(t);
     L_.conservativeResize(cap, cap);
     z_.conservativeResize(cap);
   }
   // Append one row of chol(G + sigma^2 I) (Golub & van Loan 4.2.9): l21 = v_m is already cached.
-  const Eigen::VectorXd l21 = nodes_[node].v;
+  const Eigen::VectorXd l21 = nodes_[node].v.head(t);
   const double l22sq = nodes_[node].prior + options_.noise_variance - l21.squaredNorm();
   const double l22 = std::sqrt(std::max(l22sq, options_.noise_variance * 1e-12));
   if (t > 0) L_.row(t).head(t) = l21.transpose();
   L_.row(t).tail(L_.cols() - t).setZero();
   L_(t, t) = l22;
   z_[t] = (value - (t > 0 ? l21.dot(z_.head(t)) : 0.0)) / l22;
-  for (NodeId n = 0; n < tree_.size(); ++n) {
-    NodeState& s = nodes_[n];
-    const double entry = (aggregated_kernel(n, node) - (t > 0 ? l21.dot(s.v) : 0.0)) / l22;
-    s.v.conservativeResize(t + 1);
-    s.v[t] = entry;
-  }
   ++nodes_[node].samples;
   observations_.push_back({node, value});
+  for (NodeId n = 0; n < tree_.size(); ++n) {
+    if (!tree_.nodes()[n].is_leaf() || (deferred && n < deferred->size() && (*deferred)[n])) continue;
+    append_entry(n, static_cast<std::size_t>(t), l21);
+  }
+  if (rows) rows->push_back(l21);
 }
 
 bool GpooSearch::tell(NodeId node, double value) {
@@ -242,9 +296,25 @@ GpooPosterior GpooSearch::posterior(NodeId node) const {
   const NodeState& s = nodes_[node];
   const auto t = static_cast<Eigen::Index>(rounds());
   GpooPosterior p;
-  p.mean = t > 0 ? s.v.dot(z_.head(t)) : 0.0;
-  p.variance = std::max(0.0, s.prior - (t > 0 ? s.v.squaredNorm() : 0.0));
+  if (t == 0) {
+    p.variance = std::max(0.0, s.prior);
+    return p;
+  }
+  // An expanded node has no column kept: one forward solve, the same v up to rounding.
+  const Eigen::VectorXd solved = tree_.nodes()[node].is_leaf()
+                                     ? Eigen::VectorXd()
+                                     : Eigen::VectorXd(L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(
+                                           observed_kbar(node)));
+  const auto v = tree_.nodes()[node].is_leaf() ? s.v.head(t) : solved.head(t);
+  p.mean = v.dot(z_.head(t));
+  p.variance = std::max(0.0, s.prior - v.squaredNorm());
   return p;
+}
+
+Eigen::VectorXd GpooSearch::weights() const {
+  const auto t = static_cast<Eigen::Index>(rounds());
+  if (t == 0) return {};
+  return L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().transpose().solve(z_.head(t));
 }
 
 double GpooSearch::delta(NodeId node) const {
@@ -311,12 +381,16 @@ GpooRecommendation GpooSearch::recommend() const {
   // there (digest 6.5: expanded nodes passed the CI test, so their estimates are the precise ones);
   // or (best_expanded) the largest mean among all expanded nodes. Before any expansion the root is
   // the only candidate.
+  // Means as k_n . alpha, alpha = (G + sigma^2 I)^{-1} y: one solve for all the expanded nodes,
+  // whose columns are not kept (a solve each would be O(t^2) per node).
+  const Eigen::VectorXd alpha = weights();
+  const auto mean_of = [&](NodeId id) { return rounds() == 0 ? 0.0 : observed_kbar(id).dot(alpha); };
   NodeId best = PartitionTree::root;
-  double best_mean = posterior(best).mean;
+  double best_mean = mean_of(best);
   for (NodeId id = 0; id < tree_.size(); ++id) {
     const PartitionNode& n = tree_.node(id);
     if (!n.expanded()) continue;
-    const double m = posterior(id).mean;
+    const double m = mean_of(id);
     const std::size_t best_depth = tree_.node(best).depth;
     const bool by_mean = m > best_mean || (m == best_mean && label_less(id, best));
     if (options_.recommendation == GpooRecommendationRule::best_expanded ? by_mean

@@ -17,10 +17,14 @@
 // standardised: the paper assumes a known GP prior (Assumption 1).
 //
 // Incremental inference (digest 3.2): L = chol(G + sigma^2 I) over the t observations,
-// z = L^{-1} y, and for *every* node n of the tree (leaves for b-values, expanded nodes for the
-// recommendation) v_n = L^{-1} k_n, so mean_n = v_n . z and var_n = kbar(n, n) - |v_n|^2. An
-// observation appends one row of L and one entry to every v_n in O(t) each; a new child gets its v
-// by one forward solve. Costs O(K N^3) over a run.
+// z = L^{-1} y, and for every leaf n (the nodes scored and observed) v_n = L^{-1} k_n, so
+// mean_n = v_n . z and var_n = kbar(n, n) - |v_n|^2. An observation appends one row of L and one
+// entry to every leaf's v_n in O(t) each; a new child gets its v by one forward solve. Expanded
+// nodes keep no v (it would double the memory and every tell's work): their means for the
+// recommendation are k_n . alpha with alpha = L^{-T} z, and posterior() solves for their v when
+// asked. Costs O(K N^3) over a run. kbar is memoised by node pair only where it costs more than a
+// kernel evaluation (S > 1, cells): the cache holds one entry per (node, observed node), ~1 GB at
+// 3000 rounds.
 //
 // Rounds. Round t (1-based) is the t-th observation. next() for round t scores leaves with beta_t
 // and the posterior given Z_{1:t-1} (eq. 5); tell() of round t adds the observation and then checks
@@ -180,15 +184,25 @@ class GpooSearch {
  private:
   struct NodeState {
     Eigen::MatrixXd points;  // representatives (columns)
-    Eigen::VectorXd v;       // L^{-1} k_n, size rounds()
+    // L^{-1} k_n in head(rounds()), the rest room to grow (v_capacity); leaves only (empty once
+    // the node is expanded).
+    Eigen::VectorXd v;
     double prior = 0.0;      // kbar(n, n)
     double delta = 0.0;
     std::size_t samples = 0;
   };
 
-  void add_observation(NodeId node, double value);
+  // Appends round rounds() for `node`. Leaves marked in `deferred` are left for append_entry
+  // (replay's blocks); `rows` collects the row l21 of L the round appended.
+  void add_observation(NodeId node, double value, const std::vector<char>* deferred = nullptr,
+                       std::vector<Eigen::VectorXd>* rows = nullptr);
+  // Entry `round` of leaf n's v from row l21 of L (round < rounds(): the observation is recorded).
+  void append_entry(NodeId n, std::size_t round, const Eigen::VectorXd& l21);
   void expand(NodeId node);
   void init_node(NodeId id);
+  static Eigen::Index v_capacity(Eigen::Index t);
+  Eigen::VectorXd observed_kbar(NodeId id) const;  // kbar(id, node of round j), j < rounds()
+  Eigen::VectorXd weights() const;                 // (G + sigma^2 I)^{-1} y = L^{-T} z
   double compute_delta(NodeId id) const;
   double kbar_uncached(NodeId a, NodeId b) const;
   double kbar_point(const Eigen::VectorXd& x, NodeId n) const;
@@ -200,7 +214,8 @@ class GpooSearch {
   std::vector<GpooObservationRecord> observations_;
   Eigen::MatrixXd L_;  // capacity x capacity; top-left rounds() x rounds() is valid
   Eigen::VectorXd z_;  // capacity; head(rounds()) is valid
-  // kbar is fixed for a fixed kernel: memoised by node pair (digest 3.2, "Caching").
+  // kbar is fixed for a fixed kernel: memoised by node pair (digest 3.2, "Caching") where one costs
+  // more than a kernel evaluation (S > 1, or cells), see aggregated_kernel().
   mutable std::unordered_map<std::uint64_t, double> kbar_cache_;
 };
 

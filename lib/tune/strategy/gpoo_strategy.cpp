@@ -120,7 +120,7 @@ Eigen::VectorXd GpooStrategy::trial_point(const PartitionTree& tree, NodeId node
   return x;
 }
 
-GpooStrategy::Built GpooStrategy::build(const StrategyContext& context, bool take_cache) const {
+GpooStrategy::CachedSearch GpooStrategy::decided_search(const StrategyContext& context, bool take_cache) const {
   const std::size_t d = context.space.dim();
   std::vector<GpooObservationRecord> observations;
   observations.reserve(decided_);
@@ -139,12 +139,19 @@ GpooStrategy::Built GpooStrategy::build(const StrategyContext& context, bool tak
   // variant's search makes as it is constructed (the dimension was not known before): a state saved
   // then is a new search, not a replay.
   const bool fresh = expand_sequence_.empty() && observations.empty();
-  Built b{cached  ? (take_cache ? std::move(cache_->search) : cache_->search)
-          : fresh ? GpooSearch(d, search_options(d))
-                  : GpooSearch::replay(d, search_options(d), observations, expand_sequence_),
-          {}, std::move(values)};
-  if (cached && cache_->values != b.values) b.search.revalue(b.values);
+  // A search of the old kernel is of no use to the proposal that replays under the new one: freed
+  // first, the two do not coexist (they did: the peak of a refit was twice the model).
+  if (take_cache && !cached) cache_.reset();
+  CachedSearch out{cached  ? (take_cache ? std::move(cache_->search) : cache_->search)
+                   : fresh ? GpooSearch(d, search_options(d))
+                           : GpooSearch::replay(d, search_options(d), observations, expand_sequence_),
+                   std::move(values), refit_.refresh_count};
+  if (cached && cache_->values != out.values) out.search.revalue(out.values);
   if (take_cache) cache_.reset();
+  return out;
+}
+
+void GpooStrategy::tell_undecided(Built& b, const StrategyContext& context) const {
   for (std::size_t r = decided_; r < rounds_.size(); ++r) {
     const std::optional<double> reward = completed_reward(rounds_[r], context);
     double value = 0.0;
@@ -159,6 +166,12 @@ GpooStrategy::Built GpooStrategy::build(const StrategyContext& context, bool tak
     b.search.tell(rounds_[r].node, value);
     b.values.push_back(value);
   }
+}
+
+GpooStrategy::Built GpooStrategy::build(const StrategyContext& context, bool take_cache) const {
+  CachedSearch decided = decided_search(context, take_cache);
+  Built b{std::move(decided.search), {}, std::move(decided.values)};
+  tell_undecided(b, context);
   return b;
 }
 
@@ -377,7 +390,14 @@ void GpooStrategy::restore(const YAML::Node& node, const StrategyContext& contex
     throw StateError("field 'decided' at " + position_of(state["decided"]) + ": more than the rounds listed");
   refit_.read(state);
   try {
-    (void)build(context);  // every node, expansion and fantasy must fit together
+    // Every node, expansion and fantasy must fit together. The decided rounds' search is kept for
+    // the next ask, which would otherwise replay them a second time (as long as the first).
+    CachedSearch decided = decided_search(context, false);
+    if (decided_ < rounds_.size()) {
+      Built b{decided.search, {}, decided.values};
+      tell_undecided(b, context);
+    }
+    cache_ = std::move(decided);
   } catch (const std::exception& e) {
     throw StateError("gpoo state at " + position_of(state) + ": the rounds do not replay (" + e.what() + ")");
   }

@@ -94,6 +94,7 @@ class GpooStrategy final : public Strategy {
   // Observability and tests.
   const std::vector<Round>& rounds() const { return rounds_; }
   const FixedKernelRefit& model() const { return refit_; }
+  const std::vector<NodeId>& expand_sequence() const { return expand_sequence_; }  // of the decided rounds
   // The search as the next ask would see it (every round replayed, fantasies for the unfinished).
   GpooSearch search(const StrategyContext& context) const;
 
@@ -103,9 +104,13 @@ class GpooStrategy final : public Strategy {
     std::vector<std::optional<double>> new_fantasies;  // reward units, for rounds [decided_, size)
     std::vector<double> values;  // standardised, as told, for every round
   };
+  struct CachedSearch;
   // `take_cache`: move the cached search out instead of copying it (a copy of every node's column
   // is most of an ask otherwise); the proposal that does so stores the new search back.
   Built build(const StrategyContext& context, bool take_cache = false) const;
+  // The search of the decided rounds [0, decided_) (the cache, or a replay), and the rest told to it.
+  CachedSearch decided_search(const StrategyContext& context, bool take_cache) const;
+  void tell_undecided(Built& b, const StrategyContext& context) const;
   GpooSearchOptions search_options(std::size_t dim) const;
   GpHyperparameters hyperparameters(std::size_t dim) const;
   std::optional<double> completed_reward(const Round& round, const StrategyContext& context) const;
@@ -124,7 +129,7 @@ class GpooStrategy final : public Strategy {
   // values under refresh `refresh_count`. While the refresh is the same, a build starts from it,
   // gives a round told as a fantasy and since completed its value (GpooSearch::revalue), and tells
   // only the rounds decided since: a replay of every round at every ask is O(N^3) (0.5 s per ask at
-  // 750 trials). A refit replays; a loaded study has no cache and replays once.
+  // 750 trials). A refit replays; a loaded study replays once, in restore(), which keeps the result.
   struct CachedSearch {
     GpooSearch search;
     std::vector<double> values;
