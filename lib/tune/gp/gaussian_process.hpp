@@ -184,6 +184,11 @@ class GaussianProcess {
 
  private:
   void append_row(const Observation& observation);
+  // The rows of the last `count` of observations_ (beyond size()), bit for bit append_row's one
+  // after another, a panel of columns at a time for all of them (cholesky_rows.cpp).
+  void append_rows(std::size_t count);
+  void finish_row(Eigen::Index r);  // append_row's pivot and whitened target of row r
+  static constexpr std::size_t kBlockedRowsFrom = 8;  // add() of this many observations uses append_rows
   void reserve_rows(Eigen::Index rows);  // capacity of L and a for this many rows, the valid ones kept
   void append_tracked_row(std::size_t row);
   void refresh_tracked_summaries();
