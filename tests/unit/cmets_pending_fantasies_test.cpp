@@ -1,0 +1,89 @@
+// cmets and cmes keep an ask's fantasies (failed trials' tail, pending trials' rows) on the model for
+// the next ask, which adds only the new pending trial's. A burst of asks without tells must suggest
+// exactly what the same study saved and loaded just before each ask suggests (its strategy makes
+// every fantasy afresh): bit for bit, with failed trials, and with a tell, a failure and a
+// recommendation between the asks, each of which must drop the kept fantasies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tune/strategy/multi_resolution_search.hpp"
+#include "tune/tune.hpp"
+
+namespace {
+
+tune::Space square() {
+  return tune::Space({tune::Parameter::floating("x", 0, 1), tune::Parameter::floating("y", 0, 1)});
+}
+
+double objective(const Eigen::VectorXd& u, std::size_t level) {
+  const double f = -4.0 * ((u(0) - 0.3) * (u(0) - 0.3) + (u(1) - 0.7) * (u(1) - 0.7)) + 0.3 * std::sin(5 * u(0));
+  return f - 0.4 * static_cast<double>(2 - level) + 0.01 * std::cos(40 * u(1));
+}
+
+tune::Study make_study(bool tree) {
+  tune::StudyOptions o;
+  o.direction = tune::Direction::maximize;
+  o.seed = 5;
+  o.resolution = tune::Resolution{"epochs", {1, 3, 9}, {1, 3, 9}};
+  o.cost_budget = 5000;
+  tune::MultiResolutionOptions m;
+  m.tree = tree;
+  m.candidates = 256;
+  return tune::Study(square(), std::make_unique<tune::MultiResolutionSearch>(m), o);
+}
+
+void run_burst(bool tree) {
+  tune::Study study = make_study(tree);
+  // A history with failures (every fifth trial), one trial at a time.
+  for (int i = 0; i < 24; ++i) {
+    const auto s = study.ask();
+    ASSERT_TRUE(s);
+    const tune::Trial& t = study.trial(s->id);
+    if (i % 5 == 4) study.fail(s->id, "test failure");
+    else study.tell(s->id, objective(t.unit, *t.level));
+  }
+  std::vector<std::uint64_t> pending;
+  for (int k = 0; k < 36; ++k) {
+    if (k == 12) {  // a result for a trial in the middle of the pending ones
+      const tune::Trial& t = study.trial(pending[pending.size() / 2]);
+      study.tell(t.id, objective(t.unit, *t.level));
+    }
+    if (k == 20) study.fail(pending[3], "test failure");
+    tune::Study fresh = tune::Study::from_yaml_string(study.to_yaml_string(), "test");
+    if (k == 28) {  // the recommendation comes from the model without the fantasies
+      const auto ra = study.recommendation();
+      const auto rb = fresh.recommendation();
+      ASSERT_TRUE(ra && rb);
+      EXPECT_TRUE((ra->unit.array() == rb->unit.array()).all());
+      EXPECT_EQ(ra->mean, rb->mean);
+      EXPECT_EQ(ra->sd, rb->sd);
+    }
+    const auto a = study.ask();
+    const auto b = fresh.ask();
+    ASSERT_EQ(a.has_value(), b.has_value()) << "ask " << k;
+    if (!a) break;
+    const tune::Trial& ta = study.trial(a->id);
+    const tune::Trial& tb = fresh.trial(b->id);
+    EXPECT_TRUE((ta.unit.array() == tb.unit.array()).all()) << "ask " << k << (tree ? " (cmets)" : " (cmes)");
+    EXPECT_EQ(ta.level, tb.level) << "ask " << k;
+    EXPECT_EQ(ta.acquisition, tb.acquisition) << "ask " << k;
+    EXPECT_EQ(ta.model_size, tb.model_size) << "ask " << k;
+    pending.push_back(a->id);
+  }
+  // The model a caller sees holds no fantasy.
+  const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
+  std::size_t complete = 0;
+  for (const tune::Trial& t : study.trials()) complete += t.status == tune::TrialStatus::complete;
+  EXPECT_EQ(strategy.model_size(), complete);
+  ASSERT_NE(strategy.model(), nullptr);
+  EXPECT_EQ(strategy.model()->size(), complete);
+}
+
+TEST(CmetsPendingFantasies, AskBurstSuggestsWhatAFreshLoadSuggests) { run_burst(true); }
+TEST(CmetsPendingFantasies, CmesAskBurstSuggestsWhatAFreshLoadSuggests) { run_burst(false); }
+
+}  // namespace
