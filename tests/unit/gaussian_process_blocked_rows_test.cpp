@@ -4,6 +4,7 @@
 // model's size before, exact zeros in the covariances, duplicated points and the pivot's clamp.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -113,6 +114,37 @@ TEST(GaussianProcessBlockedRows, TrackedPointsAndTargetsAreTheSame) {
   const tune::PairPrediction pb = blocked.predict_tracked_pair(b, b), pa = one_by_one.predict_tracked_pair(a, a);
   EXPECT_EQ(pb.covariance(0, 0), pa.covariance(0, 0));
   EXPECT_EQ(pb.mean(0), pa.mean(0));
+}
+
+// Points tracked after a blocked add (track() fills their rows then) and points tracked before the
+// observations came one at a time have the same bits, whatever the number of points and rows: a
+// loaded model's candidates predict as the running model's did.
+TEST(GaussianProcessBlockedRows, PointsTrackedAfterTheRowsEqualPointsTrackedBefore) {
+  for (int points : {1, 2, 3, 8, 9, 37})
+    for (int rows : {1, 2, 7, 30, 101}) {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(100 * points + rows));
+      const std::vector<Observation> obs = observations(rng, rows);
+      Eigen::MatrixXd X(2, points);
+      for (Eigen::Index j = 0; j < X.cols(); ++j)
+        for (Eigen::Index k = 0; k < 2; ++k) X(k, j) = tune::uniform01(rng);
+      GaussianProcess before(2, level_hyperparameters(0.3), {0.4, 1.2});
+      GaussianProcess after(2, level_hyperparameters(0.3), {0.4, 1.2});
+      before.track(X);
+      for (const Observation& o : obs) before.add(o);
+      after.add(obs);
+      after.track(X);
+      Eigen::VectorXd m1, v1, m2, v2;
+      after.tracked_prediction(m1, v1);
+      before.tracked_prediction(m2, v2);
+      SCOPED_TRACE(testing::Message() << points << " points, " << rows << " rows");
+      EXPECT_TRUE(same_bits(m1, m2));
+      EXPECT_TRUE(same_bits(v1, v2));
+      for (Eigen::Index j = 0; j < X.cols(); ++j) {
+        const tune::Prediction p = after.predict(Eigen::VectorXd(X.col(j)));
+        EXPECT_NEAR(m1(j), p.mean, 1e-9 * (1.0 + std::abs(p.mean)));  // and they are the posterior
+        EXPECT_NEAR(v1(j), p.variance, 1e-9);
+      }
+    }
 }
 
 }  // namespace
