@@ -10,6 +10,8 @@
 #include <optional>
 #include <vector>
 
+#include "tune/gp/gaussian_process.hpp"
+#include "tune/random/rng.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
 #include "tune/tune.hpp"
 
@@ -85,5 +87,27 @@ void run_burst(bool tree) {
 
 TEST(CmetsPendingFantasies, AskBurstSuggestsWhatAFreshLoadSuggests) { run_burst(true); }
 TEST(CmetsPendingFantasies, CmesAskBurstSuggestsWhatAFreshLoadSuggests) { run_burst(false); }
+
+// A fantasy's value is predict_mean, which skips the variance's solve: the same bits as predict's mean.
+TEST(CmetsPendingFantasies, PredictMeanIsPredictsMeanToTheBit) {
+  tune::GpHyperparameters hp;
+  hp.kernel = tune::KernelType::squared_exponential;
+  hp.lengthscales = Eigen::Vector2d(0.2, 0.3);
+  hp.noise_variances = {1e-4, 1e-2};
+  hp.offset_variance = 2.0;
+  hp.group_scales = {0.7};
+  tune::GaussianProcess gp(2, hp, {0.3, 1.9});
+  EXPECT_EQ(gp.predict_mean(tune::Observation{tune::PointQuery{Eigen::Vector2d(0.5, 0.5)}, 0.0, 0}), 0.3);
+  tune::Rng rng(3);
+  for (int i = 0; i < 60; ++i) {
+    Eigen::VectorXd x(2);
+    x << tune::uniform01(rng), tune::uniform01(rng);
+    tune::Observation o{tune::PointQuery{x}, std::sin(7 * x(0)) * x(1), static_cast<std::size_t>(i % 2)};
+    if (i % 2) o.offset_group = 0;
+    const tune::Prediction p = gp.predict(o);
+    EXPECT_EQ(gp.predict_mean(o), p.mean) << i;
+    gp.add(o);
+  }
+}
 
 }  // namespace

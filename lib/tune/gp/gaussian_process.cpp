@@ -255,18 +255,28 @@ Prediction GaussianProcess::predict(const Eigen::Ref<const Eigen::VectorXd>& x) 
 }
 
 Prediction GaussianProcess::predict(const Observation& target) const {
-  if (static_cast<std::size_t>(location(target.query).size()) != dim_)
-    throw std::invalid_argument("GP: prediction target of the wrong dimension");
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
-  Eigen::VectorXd c(n);
-  for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], target);
+  Eigen::VectorXd c = covariances_with(target);
   const double mean_std = c.dot(weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
   const double prior = observation_covariance(kernel_, groups(), target, target);
   const double var_std = std::max(0.0, prior - c.squaredNorm());
   const double s = standardization_.scale;
   return {standardization_.mean + s * mean_std, s * s * var_std};
+}
+
+Eigen::VectorXd GaussianProcess::covariances_with(const Observation& target) const {
+  if (static_cast<std::size_t>(location(target.query).size()) != dim_)
+    throw std::invalid_argument("GP: prediction target of the wrong dimension");
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  Eigen::VectorXd c(n);
+  for (Eigen::Index i = 0; i < n; ++i)
+    c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], target);
+  return c;
+}
+
+double GaussianProcess::predict_mean(const Observation& target) const {
+  return standardization_.mean + standardization_.scale * covariances_with(target).dot(weights_);
 }
 
 void GaussianProcess::predict_pair(const Observation& a, const Observation& b, Eigen::Vector2d& mean,

@@ -110,6 +110,9 @@ class GaussianProcess {
   // Posterior of an observation's noise-free value: the functional of f plus its group's offset
   // (the value is ignored). Units of the observed values; variance without observation noise.
   Prediction predict(const Observation& target) const;
+  // predict(target).mean alone, the same bits, without the O(n^2) solve of its variance (a pending
+  // trial's fantasy value).
+  double predict_mean(const Observation& target) const;
   // Joint posterior of two observations' noise-free values (as predict(Observation)): their means
   // and the 2 x 2 covariance, same units.
   void predict_pair(const Observation& a, const Observation& b, Eigen::Vector2d& mean, Eigen::Matrix2d& covariance) const;
@@ -209,6 +212,7 @@ class GaussianProcess {
   const Eigen::VectorXd& target_column(std::size_t slot) const;
   // Cov(observation i, f(x)): its functional's covariance with x times its group's scale.
   double cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  Eigen::VectorXd covariances_with(const Observation& target) const;  // K(D, target), its dimension checked
   Eigen::MatrixXd cross_covariances(const Eigen::MatrixXd& X) const;  // K(D, X), n x |X|
   Eigen::VectorXd means_of(const Eigen::MatrixXd& C) const;  // posterior means given C = K(D, X)
   Eigen::VectorXd variances_of(const Eigen::MatrixXd& X, Eigen::MatrixXd C) const;  // and variances

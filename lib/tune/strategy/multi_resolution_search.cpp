@@ -475,7 +475,7 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
     if (!reuse) model_->attach_fantasy_tail(std::move(failed), now.caps);
     for (std::size_t k = first_new; k < now.pending.size(); ++k) {
       Observation o = observation_of(context.trials[now.pending[k]], context, 0.0);
-      o.value = model_->predict(o).mean;
+      o.value = model_->predict_mean(o);
       model_->add(o);
     }
   } catch (...) {
