@@ -25,10 +25,13 @@
 // --keep-studies DIR keeps each finished study's file there (FUNCTION.METHOD.SEED.yaml);
 // --reload PATH [--repeats K] only times the load, recommendation and first ask of a saved study,
 // K times (median and range), for a profiler or a before/after comparison of those steps.
+// --reload PATH --pending P instead asks the loaded study P times without a tell (a `tune ask`
+// driver, or many Slurm workers each holding a trial), K times: ms per ask by the number of trials
+// pending, median over the K loads and asks.
 //
 // Usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S]
 //                                 [--noise SD] [--failures P] [--csv PATH] [--keep-studies DIR]
-//        multi_resolution_latency --reload PATH [--repeats K]
+//        multi_resolution_latency --reload PATH [--repeats K] [--pending P]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -56,6 +59,7 @@ struct Options {
   std::string keep_dir;  // empty: the finished studies' files are removed
   std::string reload;    // a saved study to time the reload of, alone
   std::size_t repeats = 5;
+  std::size_t pending = 0;  // with --reload: asks without tells
 };
 
 struct Step {
@@ -100,7 +104,43 @@ Reload time_reload(const tune::Study& study, const std::string& tag, const std::
   return r;
 }
 
+// P asks without a tell after each of K loads: ms per ask by the number pending before it.
+int time_pending_asks(const Options& o) {
+  std::vector<std::vector<double>> ask(o.pending);  // by pending count, over the loads
+  std::size_t trials = 0;
+  for (std::size_t k = 0; k < o.repeats; ++k) {
+    tune::Study loaded = tune::Study::load(o.reload);
+    trials = loaded.trials().size();
+    for (std::size_t p = 0; p < o.pending; ++p) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto s = loaded.ask();
+      ask[p].push_back(ms_since(t0));
+      if (!s) break;
+    }
+  }
+  std::printf("%s (%zu trials), %zu asks without a tell after each of %zu loads: ms per ask\n", o.reload.c_str(),
+              trials, o.pending, o.repeats);
+  std::printf("%12s %10s %10s %10s\n", "pending", "median", "max", "total s");
+  for (std::size_t lo = 0, hi = 1; lo < o.pending; lo = hi, hi *= 2) {
+    std::vector<double> window;
+    double total = 0.0;
+    for (std::size_t p = lo; p < std::min(hi, o.pending); ++p) {
+      if (ask[p].empty()) continue;
+      const double m = tune::bench::median(ask[p]);
+      window.push_back(m);
+      total += m;
+    }
+    if (window.empty()) break;
+    char range[48];
+    std::snprintf(range, sizeof range, "%zu-%zu", lo, std::min(hi, o.pending) - 1);
+    std::printf("%12s %10.2f %10.2f %10.3f\n", range, tune::bench::median(window),
+                *std::max_element(window.begin(), window.end()), total / 1000.0);
+  }
+  return 0;
+}
+
 int time_saved_study(const Options& o) {
+  if (o.pending > 0) return time_pending_asks(o);
   std::vector<double> load, recommendation, ask;
   std::size_t trials = 0;
   for (std::size_t k = 0; k < o.repeats; ++k) {
@@ -195,11 +235,18 @@ int main(int argc, char** argv) {
         return 2;
       }
       o.repeats = *n;
+    } else if (a == "--pending") {
+      const auto n = tune::bench::positive_count(value());
+      if (!n) {
+        std::fprintf(stderr, "multi_resolution_latency: --pending needs a positive whole number\n");
+        return 2;
+      }
+      o.pending = *n;
     } else {
       std::fprintf(stderr,
                    "usage: multi_resolution_latency [--trials N] [--functions a,b] [--methods a,b] [--seed S] "
                    "[--noise SD] [--failures P] [--csv PATH] [--keep-studies DIR]\n"
-                   "       multi_resolution_latency --reload PATH [--repeats K]\n");
+                   "       multi_resolution_latency --reload PATH [--repeats K] [--pending P]\n");
       return 2;
     }
   }

@@ -285,8 +285,48 @@ TEST(FantasyTail, RefusesWhatWouldLeaveItStale) {
   gp.attach_fantasy_tail(failed, {kNoCap, kNoCap});
   EXPECT_THROW(gp.attach_fantasy_tail(failed, {kNoCap, kNoCap}), std::logic_error);
   EXPECT_THROW(gp.track(random_points(rng, 3)), std::logic_error);
-  EXPECT_THROW(gp.track_target(failed[0]), std::logic_error);
   EXPECT_THROW(gp.reset(level_hyperparameters(), Standardization{}), std::logic_error);
+}
+
+// A target tracked while the failed trials' tail and pending fantasies are on (cmets keeps an ask's
+// fantasies for the next ask, whose new tree nodes are tracked then) has, to the bit, the column
+// it would have had if tracked before them, and stays so through the next attach.
+TEST(FantasyTail, ATargetTrackedWithTheFantasiesOnHasTheColumnItWouldHaveHad) {
+  std::mt19937_64 rng(29);
+  const std::vector<Observation> data = observations(rng, 40);
+  const std::vector<Observation> failed = observations(rng, 3, 500);
+  const std::vector<Observation> pending = observations(rng, 4, 600);
+  const std::vector<Observation> targets = observations(rng, 40, 800);  // > 32: the transposed fill too
+  const std::vector<Observation> later = observations(rng, 5, 900);
+  for (bool with_tail : {true, false}) {
+    GaussianProcess before(2, level_hyperparameters(), Standardization{0.1, 1.3});
+    GaussianProcess during(2, level_hyperparameters(), Standardization{0.1, 1.3});
+    for (GaussianProcess* gp : {&before, &during}) gp->add(data);
+    const std::vector<std::size_t> early = before.track_targets(targets);
+    const std::vector<Observation> tail = with_tail ? failed : std::vector<Observation>{};
+    for (GaussianProcess* gp : {&before, &during}) {
+      gp->attach_fantasy_tail(tail, std::vector<double>(tail.size(), kNoCap));
+      add_capped_fantasies(*gp, pending, std::vector<double>(pending.size(), kNoCap));
+    }
+    const std::vector<std::size_t> late = during.track_targets(targets);
+    const auto expect_same_columns = [&] {
+      for (std::size_t k = 0; k < targets.size(); ++k) {
+        const tune::PairPrediction a = before.predict_tracked_pair(early[k], early[(k + 1) % early.size()]);
+        const tune::PairPrediction b = during.predict_tracked_pair(late[k], late[(k + 1) % late.size()]);
+        EXPECT_TRUE((a.mean.array() == b.mean.array()).all()) << "target " << k << (with_tail ? " with" : " without") << " tail";
+        EXPECT_TRUE((a.covariance.array() == b.covariance.array()).all()) << "target " << k;
+      }
+    };
+    expect_same_columns();
+    // The next ask: the model grew by results, the tail is attached again with the same rows.
+    for (GaussianProcess* gp : {&before, &during}) {
+      gp->truncate(data.size());
+      gp->add(later);
+      gp->attach_fantasy_tail(tail, std::vector<double>(tail.size(), kNoCap));
+      add_capped_fantasies(*gp, pending, std::vector<double>(pending.size(), kNoCap));
+    }
+    expect_same_columns();
+  }
 }
 
 }  // namespace

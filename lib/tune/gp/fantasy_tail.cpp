@@ -196,7 +196,8 @@ void GaussianProcess::attach_fantasy_tail(std::vector<Observation> rows, const s
   const Eigen::Index f = static_cast<Eigen::Index>(rows.size());
   if (f == 0) return;
   const Eigen::Index n = static_cast<Eigen::Index>(nb);
-  const Eigen::MatrixXd factor = tail_factor();
+  tail_.factor = tail_factor();
+  const Eigen::MatrixXd& factor = tail_.factor;
   reserve_rows(n + f);
   // The rows of L, and each fantasy's value: its mean given the rows before it (whitened value 0),
   // or the cap where the cap is below it.

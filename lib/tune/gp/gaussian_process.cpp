@@ -60,7 +60,7 @@ void GaussianProcess::reset(GpHyperparameters hyperparameters, Standardization s
   kernel_ = hp_.make_kernel();
   discrepancy_kernels_ = hp_.make_discrepancy_kernels();
   n_ = 0;
-  for (const Observation& o : observations_) append_row(o);
+  append_rows(observations_.size());
   update_weights();
   if (tracking()) track(std::move(tracked_points_));
   std::vector<std::size_t> live;
@@ -87,14 +87,20 @@ void GaussianProcess::add(Observation observation) {
 void GaussianProcess::add(std::vector<Observation> observations) {
   // Validate everything first so that a bad element leaves the model unchanged.
   for (const Observation& o : observations) check(o);
-  for (Observation& o : observations) {
-    observations_.push_back(std::move(o));
-    append_row(observations_.back());
+  const std::size_t first = n_;
+  for (Observation& o : observations) observations_.push_back(std::move(o));
+  // A few rows one at a time; many (a model built at once) by panels, to the same bits.
+  if (observations.size() < kBlockedRowsFrom) {
+    for (std::size_t i = first; i < observations_.size(); ++i) append_row(observations_[i]);
+  } else {
+    append_rows(observations.size());
+  }
+  for (std::size_t i = first; i < n_; ++i) {
     if (tracking()) {
-      append_tracked_row(n_ - 1);
-      accumulate_tracked_row(n_ - 1);  // O(|X|): the summaries only gain this row's terms
+      append_tracked_row(i);
+      accumulate_tracked_row(i);  // O(|X|): the summaries only gain this row's terms
     }
-    append_target_row(n_ - 1);
+    append_target_row(i);
   }
   update_weights();
 }
@@ -249,18 +255,28 @@ Prediction GaussianProcess::predict(const Eigen::Ref<const Eigen::VectorXd>& x) 
 }
 
 Prediction GaussianProcess::predict(const Observation& target) const {
-  if (static_cast<std::size_t>(location(target.query).size()) != dim_)
-    throw std::invalid_argument("GP: prediction target of the wrong dimension");
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
-  Eigen::VectorXd c(n);
-  for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], target);
+  Eigen::VectorXd c = covariances_with(target);
   const double mean_std = c.dot(weights_);
   if (n > 0) L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solveInPlace(c);
   const double prior = observation_covariance(kernel_, groups(), target, target);
   const double var_std = std::max(0.0, prior - c.squaredNorm());
   const double s = standardization_.scale;
   return {standardization_.mean + s * mean_std, s * s * var_std};
+}
+
+Eigen::VectorXd GaussianProcess::covariances_with(const Observation& target) const {
+  if (static_cast<std::size_t>(location(target.query).size()) != dim_)
+    throw std::invalid_argument("GP: prediction target of the wrong dimension");
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  Eigen::VectorXd c(n);
+  for (Eigen::Index i = 0; i < n; ++i)
+    c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], target);
+  return c;
+}
+
+double GaussianProcess::predict_mean(const Observation& target) const {
+  return standardization_.mean + standardization_.scale * covariances_with(target).dot(weights_);
 }
 
 void GaussianProcess::predict_pair(const Observation& a, const Observation& b, Eigen::Vector2d& mean,

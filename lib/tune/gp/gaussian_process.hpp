@@ -110,6 +110,9 @@ class GaussianProcess {
   // Posterior of an observation's noise-free value: the functional of f plus its group's offset
   // (the value is ignored). Units of the observed values; variance without observation noise.
   Prediction predict(const Observation& target) const;
+  // predict(target).mean alone, the same bits, without the O(n^2) solve of its variance (a pending
+  // trial's fantasy value).
+  double predict_mean(const Observation& target) const;
   // Joint posterior of two observations' noise-free values (as predict(Observation)): their means
   // and the 2 x 2 covariance, same units.
   void predict_pair(const Observation& a, const Observation& b, Eigen::Vector2d& mean, Eigen::Matrix2d& covariance) const;
@@ -147,7 +150,8 @@ class GaussianProcess {
   // bit for bit as the original did. Slots of untracked targets are reused; reset() rebuilds.
   std::size_t track_target(Observation target);
   // Many at once (the slots in order): the rows of L are read once for all of them, in blocks of
-  // targets that stay in cache.
+  // targets that stay in cache. Allowed with fantasies on (attach_fantasy_tail, pending rows
+  // add()ed after it): every row is the one it would be had the target been tracked before them.
   std::vector<std::size_t> track_targets(std::vector<Observation> targets);
   void untrack_target(std::size_t slot);
   std::size_t tracked_target_count() const { return targets_.size() - free_target_slots_.size(); }
@@ -164,7 +168,10 @@ class GaussianProcess {
   // every ask (T tracked targets). Every number of the block is made by one formula whatever the
   // history (each sum runs over the observations in their order), so the result is bit for bit
   // that of a first call on a model rebuilt after a load. Pending trials' fantasies are add()ed
-  // after the tail as before. reset(), track() and track_targets() are refused while a tail is on.
+  // after the tail as before. reset() and track() are refused while a tail is on; track_targets()
+  // fills a new target's tail rows as this call would have (the same residual, solved against the
+  // same factor), so a target tracked with the fantasies on has the column it would have had if
+  // tracked before them.
   void attach_fantasy_tail(std::vector<Observation> rows, const std::vector<double>& caps);
   bool fantasy_tail_attached() const { return tail_attached_; }
 
@@ -184,6 +191,11 @@ class GaussianProcess {
 
  private:
   void append_row(const Observation& observation);
+  // The rows of the last `count` of observations_ (beyond size()), bit for bit append_row's one
+  // after another, a panel of columns at a time for all of them (cholesky_rows.cpp).
+  void append_rows(std::size_t count);
+  void finish_row(Eigen::Index r);  // append_row's pivot and whitened target of row r
+  static constexpr std::size_t kBlockedRowsFrom = 8;  // add() of this many observations uses append_rows
   void reserve_rows(Eigen::Index rows);  // capacity of L and a for this many rows, the valid ones kept
   void append_tracked_row(std::size_t row);
   void refresh_tracked_summaries();
@@ -194,11 +206,13 @@ class GaussianProcess {
   struct TrackedTarget;
   // Row i of a target's column, l_row being L's row i left of the diagonal (contiguous).
   void fill_target_row(Eigen::Index i, const Eigen::Map<const Eigen::VectorXd>& l_row, TrackedTarget& t);
-  // Rows [0, n) of these targets' columns, in cache-sized blocks (track_targets, reset).
-  void fill_target_columns(const std::vector<std::size_t>& slots);
+  // Rows [from, to) of these targets' columns (rows before `from` already made), in cache-sized
+  // blocks (track_targets, reset); to = -1: every row.
+  void fill_target_columns(const std::vector<std::size_t>& slots, Eigen::Index from = 0, Eigen::Index to = -1);
   const Eigen::VectorXd& target_column(std::size_t slot) const;
   // Cov(observation i, f(x)): its functional's covariance with x times its group's scale.
   double cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const;
+  Eigen::VectorXd covariances_with(const Observation& target) const;  // K(D, target), its dimension checked
   Eigen::MatrixXd cross_covariances(const Eigen::MatrixXd& X) const;  // K(D, X), n x |X|
   Eigen::VectorXd means_of(const Eigen::MatrixXd& C) const;  // posterior means given C = K(D, X)
   Eigen::VectorXd variances_of(const Eigen::MatrixXd& X, Eigen::MatrixXd C) const;  // and variances
@@ -250,6 +264,7 @@ class GaussianProcess {
     std::size_t point_rows = 0;       // rows of point_residuals that are valid
     std::size_t point_covered = 0;    // observations folded into them
     std::uint64_t epoch = 0;
+    Eigen::MatrixXd factor;  // chol(S + noise) of the attached tail (tail_factor), for targets tracked while on
   };
   void fold_tail_observation(std::size_t i);
   void add_tail_row(const Observation& row);

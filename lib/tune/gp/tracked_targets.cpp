@@ -15,7 +15,6 @@ std::size_t GaussianProcess::track_target(Observation target) {
 }
 
 std::vector<std::size_t> GaussianProcess::track_targets(std::vector<Observation> targets) {
-  if (tail_attached_) throw std::logic_error("GP: track_targets() with a fantasy tail attached");
   for (const Observation& t : targets)
     if (static_cast<std::size_t>(location(t.query).size()) != dim_)
       throw std::invalid_argument("GP: tracked target of the wrong dimension");
@@ -36,24 +35,42 @@ std::vector<std::size_t> GaussianProcess::track_targets(std::vector<Observation>
     t.tail_covered = 0;
     slots.push_back(slot);
   }
-  fill_target_columns(slots);
+  if (!tail_attached_ || tail_.rows.empty()) {
+    fill_target_columns(slots);
+    return slots;
+  }
+  // With the failed trials' fantasy rows on: the rows before them, the tail's rows as
+  // attach_fantasy_tail makes them (residual against the kept block, solved by its factor), then the
+  // rows after (pending fantasies), each by the one formula of an added row.
+  const Eigen::Index begin = static_cast<Eigen::Index>(tail_begin_);
+  const Eigen::Index f = static_cast<Eigen::Index>(tail_.rows.size());
+  fill_target_columns(slots, 0, begin);
+  for (std::size_t slot : slots) {
+    TrackedTarget& t = targets_[slot];
+    update_tail_target_residual(t);
+    Eigen::VectorXd w = t.tail_residual;
+    tail_.factor.triangularView<Eigen::Lower>().solveInPlace(w);
+    if (t.v.size() < begin + f) t.v.conservativeResize(std::max<Eigen::Index>(2 * t.v.size(), begin + f));
+    t.v.segment(begin, f) = w;
+  }
+  fill_target_columns(slots, begin + f);
   return slots;
 }
 
-void GaussianProcess::fill_target_columns(const std::vector<std::size_t>& slots) {
+void GaussianProcess::fill_target_columns(const std::vector<std::size_t>& slots, Eigen::Index from, Eigen::Index to) {
   // Row i of every column is fill_target_row's, as for an append: the same dot product of the same
   // numbers, so a column is the same whenever it was filled. Blocks of 32
   // columns keep their prefixes in cache across the rows. L's rows are strided: one block (an ask's
   // new nodes) copies each row once; more (a refit re-tracking every node) transpose L once.
-  const Eigen::Index n = static_cast<Eigen::Index>(n_);
-  if (n == 0 || slots.empty()) return;
+  const Eigen::Index n = to < 0 ? static_cast<Eigen::Index>(n_) : to;
+  if (from >= n || slots.empty()) return;
   constexpr std::size_t block = 32;
   Eigen::MatrixXd Lt;
   if (slots.size() > block) Lt = L_.topLeftCorner(n, n).transpose();
   if (row_buffer_.size() < n) row_buffer_.resize(L_.rows());
   for (std::size_t first = 0; first < slots.size(); first += block) {
     const std::size_t last = std::min(slots.size(), first + block);
-    for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index i = from; i < n; ++i) {
       if (Lt.size() == 0) row_buffer_.head(i) = L_.row(i).head(i).transpose();
       const Eigen::Map<const Eigen::VectorXd> row(Lt.size() == 0 ? row_buffer_.data() : Lt.col(i).data(), i);
       for (std::size_t j = first; j < last; ++j) fill_target_row(i, row, targets_[slots[j]]);

@@ -299,6 +299,7 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
   }
   node_targets_.clear();
   deferred_.reset();
+  kept_.reset();
   model_.emplace(context.space.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
   model_->track(candidate_points(context, refresh_count_));
@@ -442,24 +443,52 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
     for (auto& [level, r] : rewards) ceiling[level] = failed_run_ceiling(std::move(r));
   }
   // The failed trials' fantasies stay in the model's factor between asks (attach_fantasy_tail);
-  // the pending trials' come after them and are made afresh.
+  // the pending trials' come after them.
   std::vector<Observation> failed;
-  std::vector<double> caps;
+  KeptFantasies now;
   for (const Trial& t : context.trials)
     if (t.status == TrialStatus::failed) {
       failed.push_back(observation_of(t, context, 0.0));
+      now.failed.push_back(t.id);
       const auto it = ceiling.find(failed.back().noise_group);
       // The ceiling is a reward as told; the model holds the level's rewards centred.
-      caps.push_back(it != ceiling.end() && failures.fails_here(t.unit) ? it->second - level_centre(failed.back())
-                                                                         : std::numeric_limits<double>::infinity());
+      now.caps.push_back(it != ceiling.end() && failures.fails_here(t.unit) ? it->second - level_centre(failed.back())
+                                                                             : std::numeric_limits<double>::infinity());
+    } else if (t.status == TrialStatus::pending) {
+      now.pending.push_back(t.id);
     }
-  model_->attach_fantasy_tail(std::move(failed), caps);
-  for (const Trial& t : context.trials)
-    if (t.status == TrialStatus::pending) {
-      Observation o = observation_of(t, context, 0.0);
-      o.value = model_->predict(o).mean;
+  // The last ask's fantasies apply when the failed trials and their caps are the same and the
+  // pending trials then are the first of those now (a trial told or failed since drops them).
+  const bool reuse = kept_ && kept_->failed == now.failed && kept_->caps == now.caps &&
+                     kept_->pending.size() <= now.pending.size() &&
+                     std::equal(kept_->pending.begin(), kept_->pending.end(), now.pending.begin());
+  std::size_t first_new = 0;
+  if (reuse) {
+    first_new = kept_->pending.size();
+    now.base_size = kept_->base_size;
+  } else {
+    drop_fantasies();
+    now.base_size = model_->size();
+  }
+  kept_.reset();  // set again once every fantasy is on
+  try {
+    if (!reuse) model_->attach_fantasy_tail(std::move(failed), now.caps);
+    for (std::size_t k = first_new; k < now.pending.size(); ++k) {
+      Observation o = observation_of(context.trials[now.pending[k]], context, 0.0);
+      o.value = model_->predict_mean(o);
       model_->add(o);
     }
+  } catch (...) {
+    model_->truncate(now.base_size);
+    throw;
+  }
+  kept_ = std::move(now);
+}
+
+void MultiResolutionSearch::drop_fantasies() const {
+  if (!kept_) return;
+  if (model_) model_->truncate(kept_->base_size);
+  kept_.reset();
 }
 
 std::vector<std::size_t> MultiResolutionSearch::candidate_levels(NodeId node) const {
@@ -602,9 +631,8 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   GaussianProcess& gp = *model_;
   const std::size_t levels = levels_;
   const std::size_t top = levels - 1;
-  const std::size_t n_model = gp.size();
-  sync_node_targets(active);  // before the fantasies: the model tracks no new target while they are on
-  const TruncateOnExit drop_fantasies(gp);
+  const std::size_t n_model = base_model_size();
+  sync_node_targets(active);  // a new target's column is the same with the last ask's fantasies on
   add_fantasies(context);
 
   const std::vector<double> costs = context.level_costs.empty() ? std::vector<double>(levels, 1.0) : context.level_costs;
@@ -823,8 +851,7 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   if (in_model_.empty()) return {std::nullopt, "no trial has completed yet to model the objective"};
   refresh_if_due(context);
   GaussianProcess& gp = *model_;
-  const std::size_t n_model = gp.size();
-  const TruncateOnExit drop_fantasies(gp);
+  const std::size_t n_model = base_model_size();
   add_fantasies(context);
 
   // Candidates: the tracked Sobol set plus perturbations of the three best full-resolution results
@@ -876,6 +903,7 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
 void MultiResolutionSearch::on_complete(const StrategyContext& context, const Trial& trial) {
   if (!trial.value) return;
   in_model_.push_back(trial.id);
+  drop_fantasies();
   if (!model_) return;
   Observation o = observation_of(trial, context, reward_of(*trial.value, context.direction));
   if (std::isfinite(options_.refit_surprise_sd) && !o.offset_group && o.noise_group + 1 == levels_of(context)) {
@@ -895,6 +923,7 @@ void MultiResolutionSearch::on_complete(const StrategyContext& context, const Tr
 
 std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyContext& context) const {
   build_deferred_model();
+  drop_fantasies();
   if (!model_ || model_->size() == 0) return std::nullopt;
   const GaussianProcess& gp = *model_;
   // The argmax of a lower confidence bound, mean - kappa sd (kappa = recommendation_sd_penalty),
@@ -1078,6 +1107,7 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
   }
   model_.reset();
   deferred_.reset();
+  kept_.reset();
   node_targets_.clear();
   level_centres_.clear();
   if (state["level_centres"]) {

@@ -197,12 +197,13 @@ class MultiResolutionSearch final : public Strategy {
   // Observability and tests.
   const GaussianProcess* model() const {
     build_deferred_model();
+    drop_fantasies();
     return model_ ? &*model_ : nullptr;
   }
   // What the model is made of, without building a loaded one (tune status): whether there is one,
   // the observations it holds, and its hyperparameters and standardisation.
   bool has_model() const { return model_.has_value(); }
-  std::size_t model_size() const { return model_ ? model_->size() + (deferred_ ? deferred_->observations.size() : 0) : 0; }
+  std::size_t model_size() const { return model_ ? base_model_size() + (deferred_ ? deferred_->observations.size() : 0) : 0; }
   const GpHyperparameters& hyperparameters() const { return hyperparameters_; }
   const Standardization& standardization() const { return standardization_; }
   const CmetsActiveSet* active_set() const { return active_ ? &*active_ : nullptr; }
@@ -219,8 +220,23 @@ class MultiResolutionSearch final : public Strategy {
   void rebuild_model(const StrategyContext& context);
   Observation observation_of(const Trial& trial, const StrategyContext& context, double value) const;
   Observation query_at(NodeId node, std::size_t level, std::size_t top) const;
-  // Fantasies (value = posterior mean) at the queries of pending trials; the caller truncates.
+  // Fantasies (value = posterior mean) at the queries of pending trials, after the failed trials'
+  // (attach_fantasy_tail). They stay on the model until its next use other than an ask (kept_).
   void add_fantasies(const StrategyContext& context);
+  // The fantasies of the last ask, kept on the model: a driver that asks again without a tell (a
+  // burst of asks for many workers) pays for the new pending trial's fantasy only, not for all of
+  // them afresh, O(n^2 + n T) instead of O(P (n^2 + n T)) at P pending. The ask that reuses them
+  // would have added the same rows in the same order to the same model (nothing else changed it),
+  // so it computes the same bits. Anything else that uses the model drops them first.
+  struct KeptFantasies {
+    std::size_t base_size = 0;              // the model's size without them
+    std::vector<std::uint64_t> failed;      // the failed trials in the tail, in order
+    std::vector<double> caps;               // and their caps
+    std::vector<std::uint64_t> pending;     // the pending trials added after it, in order
+  };
+  mutable std::optional<KeptFantasies> kept_;
+  void drop_fantasies() const;
+  std::size_t base_model_size() const { return kept_ ? kept_->base_size : model_->size(); }
   // The Sobol candidate set of refresh number `refresh` (tracked by the model until the next one).
   Eigen::MatrixXd candidate_points(const StrategyContext& context, std::size_t refresh) const;
   // Samples of f*, the maximum of f over the model's tracked candidate points.
