@@ -323,7 +323,7 @@ TEST(TuneResolutionDogfood, EiWithAResolutionRecommendsATrialAndNamesIt) {
   const fs::path d = fresh_dir("dogfood-ei-best");
   ASSERT_EQ(ask_new_campaign(d, "e",
                              "resolution: {param: epochs, levels: [1, 3], cost: [1, 3]}\n"
-                             "objective: {name: loss}\nbudget: {cost: 30}\n")
+                             "objective: {name: loss}\nstrategy: ei\nbudget: {cost: 30}\n")
                 .code,
             0);
   for (int i = 0; i < 8; ++i) {
@@ -406,4 +406,33 @@ TEST(TuneResolutionDogfood, ASpentCostBudgetIsRaisedByResume) {
   EXPECT_TRUE(has(none.err, "has no cost budget to raise")) << none.err;
 }
 
+// A campaign that declares a resolution and names no strategy got ei, which runs every trial at the
+// full run: the levels declared were never used, and nothing said so. It now gets cmets, in a
+// campaign file and in the inline form; a strategy named explicitly is kept.
+TEST(TuneResolutionDogfood, AResolutionWithoutAStrategyGetsCmets) {
+  const fs::path d = fresh_dir("dogfood-default-cmets");
+  const std::string resolution = "resolution: {param: epochs, levels: [1, 3], cost: [1, 3]}\nbudget: {cost: 12}\n";
+  ASSERT_EQ(ask_new_campaign(d, "f", resolution).code, 0);
+  EXPECT_EQ(state_of(d / "f")["campaign"]["strategy"]["name"].as<std::string>(), "cmets");
+  EXPECT_EQ(state_of(d / "f")["study"]["strategy"]["name"].as<std::string>(), "cmets");
+  ASSERT_EQ(ask_new_campaign(d, "g", resolution + "strategy: ei\n").code, 0);
+  EXPECT_EQ(state_of(d / "g")["campaign"]["strategy"]["name"].as<std::string>(), "ei");
+  ASSERT_EQ(ask_new_campaign(d, "n", "budget: {trials: 3}\n").code, 0);
+  EXPECT_EQ(state_of(d / "n")["campaign"]["strategy"]["name"].as<std::string>(), "ei") << "no resolution: ei";
+  const std::string trainer = (kTrainers / "multires.sh").string();
+  const std::map<std::string, std::string> env{{"MULTIRES_SLEEP", "0"}};
+  const Result inline_run = tune(d, {"run", "--name", "i", "--objective", "loss", "--trials", "4", "--quiet", "--", trainer,
+                                     "--x~uniform(-1,1)", "--y~uniform(-3,1)", "--epochs~levels(1,3,9)"},
+                                 env);
+  ASSERT_EQ(inline_run.code, 0) << inline_run.err;
+  EXPECT_EQ(state_of(d / "i")["campaign"]["strategy"]["name"].as<std::string>(), "cmets");
+  const Result inline_ei = tune(d, {"run", "--name", "j", "--objective", "loss", "--trials", "2", "--strategy", "ei",
+                                    "--quiet", "--", trainer, "--x~uniform(-1,1)", "--y~uniform(-3,1)",
+                                    "--epochs~levels(1,3,9)"},
+                                env);
+  ASSERT_EQ(inline_ei.code, 0) << inline_ei.err;
+  EXPECT_EQ(state_of(d / "j")["campaign"]["strategy"]["name"].as<std::string>(), "ei");
+}
+
 }  // namespace
+

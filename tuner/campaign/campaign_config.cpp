@@ -424,6 +424,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       }
       c.strategy_options = options;
     } else {
+      if (c.resolution) c.strategy = kDefaultResolutionStrategy;
       c.strategy_options = YAML::Node(YAML::NodeType::Map);
     }
     // A deterministic objective gains nothing from running a configuration twice; `ei` and `ucb`
@@ -581,7 +582,7 @@ space:
 objective: {name: val_acc, direction: maximize}   # the key the trial prints; minimize or maximize
 # objective: {name: loss, deterministic: true}    # no noise: no configuration runs twice
 strategy:
-  name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (or cmes);
+  name: ei          # ei (default), ucb, random, sobol; with a resolution: cmets (its default) or cmes;
                     # gpoo (a robust region, noisy objectives), bnb (deterministic objectives)
   # epsilon: 0.01   # compression: keep only observations carrying > epsilon nats (0 = exact GP)
   # stop_when_nothing_to_learn: true  # cmets, cmes: end once the model is sure nothing left beats the best

@@ -80,6 +80,9 @@ struct ExecutorSpec {
 
 // The engine's best default (see README: lowest median regret at 25 and 50 evaluations).
 inline constexpr const char* kDefaultStrategy = "ei";
+// With a resolution: the strategy that chooses the level. ei (or any other) would run every trial at
+// the full run and leave the declared levels unused, which a campaign that declares them does not mean.
+inline constexpr const char* kDefaultResolutionStrategy = "cmets";
 // The top-level keys of a campaign, in the order to_yaml() writes them.
 inline constexpr const char* kCampaignKeys[] = {"name",     "command", "space",    "resolution", "objective",
                                                 "strategy", "budget",  "executor", "seed",       "enqueue"};

@@ -686,7 +686,7 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   }
   n["objective"]["name"] = s.objective;
   n["objective"]["direction"] = s.maximize ? "maximize" : "minimize";
-  n["strategy"]["name"] = s.strategy;
+  n["strategy"]["name"] = !s.strategy_given && inline_campaign.resolution ? kDefaultResolutionStrategy : s.strategy;
   // As in a campaign file, a cost budget is the limit unless a trial budget is given too.
   if (!s.cost_budget || s.trials_given) n["budget"]["trials"] = s.trials;
   if (s.cost_budget) n["budget"]["cost"] = yaml_double(*s.cost_budget);

@@ -80,7 +80,8 @@ int main(int argc, char** argv) {
   run->add_flag("--maximize", inline_settings.maximize, "inline form: maximise the objective (default: minimise)");
   run->add_option("--strategy", inline_settings.strategy,
                   "inline form: ei, ucb, random, sobol, gpoo or bnb; cmets chooses each trial's resolution level, "
-                  "which an argument NAME~'levels(1,3,9,27)' declares (cmes runs every trial at the last)")
+                  "which an argument NAME~'levels(1,3,9,27)' declares (cmes runs every trial at the last); "
+                  "default: ei, or cmets with such an argument")
       ->capture_default_str();
   run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
   run->add_option("--seed", inline_settings.seed, "inline form: seed of every random choice (recorded in the campaign)")
@@ -223,6 +224,7 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       inline_settings.trials_given = run->count("--trials") > 0;
+      inline_settings.strategy_given = run->count("--strategy") > 0;
       return run_inline(inline_settings, inline_command, dir, flags);
     }
     if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags, {resume_trials, resume_cost});
