@@ -2030,3 +2030,30 @@ TEST(TuneCli, ProgramCheckSearchesRelativePathEntriesFromTheTrialsDirectory) {
 }
 
 }  // namespace
+
+namespace {
+
+// A tuner session that ends with a trial handed out by `tune ask` still awaited (here the trial
+// budget is spent by the tuner's own trials) marked the campaign finished: tune status said
+// "finished" while a result was still to come. It stays unfinished and says what it awaits; once
+// told, a resume finishes it.
+TEST(TuneCli, ASessionEndingWithAnAskedTrialAwaitedLeavesTheCampaignUnfinished) {
+  const fs::path d = fresh_dir("cli-awaited-ask");
+  write(d / "c.yaml", quadratic_campaign_with("w", 3, "{workers: 1}"));
+  const Result ask = tune(d, {"ask", "c.yaml"});
+  ASSERT_EQ(ask.code, 0) << ask.err;
+  ASSERT_EQ(tune(d, {"resume", "w", "--quiet"}).code, 0);
+  YAML::Node s = state_of(d / "w");
+  EXPECT_FALSE(s["finished"].as<bool>()) << s["stop_reason"];
+  EXPECT_TRUE(s["stop_reason"].as<std::string>().find("1 trial handed out by 'tune ask' awaits its result") != std::string::npos)
+      << s["stop_reason"];
+  const Result status = tune(d, {"status", "w"});
+  EXPECT_EQ(status.out.substr(0, status.out.find('\n')).find("finished"), std::string::npos) << status.out;
+  ASSERT_EQ(tune(d, {"tell", "w", "0", "0.5"}).code, 0);
+  ASSERT_EQ(tune(d, {"resume", "w", "--quiet"}).code, 0);
+  s = state_of(d / "w");
+  EXPECT_TRUE(s["finished"].as<bool>()) << s["stop_reason"];
+  EXPECT_EQ(s["stop_reason"].as<std::string>().find("awaits"), std::string::npos) << s["stop_reason"];
+}
+
+}  // namespace

@@ -485,9 +485,18 @@ class Runner {
         }
         if (!stopping && executor_->running() == 0 && !next_queued()) {
           // Nothing runs and nothing more can start: the budget is spent or the strategy stopped.
+          // Trials handed out by `tune ask` and not told yet (nothing else is pending now) keep the
+          // campaign unfinished: their results may let the strategy go on, and tune status said
+          // "finished" while they were awaited.
           stopping = true;
-          state_.finished = true;
+          const std::size_t awaited = state_.study.pending_count();
+          state_.finished = awaited == 0;
           end_reason = end_of_proposals();
+          if (awaited > 0)
+            end_reason += "; " + std::to_string(awaited) +
+                          (awaited == 1 ? " trial handed out by 'tune ask' awaits its result"
+                                        : " trials handed out by 'tune ask' await their results") +
+                          " ('tune tell " + dir_.string() + " ID VALUE' reports it)";
         }
       }
       if (!unsaved_outcomes_.empty()) checkpoint();  // no launch saved them
