@@ -405,10 +405,11 @@ struct TrialRecommendation {
   double poor_fit_scale = 0.0;  // > 0: withheld for a poor fit
 };
 
-TrialRecommendation gp_bandit_recommendation(const CampaignState& s) {
+// `rec` is the study's recommendation, which the caller has made (it builds the model and scores the
+// leave-one-out errors: not to be made twice); nothing for the other strategies.
+TrialRecommendation gp_bandit_recommendation(const CampaignState& s, std::optional<StudyRecommendation> rec) {
   TrialRecommendation out;
   if (dynamic_cast<const GpBandit*>(&s.study.strategy()) == nullptr) return out;
-  std::optional<StudyRecommendation> rec = s.study.recommendation();
   if (!rec || rec->region) return out;
   const std::optional<std::size_t> top = s.config.resolution ? std::optional(s.config.resolution->top()) : std::nullopt;
   for (const Trial& t : s.study.trials())
@@ -437,8 +438,9 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   // ei and ucb (which run every trial at the full resolution) recommend a trial, as without a
   // resolution: it lacked its id, and a poor fit was not withheld.
   const bool point_model = dynamic_cast<const GpBandit*>(&s.study.strategy()) != nullptr;
-  const TrialRecommendation trial_rec = point_model ? gp_bandit_recommendation(s) : TrialRecommendation{};
-  const std::optional<StudyRecommendation> rec = point_model ? trial_rec.rec : s.study.recommendation();
+  std::optional<StudyRecommendation> model_rec = s.study.recommendation();
+  const TrialRecommendation trial_rec = gp_bandit_recommendation(s, model_rec);
+  const std::optional<StudyRecommendation> rec = point_model ? trial_rec.rec : std::move(model_rec);
   const std::optional<std::uint64_t> rec_trial =
       trial_rec.trial ? std::optional<std::uint64_t>(trial_rec.trial->id) : std::nullopt;
   const std::string& objective = s.config.objective.name;
@@ -915,7 +917,7 @@ int best(const std::filesystem::path& dir, bool json) {
   // and ucb recommend the trial whose configuration their model believes best: on a noisy objective
   // the best single result is an optimistic draw, and the model's mean there is the honest estimate.
   std::optional<StudyRecommendation> rec = s.study.recommendation();
-  const TrialRecommendation trial_rec = gp_bandit_recommendation(s);
+  const TrialRecommendation trial_rec = gp_bandit_recommendation(s, rec);
   if (rec && !rec->region) rec = trial_rec.rec;
   const Trial* recommended = trial_rec.trial;  // the trial a point recommendation is (its config as it ran)
   const bool poor_fit = trial_rec.poor_fit_scale > 0;
