@@ -197,11 +197,8 @@ class Runner {
   std::string end_of_proposals() const {
     if (state_.trial_budget_spent()) return state_.trial_budget_spent_reason();
     const std::string& why = state_.study.stop_reason();
-    // Both the study and the cost-aware strategies say "cost budget exhausted: ..." when the next
-    // run does not fit.
-    const std::string prefix = "cost budget exhausted";
-    if (state_.config.budget.cost && why.rfind(prefix, 0) == 0) {
-      std::string detail = why.substr(prefix.size());
+    if (state_.config.budget.cost && state_.study.stopped_for_cost_budget()) {
+      std::string detail = why.substr(kCostBudgetExhausted.size());
       if (detail.rfind(": ", 0) == 0) detail.erase(0, 2);
       return "the cost budget is spent: " + format_short(state_.study.spent_cost()) + " of " +
              format_short(*state_.config.budget.cost) + (detail.empty() ? "" : "; " + detail) +

@@ -743,7 +743,7 @@ std::optional<int> raise_trial_budget(const std::filesystem::path& dir, Campaign
   // the trial budget: raising it ended the session at once, and left a campaign that had no trial
   // limit with one.
   if (s.study.finished()) {
-    const bool cost = s.study.stop_reason().rfind("cost budget exhausted", 0) == 0;
+    const bool cost = s.study.stopped_for_cost_budget();
     std::fprintf(stderr,
                  "tune %s: --trials %zu: %s is finished (%s), which a larger trial budget does not change%s; nothing was "
                  "written\n",

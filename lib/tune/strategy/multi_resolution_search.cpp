@@ -581,6 +581,8 @@ bool full_run_fits(const StrategyContext& context, std::size_t top) {
 }
 constexpr const char* kNoFullRunFits = "cost budget exhausted: a full-resolution run does not fit the remaining budget";
 constexpr const char* kNoCandidateFits = "cost budget exhausted: no candidate's cost fits the remaining budget";
+static_assert(std::string_view(kNoFullRunFits).starts_with(kCostBudgetExhausted) &&
+              std::string_view(kNoCandidateFits).starts_with(kCostBudgetExhausted));
 constexpr const char* kEveryConfigurationRan =
     "every configuration the tree can query has run at its level, and every full-resolution candidate repeats a "
     "full run made or pending";

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tune/space/space.hpp"
@@ -61,6 +62,11 @@ struct Recommendation {
   double sd_scale = 1.0;
   std::optional<RecommendedRegion> region;  // strategies that recommend a region (gpoo)
 };
+
+// How a stop reason begins when the next run does not fit the cost budget, whether the study or a
+// cost-aware strategy stopped: a larger budget lifts that stop (Study::raise_cost_budget), and the
+// tuner reports it as the budget spent.
+inline constexpr std::string_view kCostBudgetExhausted = "cost budget exhausted";
 
 // Either a proposal, or the reason the strategy has nothing more to propose.
 struct ProposalResult {

@@ -144,7 +144,7 @@ void Study::raise_cost_budget(double budget) {
   options_.cost_budget = budget;
   // The study's own stop and the cost-aware strategies' both say so; another stop (a strategy with
   // nothing left to propose) stands.
-  if (stop_reason_.rfind("cost budget exhausted", 0) == 0) {
+  if (stopped_for_cost_budget()) {
     finished_ = false;
     stop_reason_.clear();
   }
@@ -155,7 +155,8 @@ void Study::raise_cost_budget(double budget) {
 bool Study::exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
                                 std::string_view which_run) {
   if (!options_.cost_budget || level >= costs.size() || costs[level] <= remaining) return false;
-  stop_reason_ = "cost budget exhausted: the next run" + std::string(which_run) + " does not fit the remaining budget";
+  stop_reason_ = std::string(kCostBudgetExhausted) + ": the next run" + std::string(which_run) +
+                 " does not fit the remaining budget";
   if (pending_count() == 0) finished_ = true;
   return true;
 }

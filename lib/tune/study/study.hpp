@@ -122,6 +122,8 @@ class Study {
   // asks again. Throws std::invalid_argument (the study unchanged) without a cost budget, or for a
   // budget that is not finite and above the present one.
   void raise_cost_budget(double budget);
+  // Whether the last ask stopped because the next run did not fit the cost budget.
+  bool stopped_for_cost_budget() const { return stop_reason_.starts_with(kCostBudgetExhausted); }
   // Current cost of each level (declared or measured); empty without a resolution.
   std::vector<double> level_costs() const;
   // Cost spent so far: every trial asked (pending, complete or failed) at its measured cost or, not
