@@ -27,6 +27,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -64,7 +65,7 @@ struct DetachedSupervisor : bp::extend::handler {
   }
 };
 
-bool same_directory(const std::string& arg, const std::filesystem::path& dir) {
+bool same_directory(std::string_view arg, const std::filesystem::path& dir) {
   const std::filesystem::path p(arg);
   if (!p.is_absolute()) return false;
   if (p.lexically_normal() == dir) return true;
@@ -72,22 +73,29 @@ bool same_directory(const std::string& arg, const std::filesystem::path& dir) {
   return std::filesystem::equivalent(p, dir, ec) && !ec;
 }
 
+// Whether some entry of /proc/<pid>/<file>, a list of NUL-terminated strings (cmdline, environ),
+// satisfies `holds`. False when the file cannot be read.
+template <class Holds>
+bool any_proc_entry(const std::string& pid, const char* file, const Holds& holds) {
+  std::ifstream in("/proc/" + pid + "/" + file, std::ios::binary);
+  if (!in) return false;
+  const std::string entries{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  for (std::size_t begin = 0; begin < entries.size();) {
+    std::size_t end = entries.find('\0', begin);
+    if (end == std::string::npos) end = entries.size();
+    if (holds(std::string_view(entries).substr(begin, end - begin))) return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
 // True if `pid` is alive and is the supervisor of `dir` (guards against a reused pid). A zombie has
 // an empty command line, so a supervisor that exited but is not reaped counts as gone.
 bool is_supervisor_of(pid_t pid, const std::filesystem::path& dir) {
   if (pid <= 0) return false;
   if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
-  if (!in) return false;
-  const std::string cmdline{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  std::size_t begin = 0;
-  while (begin < cmdline.size()) {
-    std::size_t end = cmdline.find('\0', begin);
-    if (end == std::string::npos) end = cmdline.size();
-    if (same_directory(cmdline.substr(begin, end - begin), dir)) return true;
-    begin = end + 1;
-  }
-  return false;
+  return any_proc_entry(std::to_string(pid), "cmdline",
+                        [&](std::string_view arg) { return same_directory(arg, dir); });
 }
 
 bool exit_record_exists(const std::filesystem::path& dir) {
@@ -132,19 +140,10 @@ void kill_group_left_by(const std::filesystem::path& dir, pid_t supervisor) {
 // Whether /proc/<pid>/environ holds TUNE_TRIAL_DIR naming `dir`: the process descends from this
 // trial's command (every command gets it, and its children inherit it). False when unreadable.
 bool runs_for_trial(const std::string& pid, const std::filesystem::path& dir) {
-  std::ifstream in("/proc/" + pid + "/environ", std::ios::binary);
-  if (!in) return false;
-  const std::string environ{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  const std::string key = "TUNE_TRIAL_DIR=";
-  for (std::size_t begin = 0; begin < environ.size();) {
-    std::size_t end = environ.find('\0', begin);
-    if (end == std::string::npos) end = environ.size();
-    if (environ.compare(begin, key.size(), key) == 0 &&
-        same_directory(environ.substr(begin + key.size(), end - begin - key.size()), dir))
-      return true;
-    begin = end + 1;
-  }
-  return false;
+  constexpr std::string_view key = "TUNE_TRIAL_DIR=";
+  return any_proc_entry(pid, "environ", [&](std::string_view variable) {
+    return variable.starts_with(key) && same_directory(variable.substr(key.size()), dir);
+  });
 }
 
 // A supervisor that died while no tuner ran (kill -9, the OOM killer, after the tuner had stopped)
