@@ -197,9 +197,7 @@ void GaussianProcess::reserve_rows(Eigen::Index rows) {
 void GaussianProcess::append_row(const Observation& o) {
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   reserve_rows(n + 1);
-  Eigen::VectorXd c(n);
-  for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], o);
+  Eigen::VectorXd c = covariances_with(o);
   const double noise = hp_.noise_variances[o.noise_group];
   // l = L^{-1} c; the new pivot is the predictive variance of this observation given the others,
   // which is at least the noise variance: clamp round-off below it.
