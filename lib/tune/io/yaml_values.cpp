@@ -71,9 +71,14 @@ YAML::Node parse_yaml(const std::string& text) {
 std::string read_text_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw StateError("cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // Straight into the string, sized once: through an ostringstream a 2.5 MB state.yaml was copied
+  // twice over a growing buffer, ~10% of a command that loads a campaign of 5000 trials.
+  std::string text;
+  std::error_code size_unknown;
+  if (const std::uintmax_t size = std::filesystem::file_size(path, size_unknown); !size_unknown) text.reserve(size);
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) text.append(chunk, static_cast<std::size_t>(in.gcount()));
+  return text;
 }
 
 YAML::Node load_yaml_file(const std::filesystem::path& path) { return parse_yaml(read_text_file(path)); }
