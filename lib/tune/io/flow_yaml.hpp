@@ -14,11 +14,11 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <set>
-#include <utility>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tune/io/yaml_values.hpp"
@@ -148,7 +148,7 @@ class FlowNode {
   std::size_t size() const;
   FlowNode operator[](std::string_view key) const;  // a map's value; absent if there is none
   FlowNode operator[](std::size_t index) const;     // a sequence's item; absent if there is none
-  // A map's entries in order, as pairs (first: the key, second: the value), or a sequence's items.
+  // A map's entries in order, as pairs (first: the key, second: the value); empty for anything else.
   std::vector<std::pair<FlowNode, FlowNode>> entries() const;
 
  private:
@@ -176,7 +176,7 @@ class FlowRecord {
   enum class Kind : std::uint8_t { scalar, quoted, map, seq };
   struct Item {
     Kind kind = Kind::scalar;
-    std::string_view text;     // a scalar's (a map value's key is the item before it)
+    std::string_view text;     // a scalar's (a map's items are its keys and values, alternating)
     std::uint32_t first = 0;   // a collection's first item (a map's: the first key), 0 if empty
     std::uint32_t next = 0;    // the next item of the enclosing collection, 0 if last
     std::uint32_t size = 0;    // a collection's items (a map's: its entries)
