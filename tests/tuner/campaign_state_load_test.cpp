@@ -226,5 +226,46 @@ TEST(CampaignStateLoad, DamagedRecordLinesLoadOrAreRefusedAsThroughYamlCpp) {
   EXPECT_GT(loaded, 30u);
 }
 
+// The check across records (a trial's measured cost against its run's exit.duration) holds on the
+// fast path too: a cost or a duration edited on its own is refused with yaml-cpp's position.
+TEST(CampaignStateLoad, ACostThatDisagreesWithItsRunsDurationIsRefusedAsThroughYamlCpp) {
+  std::mt19937_64 rng(8);
+  const CampaignState state = random_campaign(rng, true, false);
+  const TempDir dir;
+  save_state(dir.path(), state);
+  const std::string text = read_file(state_path(dir.path()));
+  const TrialRun* checked = nullptr;
+  for (const TrialRun& r : state.runs)
+    if (r.exit && !r.external && r.started_at > 0 && state.study.trials()[r.id].cost) checked = &r;
+  ASSERT_NE(checked, nullptr);
+  const std::string id = std::to_string(checked->id);
+  const std::string fix = "; the file was left as it is (restore it from a backup, or start a new campaign directory)";
+  // The value after `key: ` in the record line of `id` that starts with `line_prefix`, replaced.
+  const auto edited = [&](const std::string& line_prefix, const std::string& key) {
+    std::string t = text;
+    const std::size_t line = t.find(line_prefix + id + ",");
+    const std::size_t at = t.find(key + ": ", line) + key.size() + 2;
+    return t.replace(at, t.find_first_of(",}", at) - at, "123.5");
+  };
+  for (const std::string& variant : {edited("\n    - {id: ", "cost"), edited("\n  - {id: ", "duration")}) {
+    ASSERT_NE(variant, text);
+    write_file(state_path(dir.path()), variant);
+    std::string expected;
+    try {
+      (void)state_from_yaml(parse_yaml(variant));
+    } catch (const StateError& e) {
+      expected = state_path(dir.path()).string() + ": " + e.what() + fix;
+    }
+    EXPECT_NE(expected.find("restore the cost to the run's duration"), std::string::npos) << expected;
+    EXPECT_NE(expected.find("line "), std::string::npos) << expected;
+    try {
+      (void)load_state(dir.path());
+      ADD_FAILURE() << "loaded: " << expected;
+    } catch (const CampaignError& e) {
+      EXPECT_EQ(std::string(e.what()), expected);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tune::tuner
