@@ -219,11 +219,13 @@ Row measure(const Options& opt, const fs::path& root, const std::string& strateg
     read.push_back(ms_since(t0));
     row.state_bytes = text.size();
     t0 = std::chrono::steady_clock::now();
-    const std::optional<YAML::Node> fast = tune::parse_with_fast_records(text);
-    const YAML::Node root_node = fast ? *fast : tune::parse_yaml(text);  // as load_state reads it
+    // As load_state reads it: the document without its record lists' items, and their lines (which
+    // the restores read straight into trials and run records), or all of it through yaml-cpp.
+    const std::optional<tune::FastDocument> fast = tune::split_record_lists(text);
+    const YAML::Node root_node = fast ? fast->root : tune::parse_yaml(text);
     parse.push_back(ms_since(t0));
     t0 = std::chrono::steady_clock::now();
-    (void)tune::Study::from_yaml(root_node["study"]);
+    (void)tune::Study::from_yaml(root_node["study"], fast ? tune::record_lines(&fast->records, "study.trials") : nullptr);
     study_restore.push_back(ms_since(t0));
     t0 = std::chrono::steady_clock::now();
     (void)load_state(snapshot);

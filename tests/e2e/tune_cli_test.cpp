@@ -2057,3 +2057,50 @@ TEST(TuneCli, ASessionEndingWithAnAskedTrialAwaitedLeavesTheCampaignUnfinished) 
 }
 
 }  // namespace
+
+namespace {
+
+// `tune status` listed every trial: 4000 lines at 4000 trials, the summary scrolled away. A campaign
+// of up to 50 trials still lists them all; a larger one its 20 most recent, with a line saying how
+// many are not shown and how to list them all (--all); --last N is as before.
+TEST(TuneCli, StatusOfALargeCampaignListsItsMostRecentTrialsAndSaysHowToListAll) {
+  const fs::path d = fresh_dir("cli-status-large");
+  write(d / "c.yaml", quadratic_campaign_with("big", 50, "{workers: 4}", "strategy: {name: random}\n"));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const auto ids = [](int from, int to) {
+    std::vector<int> out;
+    for (int i = from; i < to; ++i) out.push_back(i);
+    return out;
+  };
+  const Result fifty = tune(d, {"status", "big"});
+  ASSERT_EQ(fifty.code, 0) << fifty.err;
+  EXPECT_EQ(status_trial_ids(fifty.out), ids(0, 50)) << fifty.out;
+  EXPECT_EQ(fifty.out.find("not shown"), std::string::npos) << fifty.out;
+
+  ASSERT_EQ(tune(d, {"resume", "big", "--trials", "61", "--quiet"}).code, 0);
+  const Result large = tune(d, {"status", "big"});
+  ASSERT_EQ(large.code, 0) << large.err;
+  EXPECT_NE(large.out.find("trials: 61 complete"), std::string::npos) << large.out;
+  EXPECT_EQ(status_trial_ids(large.out), ids(41, 61)) << large.out;
+  EXPECT_NE(large.out.find("...  41 earlier trials not shown (none of them failed); 'tune status big --all' lists "
+                           "every trial\n"),
+            std::string::npos)
+      << large.out;
+  const Result all = tune(d, {"status", "big", "--all"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(status_trial_ids(all.out), ids(0, 61)) << all.out;
+  EXPECT_EQ(all.out.find("not shown"), std::string::npos) << all.out;
+  const Result last = tune(d, {"status", "big", "--last", "3"});
+  EXPECT_EQ(status_trial_ids(last.out), ids(58, 61)) << last.out;
+  EXPECT_NE(last.out.find("...  58 earlier trials not shown (none of them failed); 'tune status big --all' lists"),
+            std::string::npos)
+      << last.out;
+  // The summary above the list is the same whatever is listed.
+  EXPECT_EQ(large.out.substr(0, large.out.find("   id  status")), all.out.substr(0, all.out.find("   id  status")));
+  EXPECT_NE(tune(d, {"status", "big", "--all", "--last", "3"}).code, 0);
+  const Result help = tune(d, {"status", "--help"});
+  EXPECT_NE(help.out.find("the 20 most recent of a larger one"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--all"), std::string::npos) << help.out;
+}
+
+}  // namespace

@@ -1,11 +1,13 @@
 #pragma once
 // Random strings and flow records for the tests of tune/io/flow_yaml.hpp (the writer's and the
 // reader's): strings made of pieces yaml-cpp treats specially, records nested in maps and sequences.
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstdio>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tune::flow_test {
@@ -90,6 +92,24 @@ void write_random_record(Writer& w, std::mt19937_64 rng, int depth) {
     item(item, depth);
   }
   w.end_map();
+}
+
+// Damages the record line that starts at `line` in `text`: at a random token's start (after a space
+// or an indicator), the token replaced by one of `tokens`, that inserted, or the token removed.
+inline void damage_record_line(std::string& text, std::size_t line, const std::vector<std::string>& tokens,
+                               std::mt19937_64& rng) {
+  const std::size_t end = text.find('\n', line);
+  std::vector<std::size_t> edges;
+  for (std::size_t i = text.find('{', line); i < end; ++i)
+    if (std::string_view(" ,:{}[]").find(text[i]) != std::string_view::npos) edges.push_back(i + 1);
+  const std::size_t at = edges[rng() % edges.size()];
+  const std::size_t next = std::min(end, text.find_first_of(" ,:{}[]", at));
+  const std::string& token = tokens[rng() % tokens.size()];
+  switch (rng() % 3) {
+    case 0: text.replace(at, next - at, token); break;
+    case 1: text.insert(at, token); break;
+    default: text.erase(at, next - at); break;
+  }
 }
 
 }  // namespace tune::flow_test

@@ -3,7 +3,9 @@
 // (and so the file) is left to yaml-cpp, and a study loads the same either way, refusals included.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -136,6 +138,137 @@ TEST(FastRecordLoad, ReadsACampaignStateLayoutAsYamlCppDoes) {
   EXPECT_GT((*fast)["runs"].size(), 20u);
   EXPECT_EQ((*fast)["study"]["trials"].size(), 30u);
   EXPECT_EQ(difference(*fast, parse_yaml(text)), "");
+}
+
+// Every field of two trials, the doubles bit for bit (test_statistic and acquisition may be NaN).
+void expect_identical_trials(const Study& a, const Study& b, const std::string& what) {
+  ASSERT_EQ(a.trials().size(), b.trials().size()) << what;
+  const auto bits = [](double x) { return std::bit_cast<std::uint64_t>(x); };
+  for (std::size_t i = 0; i < a.trials().size(); ++i) {
+    const Trial &x = a.trials()[i], &y = b.trials()[i];
+    const std::string at = what + ", trial " + std::to_string(i);
+    EXPECT_EQ(x.id, y.id) << at;
+    EXPECT_EQ(x.status, y.status) << at;
+    EXPECT_TRUE(x.config == y.config) << at;
+    ASSERT_EQ(x.unit.size(), y.unit.size()) << at;
+    for (Eigen::Index k = 0; k < x.unit.size(); ++k) EXPECT_EQ(bits(x.unit(k)), bits(y.unit(k))) << at;
+    ASSERT_EQ(x.value.has_value(), y.value.has_value()) << at;
+    if (x.value) {
+      EXPECT_EQ(bits(*x.value), bits(*y.value)) << at;
+    }
+    EXPECT_EQ(x.failure_reason, y.failure_reason) << at;
+    EXPECT_EQ(x.source, y.source) << at;
+    EXPECT_EQ(x.in_model, y.in_model) << at;
+    EXPECT_EQ(bits(x.test_statistic), bits(y.test_statistic)) << at;
+    EXPECT_EQ(x.model_size, y.model_size) << at;
+    EXPECT_EQ(bits(x.acquisition), bits(y.acquisition)) << at;
+    EXPECT_EQ(x.level, y.level) << at;
+    ASSERT_EQ(x.cost.has_value(), y.cost.has_value()) << at;
+    if (x.cost) {
+      EXPECT_EQ(bits(*x.cost), bits(*y.cost)) << at;
+    }
+  }
+}
+
+// A random study: every kind of parameter, values of every magnitude, failures with random reasons
+// (with `any_bytes`, some that yaml-cpp writes with escapes), pending trials, and with `levels` a
+// resolution whose trials carry a level and a measured cost.
+Study random_study(std::mt19937_64& rng, bool levels, bool any_bytes = false) {
+  Space space({Parameter::floating("lr", 1e-5, 1.0, Scale::log), Parameter::integer("layers", 1, 8),
+               Parameter::integer("batch", 1, 4096, Scale::log),
+               Parameter::categorical("act", {"relu", "a: b", "yes", "#x", "- y", "q\"t", "", "null", "\\"}),
+               Parameter::ordinal("size", {"s", "m", "l", "1e3"}), Parameter::floating("x", -3.0, 3.0)});
+  StudyOptions options{.direction = Direction::minimize, .seed = rng()};
+  if (levels) options.resolution = Resolution{.parameter = "epochs", .values = {1, 3, 27}, .costs = {}};
+  Study study(space, make_strategy(rng() % 2 ? "random" : "sobol"), options);
+  std::uniform_real_distribution<double> unit(0, 1);
+  std::uniform_int_distribution<int> exponent(-300, 300);
+  for (int i = 0; i < 60; ++i) {
+    const auto s = study.ask();
+    if (!s) break;
+    const std::optional<double> cost = levels ? std::optional<double>(unit(rng) * 100) : std::nullopt;
+    const double u = unit(rng);
+    std::string reason = random_string(rng);
+    while (!any_bytes && flow_scalar_form(reason) == FlowScalarForm::unsupported) reason = random_string(rng);
+    if (u < 0.2) study.fail(s->id, reason, cost);
+    else if (u < 0.9) study.tell(s->id, (unit(rng) - 0.5) * std::pow(10.0, exponent(rng) / 30), cost);
+    // else: left pending
+  }
+  return study;
+}
+
+// The fast load reads each trial line straight into a Trial: for random studies, the trials (every
+// field, bit for bit) and the text saved again are those of yaml-cpp's reading, and the fast path
+// takes every file FlowYamlWriter wrote in full (a line yaml-cpp wrote is refused, and the load
+// falls back).
+TEST(FastRecordLoad, RandomStudiesLoadToTheSameTrialsAsThroughYamlCpp) {
+  std::mt19937_64 rng(2024);
+  std::size_t fast_loads = 0;
+  for (int round = 0; round < 40; ++round) {
+    const Study study = random_study(rng, round % 2 == 1, round % 4 == 3);
+    const std::string text = study.to_yaml_string();
+    const std::string what = "round " + std::to_string(round);
+    const Study by_yaml_cpp = Study::from_yaml(parse_yaml(text));
+    const std::optional<FastDocument> document = split_record_lists(text);
+    ASSERT_TRUE(document.has_value()) << what;
+    const std::vector<std::string_view>* lines = record_lines(&document->records, "trials");
+    ASSERT_NE(lines, nullptr) << what;
+    bool all_flow = true;
+    for (const Trial& t : study.trials()) all_flow = all_flow && flow_scalar_form(t.failure_reason) != FlowScalarForm::unsupported;
+    if (all_flow) {
+      const Study by_lines = Study::from_yaml(document->root, lines);
+      expect_identical_trials(by_lines, by_yaml_cpp, what);
+      EXPECT_EQ(by_lines.to_yaml_string(), text) << what;
+      ++fast_loads;
+    } else {
+      EXPECT_THROW((void)Study::from_yaml(document->root, lines), StateError) << what;
+    }
+    const Study loaded = Study::from_yaml_string(text, "s.yaml");  // either way
+    expect_identical_trials(loaded, by_yaml_cpp, what);
+    EXPECT_EQ(loaded.to_yaml_string(), text) << what;
+  }
+  EXPECT_GT(fast_loads, 10u);
+}
+
+// The outcome of loading `text`: the trials saved again, or the refusal's message.
+std::string load_outcome(const std::function<Study()>& load) {
+  try {
+    return "loaded:\n" + load().to_yaml_string();
+  } catch (const StateError& e) {
+    return std::string("refused: ") + e.what();
+  }
+}
+
+// Random damage to a trial line (a token replaced, inserted or removed) loads as through yaml-cpp
+// alone: the same trials, or the same refusal with yaml-cpp's position, field and fix.
+TEST(FastRecordLoad, DamagedTrialLinesLoadOrAreRefusedAsThroughYamlCpp) {
+  std::mt19937_64 rng(77);
+  const std::vector<std::string> tokens = {"x", "-1", "0", "1", "2", "1e400", "-0", ".nan", ".inf", "0.5", "\"",
+                                           ", ", ": ", "{", "}", "[", "]", "null", "true", "false", "complete",
+                                           "failed", "pending", "\"a\"", "id", "value", "level", "cost", "9",
+                                           "18446744073709551616", " ", "relu", "\"1\"", "in_model", "unit"};
+  std::size_t refused = 0, loaded = 0;
+  for (int round = 0; round < 300; ++round) {
+    std::mt19937_64 study_rng(static_cast<std::uint64_t>(round / 30));
+    std::string text = random_study(study_rng, round % 3 == 0).to_yaml_string();
+    // A trial line, and a place in it at a token's edge.
+    std::vector<std::size_t> starts;
+    for (std::size_t at = text.find("\n  - {"); at != std::string::npos; at = text.find("\n  - {", at + 1)) starts.push_back(at + 5);
+    const std::size_t line = starts[rng() % starts.size()];
+    damage_record_line(text, line, tokens, rng);
+    const std::string expected = load_outcome([&] {
+      try {
+        return Study::from_yaml(parse_yaml(text));
+      } catch (const StateError& e) {
+        throw StateError(std::string("s.yaml: ") + e.what() + "; the file was not changed");
+      }
+    });
+    const std::string actual = load_outcome([&] { return Study::from_yaml_string(text, "s.yaml"); });
+    ASSERT_EQ(actual, expected) << "round " << round << ": " << text.substr(line, text.find('\n', line) - line);
+    (expected.starts_with("refused") ? refused : loaded) += 1;
+  }
+  EXPECT_GT(refused, 100u);
+  EXPECT_GT(loaded, 50u);
 }
 
 // Replaces the first occurrence of `from` in `text`.

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "tune/io/atomic_file.hpp"
@@ -19,7 +20,8 @@ namespace {
 constexpr const char* kKind = "tune.campaign";
 constexpr int kSchema = 1;
 
-adapters::ExitKind exit_kind_from_string(const std::string& s, const YAML::Node& node) {
+template <class Node>
+adapters::ExitKind exit_kind_from_string(const std::string& s, const Node& node) {
   for (auto k : {adapters::ExitKind::exited, adapters::ExitKind::signaled, adapters::ExitKind::timeout,
                  adapters::ExitKind::cancelled, adapters::ExitKind::launch_failed, adapters::ExitKind::lost,
                  adapters::ExitKind::aborted})
@@ -27,7 +29,8 @@ adapters::ExitKind exit_kind_from_string(const std::string& s, const YAML::Node&
   throw StateError("field 'exit.kind' at " + position_of(node) + ": unknown exit kind '" + s + "'");
 }
 
-RunStatus run_status_from_string(const std::string& s, const YAML::Node& node) {
+template <class Node>
+RunStatus run_status_from_string(const std::string& s, const Node& node) {
   for (auto k : {RunStatus::queued, RunStatus::running, RunStatus::complete, RunStatus::failed})
     if (s == to_string(k)) return k;
   throw StateError("field 'status' at " + position_of(node) + ": expected queued, running, complete or failed, found '" + s + "'");
@@ -76,7 +79,11 @@ void write_run(Writer& w, const TrialRun& r) {
   w.end_map();
 }
 
-TrialRun run_from_yaml(const YAML::Node& n, std::uint64_t expected) {
+// A run record, by one definition for either kind of node: yaml-cpp's, or the FlowNode of a record
+// line (tune/io/flow_yaml.hpp), whose refusals name no position and make load_state read the file
+// again through yaml-cpp for the message. `duration` gets exit.duration as written (or stays).
+template <class Node>
+TrialRun run_from_node(const Node& n, std::uint64_t expected, double& duration) {
   TrialRun r;
   r.id = read_uint(require(n, "id"), "id");
   if (r.id != expected)
@@ -89,23 +96,24 @@ TrialRun run_from_yaml(const YAML::Node& n, std::uint64_t expected) {
   r.attempts = read_uint(require(n, "attempts"), "attempts");
   r.started_at = read_double(require(n, "started_at"), "started_at");
   r.finished_at = read_double(require(n, "finished_at"), "finished_at");
-  if (const YAML::Node e = n["exit"]) {
+  if (const Node e = n["exit"]) {
     check_known_keys(e, field + ".exit", {"kind", "code", "signal", "duration", "message"});
     adapters::TrialExit x;
     x.kind = exit_kind_from_string(read_string(require(e, "kind"), "exit.kind"), e);
     x.code = static_cast<int>(read_int(require(e, "code"), "exit.code"));
     x.signal = static_cast<int>(read_int(require(e, "signal"), "exit.signal"));
     x.started_at = r.started_at;
-    x.finished_at = r.started_at + read_double(require(e, "duration"), "exit.duration");
+    duration = read_double(require(e, "duration"), "exit.duration");
+    x.finished_at = r.started_at + duration;
     if (e["message"]) x.message = read_string(e["message"], "exit.message");
     r.exit = x;
   }
   if (n["failure_reason"]) r.failure_reason = read_string(n["failure_reason"], "failure_reason");
-  if (const YAML::Node iv = n["intermediate"])
+  if (const Node iv = n["intermediate"])
     for (std::size_t i = 0; i < iv.size(); ++i)
       r.intermediate.push_back({read_int(iv[i][0], "intermediate.step"), read_double(iv[i][1], "intermediate.value")});
-  if (const YAML::Node m = n["metrics"])
-    for (const auto& kv : m) r.metrics[kv.first.as<std::string>()] = read_double(kv.second, "metrics");
+  if (const Node m = n["metrics"])
+    for (const auto& kv : entries_of(m)) r.metrics[key_text(kv.first)] = read_double(kv.second, "metrics");
   if (n["external"]) r.external = read_bool(n["external"], "external");
   if (n["job"]) r.job = read_string(n["job"], "job");
   if (n["lost"]) r.lost = read_uint(n["lost"], "lost");
@@ -271,19 +279,22 @@ namespace {
 // A trial's cost is what the tuner records: none when the levels' costs are declared (tune tell
 // refuses --cost there), and a supervised run's duration when they are measured. Any other value
 // would move the spend and the levels' measured costs.
-void check_trial_costs(const CampaignState& s, const YAML::Node& root) {
+// `durations` holds each run's exit.duration as written (NaN where it has no exit).
+void check_trial_costs(const CampaignState& s, const YAML::Node& root, const std::vector<double>& durations) {
   if (!s.config.resolution) return;
-  const YAML::Node trials = root["study"]["trials"], runs = root["runs"];
+  const YAML::Node trials = root["study"]["trials"];
   const bool measured = s.config.resolution->measured();
   for (const TrialRun& r : s.runs) {
     const std::optional<double>& cost = s.study.trials()[r.id].cost;
     if (!cost) continue;
-    const std::string at = "study trial " + std::to_string(r.id) + ", field 'cost' at " + position_of(trials[r.id]["cost"]);
+    // (Positions only where the trials are nodes; a load from record lines is read again if it refuses.)
+    const std::string at = "study trial " + std::to_string(r.id) + ", field 'cost' at " +
+                           (r.id < trials.size() ? position_of(trials[r.id]["cost"]) : std::string("unknown position"));
     if (!measured)
       throw StateError(at + ": the campaign declares its levels' costs (resolution.cost), and the tuner records no "
                             "cost per trial; remove it");
     if (r.external || !r.exit || !(r.started_at > 0)) continue;  // told with --cost, or no duration to compare
-    const double duration = read_double(runs[r.id]["exit"]["duration"], "exit.duration");
+    const double duration = durations[r.id];
     if (std::fabs(*cost - duration) > 1e-6 * std::max(1.0, duration))
       throw StateError(at + ": " + format_double(*cost) + " seconds, but its run record says the run took " +
                        format_double(duration) + " (exit.duration); restore the cost to the run's duration");
@@ -292,7 +303,11 @@ void check_trial_costs(const CampaignState& s, const YAML::Node& root) {
 
 }  // namespace
 
-CampaignState state_from_yaml(const YAML::Node& root) {
+CampaignState state_from_yaml(const YAML::Node& root) { return state_from_yaml(root, nullptr); }
+
+CampaignState state_from_yaml(const YAML::Node& root, const RecordLines* lines) {
+  const std::vector<std::string_view>* run_lines = record_lines(lines, "runs");
+  const std::vector<std::string_view>* trial_lines = record_lines(lines, "study.trials");
   if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
     throw StateError("not a tune campaign state (no 'kind: tune.campaign' at the top)");
   const std::int64_t schema = read_int(require(root, "schema"), "schema");
@@ -308,11 +323,16 @@ CampaignState state_from_yaml(const YAML::Node& root) {
   // (IsDefined first: yaml-cpp throws from the other tests of a key that is absent.)
   if (const YAML::Node runs = root["runs"], study = root["study"];
       runs.IsDefined() && runs.IsSequence() && study.IsDefined() && study.IsMap())
-    if (const YAML::Node trials = study["trials"]; trials.IsDefined() && trials.IsSequence() && trials.size() < runs.size())
-      throw StateError("field 'study.trials' at " + position_of(trials) + ": " + std::to_string(trials.size()) +
-                       (trials.size() == 1 ? " trial" : " trials") + " for " + std::to_string(runs.size()) + " run records (field 'runs' at " +
-                       position_of(runs) + "): the file is cut short, as a save interrupted by a crash leaves it");
-  Study study = Study::from_yaml(require(root, "study"));
+    if (const YAML::Node trials = study["trials"]; trials.IsDefined() && trials.IsSequence()) {
+      const std::size_t n_trials = trial_lines ? trial_lines->size() : trials.size();
+      const std::size_t n_runs = run_lines ? run_lines->size() : runs.size();
+      if (n_trials < n_runs)
+        throw StateError("field 'study.trials' at " + position_of(trials) + ": " + std::to_string(n_trials) +
+                         (n_trials == 1 ? " trial" : " trials") + " for " + std::to_string(n_runs) +
+                         " run records (field 'runs' at " + position_of(runs) +
+                         "): the file is cut short, as a save interrupted by a crash leaves it");
+    }
+  Study study = Study::from_yaml(require(root, "study"), trial_lines);
   // The campaign names the trials' parameters and the study makes them: one edited without the
   // other would run configurations the command cannot take.
   if (const auto keys = campaign_study_disagreement(config, study))
@@ -328,7 +348,23 @@ CampaignState state_from_yaml(const YAML::Node& root) {
     s.failed_at_failures_stop = read_uint(root["failed_at_failures_stop"], "failed_at_failures_stop");
   const YAML::Node runs = require(root, "runs");
   if (!runs.IsSequence()) throw StateError("field 'runs' at " + position_of(runs) + ": expected a list");
-  for (std::size_t i = 0; i < runs.size(); ++i) s.runs.push_back(run_from_yaml(runs[i], i));
+  std::vector<double> durations;
+  const auto add_run = [&](const auto& node, std::size_t i) {
+    double duration = std::numeric_limits<double>::quiet_NaN();
+    s.runs.push_back(run_from_node(node, i, duration));
+    durations.push_back(duration);
+  };
+  if (run_lines) {  // the records' lines, read straight into runs (the node is an empty list)
+    s.runs.reserve(run_lines->size());
+    durations.reserve(run_lines->size());
+    FlowRecord record;
+    for (std::size_t i = 0; i < run_lines->size(); ++i) {
+      if (!record.read((*run_lines)[i])) throw StateError("run " + std::to_string(i) + ": not a line FlowYamlWriter writes");
+      add_run(record.root(), i);
+    }
+  } else {
+    for (std::size_t i = 0; i < runs.size(); ++i) add_run(runs[i], i);
+  }
   if (s.runs.size() != s.study.trials().size())
     throw StateError("field 'runs' at " + position_of(runs) + ": " + std::to_string(s.runs.size()) +
                      " run records for " + std::to_string(s.study.trials().size()) + " trials");
@@ -344,7 +380,7 @@ CampaignState state_from_yaml(const YAML::Node& root) {
     throw StateError("field 'failed_at_failures_stop' at " + position_of(root["failed_at_failures_stop"]) + ": " +
                      std::to_string(s.failed_at_failures_stop) + " is more than the " +
                      std::to_string(s.count(RunStatus::failed)) + " failed trials; restore it");
-  check_trial_costs(s, root);
+  check_trial_costs(s, root, durations);
   return s;
 }
 
@@ -352,7 +388,9 @@ CampaignState load_state(const std::filesystem::path& dir) {
   const std::filesystem::path path = state_path(dir);
   const std::string fix = "; the file was left as it is (restore it from a backup, or start a new campaign directory)";
   try {
-    return load_with_fast_records(read_text_file(path), state_from_yaml);
+    return load_with_fast_records(read_text_file(path), [](const YAML::Node& root, const RecordLines* lines) {
+      return state_from_yaml(root, lines);
+    });
   } catch (const StateError& e) {
     throw CampaignError(path.string() + ": " + e.what() + fix);
   } catch (const CampaignError& e) {

@@ -20,6 +20,7 @@
 
 #include "tune/adapters/executor/trial_exit.hpp"
 #include "tune/adapters/protocol/trial_report.hpp"
+#include "tune/io/flow_yaml.hpp"
 #include "tune/study/study.hpp"
 #include "tuner/campaign/campaign_config.hpp"
 
@@ -103,6 +104,9 @@ void save_state(const std::filesystem::path& dir, const CampaignState& state);  
 CampaignState load_state(const std::filesystem::path& dir);
 // The state of a parsed state file; throws StateError or CampaignError (without the file's name).
 CampaignState state_from_yaml(const YAML::Node& root);
+// The same, with the run records and the study's trials read from their record lines when `lines`
+// holds them (tune/io/flow_yaml.hpp's load_with_fast_records: their nodes are then empty lists).
+CampaignState state_from_yaml(const YAML::Node& root, const RecordLines* lines);
 bool has_state(const std::filesystem::path& dir);
 
 double now_seconds();

@@ -858,8 +858,11 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (!s.stop_reason.empty()) std::printf("last session ended: %s\n", s.stop_reason.c_str());
   const std::string level_header = s.config.resolution ? s.config.resolution->parameter : std::string();
   const int level_width = s.config.resolution ? std::max(6, static_cast<int>(level_header.size())) : 0;
-  // Runs are in id order; --last keeps the tail.
-  const std::size_t skipped = last && *last < s.runs.size() ? s.runs.size() - *last : 0;
+  // Runs are in id order; --last keeps the tail. A campaign of thousands of trials lists its most
+  // recent ones by default (4000 lines at 4000 trials buried the summary); a small one lists all.
+  const bool large = s.runs.size() > kStatusListsAllUpTo;
+  const std::size_t listed = last ? *last : large ? kStatusListsByDefault : s.runs.size();
+  const std::size_t skipped = listed < s.runs.size() ? s.runs.size() - listed : 0;
   // Values print in full (17 significant digits when they need them): the column is as wide as the
   // widest listed, so that the columns after it stay aligned.
   int value_width = 14;
@@ -874,8 +877,10 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     const std::string how_many = failed == 0 ? std::string(skipped == 1 ? "it did not fail" : "none of them failed")
                                  : skipped == 1 ? std::string("it failed")
                                                 : std::to_string(failed) + " of them failed";
-    std::printf("%5s  %zu earlier trial%s not shown (%s); without --last every trial is listed\n", "...", skipped,
-                skipped == 1 ? "" : "s", how_many.c_str());
+    const std::string how_to_list_all =
+        large ? "'tune status " + dir.string() + " --all' lists every trial" : "without --last every trial is listed";
+    std::printf("%5s  %zu earlier trial%s not shown (%s); %s\n", "...", skipped, skipped == 1 ? "" : "s",
+                how_many.c_str(), how_to_list_all.c_str());
   }
   const double now = now_seconds();
   for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it) {

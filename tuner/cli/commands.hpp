@@ -57,7 +57,11 @@ struct BudgetRaise {
 // With a raise: first raise the budgets to those totals (more than the present ones).
 int resume(const std::filesystem::path& dir, const SessionFlags& flags, const BudgetRaise& raise = {});
 int init(const std::filesystem::path& file);
-// last: list only the most recent trials (by id), the summary above them unchanged; nullopt: all.
+// last: list only the most recent trials (by id), the summary above them unchanged (SIZE_MAX: all);
+// nullopt: all of a campaign of up to kStatusListsAllUpTo trials, else the kStatusListsByDefault
+// most recent, with a line saying how many are left out and how to list them.
+inline constexpr std::size_t kStatusListsAllUpTo = 50;
+inline constexpr std::size_t kStatusListsByDefault = 20;
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last = std::nullopt);
 int best(const std::filesystem::path& dir, bool json);
 // With a raise: first raise the budgets to those totals (see resume).

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 
 #include "tune/adapters/executor/supervisor.hpp"
 #include "tuner/campaign/campaign_config.hpp"
@@ -113,12 +114,17 @@ int main(int argc, char** argv) {
                 "cheaper runs predict full ones");
   status_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   std::optional<std::size_t> status_last;
-  status_cmd
-      ->add_option("--last", status_last,
-                   "list only the N most recent trials (a cost-aware campaign makes thousands of cheap ones); "
-                   "the summary still counts them all")
-      ->type_name("N")
-      ->check(whole_number);
+  bool status_all = false;
+  CLI::Option* last_option =
+      status_cmd
+          ->add_option("--last", status_last,
+                       "list only the N most recent trials; the summary still counts them all. Default: every "
+                       "trial of a campaign of up to " + std::to_string(tune::tuner::kStatusListsAllUpTo) +
+                           ", the " + std::to_string(tune::tuner::kStatusListsByDefault) +
+                           " most recent of a larger one, and a line saying how many are not shown")
+          ->type_name("N")
+          ->check(whole_number);
+  status_cmd->add_flag("--all", status_all, "list every trial, however many")->excludes(last_option);
   CLI::App* best_cmd = app.add_subcommand("best", "the best result so far and, where the strategy has a model (ei, ucb, cmets, cmes, gpoo), the configuration it recommends with its estimate (mean and sd): the best of many noisy results is optimistic");
   best_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
   best_cmd->add_flag("--json", json, "JSON instead of YAML");
@@ -229,7 +235,8 @@ int main(int argc, char** argv) {
     }
     if (*resume_cmd) return tune::tuner::resume(campaign_dir, flags, {resume_trials, resume_cost});
     if (*init_cmd) return tune::tuner::init(init_file);
-    if (*status_cmd) return tune::tuner::status(campaign_dir, status_last);
+    if (*status_cmd)
+      return tune::tuner::status(campaign_dir, status_all ? std::optional(std::numeric_limits<std::size_t>::max()) : status_last);
     if (*best_cmd) return tune::tuner::best(campaign_dir, json);
     if (*enqueue_cmd) return tune::tuner::enqueue(campaign_dir, enqueue_assignments);
     if (*export_cmd) return tune::tuner::export_trials(campaign_dir, export_format, export_output);

@@ -11,9 +11,14 @@
 
 #include <charconv>
 #include <concepts>
+#include <cstdint>
+#include <deque>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tune/io/yaml_values.hpp"
@@ -48,6 +53,7 @@ class FlowYamlWriter {
 
   bool supported() const { return supported_; }
   const std::string& text() const { return text_; }
+  void clear();  // to write another record, reusing the storage
 
  private:
   void scalar(std::string_view text);
@@ -120,34 +126,124 @@ std::string flow_record_text(const WriteRecord& write) {
   return emit_yaml(node);
 }
 
-// Reading. yaml-cpp's parser costs ~75 us per record line of a state file; the records FlowYamlWriter
-// wrote are read here instead, at a fraction of that, into the node yaml-cpp would make of them.
+// Reading. yaml-cpp's parser costs ~75 us per record line of a state file, and its nodes as much
+// again to build and free; the records FlowYamlWriter wrote are read here instead, into a flat tree
+// of views of the line that the loaders read straight into their structs.
 
-// The node of one record line ("{id: 0, ...}", without the "  - " before it), as yaml-cpp reads it:
-// plain scalars and collections tagged "?", double-quoted scalars "!", collections in flow style. Only a line that
+class FlowRecord;
+
+// An item of a FlowRecord, read with the calls the loaders make of a YAML::Node (the names are
+// yaml-cpp's), so that one template reads a record from either: a default-constructed one is absent,
+// as yaml-cpp's lookup of a missing key. Valid while its FlowRecord and the line are.
+class FlowNode {
+ public:
+  FlowNode() = default;
+  bool IsDefined() const { return record_ != nullptr; }
+  explicit operator bool() const { return IsDefined(); }
+  bool IsNull() const { return false; }  // a null is never written plain, and a quoted one is a string
+  bool IsScalar() const;
+  bool IsMap() const;
+  bool IsSequence() const;
+  std::string_view Scalar() const;  // the text, unescaped; empty for a collection
+  std::size_t size() const;
+  FlowNode operator[](std::string_view key) const;  // a map's value; absent if there is none
+  FlowNode operator[](std::size_t index) const;     // a sequence's item; absent if there is none
+  // A map's entries in order, as pairs (first: the key, second: the value); empty for anything else.
+  std::vector<std::pair<FlowNode, FlowNode>> entries() const;
+
+ private:
+  friend class FlowRecord;
+  FlowNode(const FlowRecord* record, std::uint32_t index) : record_(record), index_(index) {}
+  const FlowRecord* record_ = nullptr;
+  std::uint32_t index_ = 0;
+};
+
+// One record line ("{id: 0, ...}", without the "  - " before it) as yaml-cpp reads it: plain scalars
+// and collections tagged "?", double-quoted scalars "!", collections in flow style. Only a line that
 // FlowYamlWriter would write again byte for byte is read; any other text (a comment, a single-quoted
 // or escaped string, a null, a tab, a byte outside printable ASCII, a key given twice, a space out of
-// place, ...) gives nullopt, and yaml-cpp must read it.
+// place, ...) is refused, and yaml-cpp must read it. One FlowRecord reads line after line, reusing
+// its storage.
+class FlowRecord {
+ public:
+  bool read(std::string_view line);  // false: refused (and the record is empty)
+  FlowNode root() const { return items_.empty() ? FlowNode() : FlowNode(this, 0); }
+  YAML::Node to_yaml() const;  // the node yaml-cpp makes of the line (tags, styles, key order)
+
+ private:
+  friend class FlowNode;
+  class Reader;  // the parser (flow_yaml.cpp)
+  enum class Kind : std::uint8_t { scalar, quoted, map, seq };
+  struct Item {
+    Kind kind = Kind::scalar;
+    std::string_view text;     // a scalar's (a map's items are its keys and values, alternating)
+    std::uint32_t first = 0;   // a collection's first item (a map's: the first key), 0 if empty
+    std::uint32_t next = 0;    // the next item of the enclosing collection, 0 if last
+    std::uint32_t size = 0;    // a collection's items (a map's: its entries)
+  };
+  YAML::Node item_yaml(std::uint32_t index) const;
+
+  std::vector<Item> items_;
+  std::deque<std::string> unescaped_;  // quoted scalars with escapes (their views stay valid)
+  std::size_t unescaped_used_ = 0;
+  FlowYamlWriter echo_;
+};
+
+// read_* of tune/io/yaml_values.hpp for a FlowNode: the same text conversions, and a refusal that
+// names no position (the loaders read the file again through yaml-cpp for the message).
+std::string position_of(const FlowNode& node);
+void check_known_keys(const FlowNode& node, const std::string& field, const std::set<std::string>& known);
+FlowNode require(const FlowNode& parent, const std::string& field);
+double read_double(const FlowNode& node, const std::string& field);
+std::int64_t read_int(const FlowNode& node, const std::string& field);
+std::uint64_t read_uint(const FlowNode& node, const std::string& field);
+bool read_bool(const FlowNode& node, const std::string& field);
+std::string read_string(const FlowNode& node, const std::string& field);
+Eigen::VectorXd read_vector(const FlowNode& node, const std::string& field);
+// A map's entries, for either kind of node (yaml-cpp's iterator, or FlowNode::entries()).
+inline const YAML::Node& entries_of(const YAML::Node& node) { return node; }
+inline std::vector<std::pair<FlowNode, FlowNode>> entries_of(const FlowNode& node) { return node.entries(); }
+// A map key's text: as yaml-cpp converts it (as<std::string>), or the FlowNode's scalar.
+inline std::string key_text(const YAML::Node& key) { return key.as<std::string>(); }
+inline std::string key_text(const FlowNode& key) { return std::string(key.Scalar()); }
+
+// The node of one record line, as FlowRecord reads it (nullopt where it refuses the line).
 std::optional<YAML::Node> read_flow_record(std::string_view line);
 
-// The document of a study or campaign state file, as parse_yaml() makes it, its record lists (the
-// `trials:` of a study, the `runs:` and `study: trials:` of a state) read by read_flow_record and the
-// rest by yaml-cpp; nullopt when any of it is not as the writers write it, or is not valid. The
-// nodes of the records carry no position: load_with_fast_records() reads a file through it.
+// The record lines of a file's record lists (each without the "  - " before it), by the list's key:
+// "trials" (a study file), "runs" and "study.trials" (a campaign's state). Views of the file's text.
+using RecordLines = std::map<std::string, std::vector<std::string_view>, std::less<>>;
+// The lines of the list `key`, or nullptr when the file has no such list (then its node holds it).
+const std::vector<std::string_view>* record_lines(const RecordLines* lines, std::string_view key);
+
+// A study or campaign state file as its loaders read it: the document parsed by yaml-cpp without the
+// items of its record lists (each list's key stands as an empty flow sequence, "<key>: []", at its
+// own line and column), and those items' lines.
+struct FastDocument {
+  YAML::Node root;
+  RecordLines records;
+};
+// nullopt when the file is not laid out as the writers write it (a record list's items are not one
+// line each, something other than the next key follows a list, yaml-cpp refuses the rest, ...).
+std::optional<FastDocument> split_record_lists(const std::string& text);
+
+// The document of the file as parse_yaml() makes it, its record lines read by FlowRecord; nullopt
+// when split_record_lists or FlowRecord refuses any of it. The records' nodes carry no position.
 std::optional<YAML::Node> parse_with_fast_records(const std::string& text);
 
-// load(root) of the file's text parsed by parse_with_fast_records(), or, when it gives nullopt or
-// load throws anything at all, of the text parsed by parse_yaml(): a refusal's message and positions
-// are always those of yaml-cpp's reading, as are its parse errors.
+// load(root, &lines) of the file split by split_record_lists(), its loaders reading each record line
+// through FlowRecord straight into their structs; or, when the split gives nullopt or that load throws
+// anything at all (a line FlowRecord refuses included), load(parse_yaml(text), nullptr): a refusal's
+// message and positions are always those of yaml-cpp's reading, as are its parse errors.
 template <class Load>
-auto load_with_fast_records(const std::string& text, const Load& load) -> decltype(load(YAML::Node())) {
-  if (const std::optional<YAML::Node> fast = parse_with_fast_records(text)) {
+auto load_with_fast_records(const std::string& text, const Load& load) -> decltype(load(YAML::Node(), nullptr)) {
+  if (const std::optional<FastDocument> fast = split_record_lists(text)) {
     try {
-      return load(*fast);
+      return load(fast->root, &fast->records);
     } catch (...) {  // refused (or anything else): read again, so that the error is yaml-cpp's
     }
   }
-  return load(parse_yaml(text));
+  return load(parse_yaml(text), nullptr);
 }
 
 }  // namespace tune

@@ -7,6 +7,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <stdexcept>
@@ -50,6 +51,12 @@ const YAML::Node require(const YAML::Node& parent, const std::string& field);
 // The same for a key of a nested map, named in the message by its whole path (`space.x.low`).
 const YAML::Node require(const YAML::Node& parent, const std::string& key, const std::string& field);
 double read_double(const YAML::Node& node, const std::string& field);
+// The conversions of read_double, read_int, read_uint and read_bool, of a scalar's text: nullopt
+// where they refuse it.
+std::optional<double> double_from_text(std::string_view s);
+std::optional<std::int64_t> int_from_text(std::string_view s);
+std::optional<std::uint64_t> uint_from_text(std::string_view s);
+std::optional<bool> bool_from_text(std::string_view s);
 std::int64_t read_int(const YAML::Node& node, const std::string& field);
 std::uint64_t read_uint(const YAML::Node& node, const std::string& field);
 bool read_bool(const YAML::Node& node, const std::string& field);

@@ -150,6 +150,9 @@ class Study {
   // flow style), reusing the cached text of finished trials.
   void append_yaml(std::string& out, int indent, StudyYamlCache& cache) const;
   static Study from_yaml(const YAML::Node& node);  // throws StateError (without a source name)
+  // The same, with the trials read from their record lines (tune/io/flow_yaml.hpp's
+  // load_with_fast_records: the node's `trials` is then an empty list) when `trial_lines` is given.
+  static Study from_yaml(const YAML::Node& node, const std::vector<std::string_view>* trial_lines);
 
  private:
   Study() = default;

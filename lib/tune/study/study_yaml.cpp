@@ -54,7 +54,11 @@ void write_trial(Writer& w, const Space& space, const Trial& t) {
 const std::set<std::string> kTrialKeys{"id", "status", "config", "unit", "value", "failure_reason", "source",
                                        "in_model", "test_statistic", "model_size", "acquisition", "level", "cost"};
 
-[[noreturn]] void refuse_trial(std::uint64_t id, const YAML::Node& node, const std::string& field,
+// A trial record is read by one definition, trial_from_node(), from either kind of node: yaml-cpp's,
+// or the FlowNode of a record line (tune/io/flow_yaml.hpp), whose refusals name no position and make
+// the loader read the file again through yaml-cpp for the message.
+template <class Node>
+[[noreturn]] void refuse_trial(std::uint64_t id, const Node& node, const std::string& field,
                                const std::string& what) {
   throw StateError("trial " + std::to_string(id) + ", field '" + field + "' at " + position_of(node) + ": " + what);
 }
@@ -97,7 +101,8 @@ bool unit_decodes_to(const Space& space, const Eigen::VectorXd& unit, const Conf
 }
 
 // The trial's point of the unit cube: as many coordinates as parameters, each in [0, 1].
-Eigen::VectorXd read_unit(const Space& space, std::uint64_t id, const YAML::Node& node) {
+template <class Node>
+Eigen::VectorXd read_unit(const Space& space, std::uint64_t id, const Node& node) {
   const Eigen::VectorXd unit = read_vector(node, "unit");
   const std::string fix = "restore the point of the unit cube the trial was made from";
   if (static_cast<std::size_t>(unit.size()) != space.dim())
@@ -111,10 +116,30 @@ Eigen::VectorXd read_unit(const Space& space, std::uint64_t id, const YAML::Node
   return unit;
 }
 
+// config_from_yaml() of a record's config, and its reading of a FlowNode: each value converted as
+// its parameter's type says (value_from_yaml).
+Config config_of(const Space& space, const YAML::Node& node) { return config_from_yaml(space, node); }
+Config config_of(const Space& space, const FlowNode& node) {
+  if (!node.IsMap()) throw StateError("config: expected a map of parameter values");
+  Config config;
+  for (const auto& [key, value] : node.entries()) {
+    const std::string name(key.Scalar());
+    const Parameter* p = space.find(name);
+    if (!p) throw StateError("config: unknown parameter '" + name + "'");
+    switch (p->type) {
+      case ParamType::floating: config[name] = read_double(value, name); break;
+      case ParamType::integer: config[name] = read_int(value, name); break;
+      default: config[name] = read_string(value, name); break;
+    }
+  }
+  return config;
+}
+
 // The trial's configuration: a value of every parameter, in its range or among its choices. The
 // unit point, read first, says what a damaged config held.
-Config read_config(const Space& space, std::uint64_t id, const YAML::Node& node, const Eigen::VectorXd& unit) {
-  const Config config = config_from_yaml(space, node);
+template <class Node>
+Config read_config(const Space& space, std::uint64_t id, const Node& node, const Eigen::VectorXd& unit) {
+  const Config config = config_of(space, node);
   // Formatted only for a refusal: most loads refuse nothing.
   const auto hint = [&] {
     return "; its unit point " + unit_text(unit) + " is the configuration " + to_string(space.decode(unit));
@@ -132,7 +157,8 @@ Config read_config(const Space& space, std::uint64_t id, const YAML::Node& node,
   return config;
 }
 
-Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resolution, const YAML::Node& n,
+template <class Node>
+Trial trial_from_node(const Space& space, const std::optional<Resolution>& resolution, const Node& n,
                       std::uint64_t expected_id) {
   Trial t;
   t.id = read_uint(require(n, "id"), "id");
@@ -146,7 +172,7 @@ Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resol
   } catch (const std::invalid_argument& e) {
     throw StateError("field 'status' at " + position_of(n["status"]) + ": " + e.what());
   }
-  const YAML::Node unit = require(n, "unit");
+  const Node unit = require(n, "unit");
   t.unit = read_unit(space, t.id, unit);
   t.config = read_config(space, t.id, require(n, "config"), t.unit);
   if (!unit_decodes_to(space, t.unit, t.config))
@@ -157,7 +183,7 @@ Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resol
                      unit_text(space.encode(t.config)) + ")");
 
   const std::string value_fix = "restore the value the trial reported, or mark the trial failed (status: failed";
-  if (const YAML::Node value = n["value"]) {
+  if (const Node value = n["value"]) {
     t.value = read_double(value, "value");
     if (t.status != TrialStatus::complete)
       refuse_trial(t.id, value, "value",
@@ -177,7 +203,7 @@ Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resol
   t.model_size = read_uint(require(n, "model_size"), "model_size");
   t.acquisition = read_double(require(n, "acquisition"), "acquisition");
 
-  if (const YAML::Node level = n["level"]) {
+  if (const Node level = n["level"]) {
     t.level = read_uint(level, "level");
     if (!resolution)
       refuse_trial(t.id, level, "level", "the study has no resolution, so its trials have no level: remove 'level'");
@@ -191,7 +217,7 @@ Trial trial_from_yaml(const Space& space, const std::optional<Resolution>& resol
                      " has no 'level', but the study has a resolution: restore the level the trial ran at (0 to " +
                      std::to_string(resolution->top()) + ")");
   }
-  if (const YAML::Node cost = n["cost"]) {
+  if (const Node cost = n["cost"]) {
     t.cost = read_double(cost, "cost");
     if (!(std::isfinite(*t.cost) && *t.cost >= 0))
       refuse_trial(t.id, cost, "cost",
@@ -301,13 +327,17 @@ void Study::save(const std::filesystem::path& path) const { write_file_atomicall
 
 Study Study::from_yaml_string(const std::string& text, const std::string& source) {
   try {
-    return load_with_fast_records(text, [](const YAML::Node& root) { return from_yaml(root); });
+    return load_with_fast_records(text, [](const YAML::Node& root, const RecordLines* lines) {
+      return from_yaml(root, record_lines(lines, "trials"));
+    });
   } catch (const StateError& e) {
     throw StateError(source + ": " + e.what() + "; the file was not changed");
   }
 }
 
-Study Study::from_yaml(const YAML::Node& root) {
+Study Study::from_yaml(const YAML::Node& root) { return from_yaml(root, nullptr); }
+
+Study Study::from_yaml(const YAML::Node& root, const std::vector<std::string_view>* trial_lines) {
   try {
     if (!root.IsMap() || !root["kind"] || !root["kind"].IsScalar() || root["kind"].Scalar() != kKind)
       throw StateError("not a tune study file (it has no 'kind: tune.study' at the top)");
@@ -361,8 +391,17 @@ Study Study::from_yaml(const YAML::Node& root) {
     }
     const YAML::Node trials = require(root, "trials");
     if (!trials.IsSequence()) throw StateError("field 'trials' at " + position_of(trials) + ": expected a list");
-    for (std::size_t i = 0; i < trials.size(); ++i)
-      study.trials_.push_back(trial_from_yaml(study.space_, study.options_.resolution, trials[i], i));
+    if (trial_lines) {  // the trials' lines, read straight into trials (the node is an empty list)
+      study.trials_.reserve(trial_lines->size());
+      FlowRecord record;
+      for (std::size_t i = 0; i < trial_lines->size(); ++i) {
+        if (!record.read((*trial_lines)[i])) throw StateError("trial " + std::to_string(i) + ": not a line FlowYamlWriter writes");
+        study.trials_.push_back(trial_from_node(study.space_, study.options_.resolution, record.root(), i));
+      }
+    } else {
+      for (std::size_t i = 0; i < trials.size(); ++i)
+        study.trials_.push_back(trial_from_node(study.space_, study.options_.resolution, trials[i], i));
+    }
     // Every trial was made by an ask, and the strategies draw their random numbers by ask count.
     if (study.ask_count_ < study.trials_.size()) {
       const std::string count = std::to_string(study.trials_.size());
@@ -404,7 +443,9 @@ Study Study::from_yaml(const YAML::Node& root) {
 
 Study Study::load(const std::filesystem::path& path) {
   try {
-    return load_with_fast_records(read_text_file(path), [](const YAML::Node& root) { return from_yaml(root); });
+    return load_with_fast_records(read_text_file(path), [](const YAML::Node& root, const RecordLines* lines) {
+      return from_yaml(root, record_lines(lines, "trials"));
+    });
   } catch (const StateError& e) {
     throw StateError(path.string() + ": " + e.what() + "; the file was not changed");
   }
