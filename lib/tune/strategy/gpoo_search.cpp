@@ -202,17 +202,33 @@ double GpooSearch::kbar_uncached(NodeId a, NodeId b) const {
   return options_.kernel.cross(nodes_[a].points, nodes_[b].points).mean();
 }
 
+double* GpooSearch::kbar_memo(NodeId n, NodeId m) const {
+  if (m >= observed_slot_.size() || observed_slot_[m] == kNoSlot) return nullptr;
+  const std::size_t slot = observed_slot_[m];
+  if (kbar_rows_.size() <= n) kbar_rows_.resize(n + 1);
+  std::vector<double>& row = kbar_rows_[n];
+  if (row.size() <= slot) {
+    // Grown by an eighth, as the columns: a row gains one slot per newly observed node.
+    if (row.capacity() <= slot) row.reserve(slot + 1 + std::max<std::size_t>(16, (slot + 1) / 8));
+    row.resize(slot + 1, std::numeric_limits<double>::quiet_NaN());
+  }
+  return &row[slot];
+}
+
 double GpooSearch::aggregated_kernel(NodeId a, NodeId b) const {
-  const std::uint64_t lo = std::min(a, b), hi = std::max(a, b);
-  // With S = 1 not memoised: the cache by node pair held (nodes x observed nodes) entries, ~18
-  // million hash-map nodes (~1 GB) at 3000 rounds, to save single kernel evaluations that cost
-  // less than its look-ups. An S x S mean (S^2 evaluations) or a box-box covariance is kept.
+  const NodeId lo = std::min(a, b), hi = std::max(a, b);
+  // With S = 1 not memoised: single kernel evaluations cost less than a look-up. An S x S mean
+  // (S^2 evaluations) or a box-box covariance is kept, computed once per pair (in the order
+  // (lo, hi), whichever of the two rows asks first) and held in both rows where both are observed.
   if (options_.aggregation == GpooAggregation::representatives && options_.representatives == 1)
-    return kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
-  const std::uint64_t key = (lo << 32) | hi;
-  if (auto it = kbar_cache_.find(key); it != kbar_cache_.end()) return it->second;
-  const double value = kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
-  kbar_cache_.emplace(key, value);
+    return kbar_uncached(lo, hi);
+  double* ab = kbar_memo(a, b);
+  double* ba = kbar_memo(b, a);
+  if (ab && !std::isnan(*ab)) return *ab;
+  if (ba && !std::isnan(*ba)) return ab ? (*ab = *ba) : *ba;
+  const double value = kbar_uncached(lo, hi);
+  if (ab) *ab = value;
+  if (ba) *ba = value;
   return value;
 }
 
@@ -251,6 +267,8 @@ void GpooSearch::add_observation(NodeId node, double value, const std::vector<ch
   z_[t] = (value - (t > 0 ? l21.dot(z_.head(t)) : 0.0)) / l22;
   ++nodes_[node].samples;
   observations_.push_back({node, value});
+  if (observed_slot_.size() <= node) observed_slot_.resize(node + 1, kNoSlot);
+  if (observed_slot_[node] == kNoSlot) observed_slot_[node] = observed_count_++;
   for (NodeId n = 0; n < tree_.size(); ++n) {
     if (!tree_.nodes()[n].is_leaf() || (deferred && n < deferred->size() && (*deferred)[n])) continue;
     append_entry(n, static_cast<std::size_t>(t), l21);
