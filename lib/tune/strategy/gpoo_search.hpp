@@ -180,6 +180,13 @@ class GpooSearch {
   std::size_t times_sampled(NodeId node) const;
   // Posterior mean of f at a point x in [0,1]^d.
   double point_mean(const Eigen::VectorXd& x) const;
+  // Posterior of f at x given only the rounds j with keep[j] != 0 (keep.size() == rounds()), e.g. a
+  // campaign's completed rounds without the fantasies told for its pending and failed ones: the
+  // exact GP over those observations (variance without noise, clamped at 0). With every round kept
+  // it is the search's own factor; otherwise that factor with the other rounds' rows and columns
+  // deleted (kept_factor), not a new O(t^3) factorisation. Throws std::invalid_argument if
+  // keep.size() != rounds().
+  GpooPosterior point_posterior(const Eigen::VectorXd& x, const std::vector<char>& keep) const;
 
  private:
   struct NodeState {
@@ -209,6 +216,8 @@ class GpooSearch {
   // m was never observed.
   double* kbar_memo(NodeId n, NodeId m) const;
   double kbar_point(const Eigen::VectorXd& x, NodeId n) const;
+  // chol(G + sigma^2 I) over the rounds `kept` (ascending, a strict subset of the rounds).
+  Eigen::MatrixXd kept_factor(const std::vector<Eigen::Index>& kept) const;
   bool label_less(NodeId a, NodeId b) const;
 
   GpooSearchOptions options_;
