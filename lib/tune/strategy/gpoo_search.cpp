@@ -222,6 +222,7 @@ double GpooSearch::aggregated_kernel(NodeId a, NodeId b) const {
   // (lo, hi), whichever of the two rows asks first) and held in both rows where both are observed.
   if (options_.aggregation == GpooAggregation::representatives && options_.representatives == 1)
     return kbar_uncached(lo, hi);
+  // Both pointers stay valid: growing row b, or the list of rows, moves no row's buffer.
   double* ab = kbar_memo(a, b);
   double* ba = kbar_memo(b, a);
   if (ab && !std::isnan(*ab)) return *ab;
