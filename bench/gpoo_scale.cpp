@@ -14,8 +14,17 @@
 // --pending-space mixed runs the pending part in a space of a float, an integer and a categorical,
 // where snapped points coincide.
 //
+// --representatives S and --aggregation representatives|cell set those gpoo options (defaults 1 and
+// representatives): with S > 1 or cells an aggregated kernel value costs S^2 kernel evaluations or a
+// box-box covariance, which the search memoises. With S > 1 a round is S trials.
+//
+// Recommendation: at each bucket's end, and on the loaded study before its first ask (what `tune
+// status` and `tune best` do after loading a campaign), Study::recommendation() is timed (CPU) and
+// its point's mean and sd printed in full, and VmHWM read after it.
+//
 //   gpoo_scale [--trials N] [--bucket B] [--pending M] [--part sequential|pending|both]
-//              [--pending-space cube|mixed] [--csv PATH]
+//              [--pending-space cube|mixed] [--representatives S] [--aggregation representatives|cell]
+//              [--csv PATH]
 #include <sys/resource.h>
 
 #include <chrono>
@@ -26,6 +35,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <yaml-cpp/yaml.h>
 
 #include "bench_args.hpp"
 #include "bench_stats.hpp"
@@ -84,8 +95,25 @@ tune::Space mixed() {
                       tune::Parameter::categorical("x3", {"a", "b", "c"})});
 }
 
-tune::Study make_study(const tune::Space& space) {
-  return tune::Study(space, tune::make_strategy("gpoo"), {.direction = tune::Direction::minimize, .seed = 1});
+tune::Study make_study(const tune::Space& space, std::size_t representatives, const std::string& aggregation) {
+  YAML::Node options;
+  if (representatives != 1) options["representatives"] = representatives;
+  if (aggregation != "representatives") options["aggregation"] = aggregation;
+  return tune::Study(space, tune::make_strategy("gpoo", options), {.direction = tune::Direction::minimize, .seed = 1});
+}
+
+// Study::recommendation() timed: "CPU ms, mean, sd" printed, and the CPU ms returned.
+double timed_recommendation(const tune::Study& study, const char* label, std::ofstream& csv, std::size_t trials) {
+  const double c0 = cpu_ms();
+  const auto r = study.recommendation();
+  const double ms = cpu_ms() - c0;
+  std::printf("recommendation (%s, %zu trials): %s ms CPU, mean %.17g sd %.17g, VmHWM %.0f MB\n", label, trials,
+              fmt(ms).c_str(), r ? r->mean : 0.0, r ? r->sd : 0.0, status_mb("VmHWM"));
+  std::fflush(stdout);
+  if (csv)
+    csv << "recommend_" << label << ',' << trials << ',' << trials << ",1," << ms / 1e3 << ",," << ms << ",,,,,"
+        << status_mb("VmHWM") << ',' << status_mb("VmRSS") << ",\n";
+  return ms;
 }
 
 const tune::GpooStrategy& gpoo_of(const tune::Study& s) { return dynamic_cast<const tune::GpooStrategy&>(s.strategy()); }
@@ -95,7 +123,8 @@ const tune::GpooStrategy& gpoo_of(const tune::Study& s) { return dynamic_cast<co
 int main(int argc, char** argv) {
   const char* program = "gpoo_scale";
   std::size_t trials = 3000, bucket = 1000, pending = 1500;
-  std::string part = "both", csv_path, pending_space = "cube";
+  std::size_t representatives = 1;
+  std::string part = "both", csv_path, pending_space = "cube", aggregation = "representatives";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--trials") trials = tune::bench::count_value(tune::bench::option_value(argc, argv, i, program), program, "--trials");
@@ -103,9 +132,12 @@ int main(int argc, char** argv) {
     else if (a == "--pending") pending = tune::bench::count_value(tune::bench::option_value(argc, argv, i, program), program, "--pending");
     else if (a == "--part") part = tune::bench::option_value(argc, argv, i, program);
     else if (a == "--pending-space") pending_space = tune::bench::option_value(argc, argv, i, program);
+    else if (a == "--representatives")
+      representatives = tune::bench::count_value(tune::bench::option_value(argc, argv, i, program), program, "--representatives");
+    else if (a == "--aggregation") aggregation = tune::bench::option_value(argc, argv, i, program);
     else if (a == "--csv") csv_path = tune::bench::option_value(argc, argv, i, program);
     else {
-      std::fprintf(stderr, "usage: %s [--trials N] [--bucket B] [--pending M] [--part sequential|pending|both] [--pending-space cube|mixed] [--csv PATH]\n", program);
+      std::fprintf(stderr, "usage: %s [--trials N] [--bucket B] [--pending M] [--part sequential|pending|both] [--pending-space cube|mixed] [--representatives S] [--aggregation representatives|cell] [--csv PATH]\n", program);
       return 2;
     }
   }
@@ -119,9 +151,10 @@ int main(int argc, char** argv) {
   }
 
   if (part == "sequential" || part == "both") {
-    tune::Study study = make_study(space);
+    tune::Study study = make_study(space, representatives, aggregation);
     Hash hash;
-    std::printf("sequential: %zu trials of gpoo (defaults) on Hartmann-3, ask + tell per trial, CPU ms\n\n", trials);
+    std::printf("sequential: %zu trials of gpoo (representatives %zu, aggregation %s) on Hartmann-3, ask + tell per trial, CPU ms\n\n",
+                trials, representatives, aggregation.c_str());
     std::printf("| trials | CPU s | wall s | median ms | p90 ms | max ms | refits | slowest refit ask ms | VmHWM MB | VmRSS MB | tree nodes |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     std::vector<double> pair_ms;
@@ -158,6 +191,7 @@ int main(int argc, char** argv) {
           csv << "sequential," << first << ',' << t << ',' << pair_ms.size() << ',' << cpu_total / 1e3 << ',' << wall << ','
               << median(pair_ms) << ',' << quantile(pair_ms, 0.9) << ',' << quantile(pair_ms, 1.0) << ',' << refits << ','
               << refit_max << ',' << status_mb("VmHWM") << ',' << status_mb("VmRSS") << ',' << nodes << '\n';
+        timed_recommendation(study, "running", csv, t);
         pair_ms.clear();
         refits = 0;
         refit_max = 0.0;
@@ -170,13 +204,15 @@ int main(int argc, char** argv) {
     const double l0 = cpu_ms();
     tune::Study loaded = tune::Study::from_yaml_string(text, "gpoo_scale");
     const double l1 = cpu_ms();
+    timed_recommendation(loaded, "loaded", csv, study.trials().size());
+    const double l1b = cpu_ms();
     const auto a = loaded.ask();
     const double l2 = cpu_ms();
     const auto b = study.ask();
     const bool same = a && b && loaded.trial(a->id).unit == study.trial(b->id).unit;
     std::printf("\nload of the saved study (%zu trials, %.2f MB of YAML): %s ms CPU; first ask after it: %s ms; "
                 "next suggestion identical to the uninterrupted study's: %s\n",
-                study.trials().size() - 1, static_cast<double>(text.size()) / 1e6, fmt(l1 - l0).c_str(), fmt(l2 - l1).c_str(),
+                study.trials().size() - 1, static_cast<double>(text.size()) / 1e6, fmt(l1 - l0).c_str(), fmt(l2 - l1b).c_str(),
                 same ? "yes" : "NO");
     std::printf("trajectory hash (every suggested point's bits, in order): %016llx\n",
                 static_cast<unsigned long long>(hash.h));
@@ -187,7 +223,7 @@ int main(int argc, char** argv) {
   }
 
   if (part == "pending" || part == "both") {
-    tune::Study study = make_study(pending_space == "mixed" ? mixed() : space);
+    tune::Study study = make_study(pending_space == "mixed" ? mixed() : space, representatives, aggregation);
     std::printf("pending: %zu asks of gpoo without any tell (%s space), CPU ms per ask\n\n", pending, pending_space.c_str());
     std::printf("| asks | CPU s | median ms | max ms | VmHWM MB |\n|---|---:|---:|---:|---:|\n");
     std::vector<double> ask_ms;

@@ -202,17 +202,34 @@ double GpooSearch::kbar_uncached(NodeId a, NodeId b) const {
   return options_.kernel.cross(nodes_[a].points, nodes_[b].points).mean();
 }
 
+double* GpooSearch::kbar_memo(NodeId n, NodeId m) const {
+  if (m >= observed_slot_.size() || observed_slot_[m] == kNoSlot) return nullptr;
+  const std::size_t slot = observed_slot_[m];
+  if (kbar_rows_.size() <= n) kbar_rows_.resize(n + 1);
+  std::vector<double>& row = kbar_rows_[n];
+  if (row.size() <= slot) {
+    // Grown by an eighth, as the columns: a row gains one slot per newly observed node.
+    if (row.capacity() <= slot) row.reserve(slot + 1 + std::max<std::size_t>(16, (slot + 1) / 8));
+    row.resize(slot + 1, std::numeric_limits<double>::quiet_NaN());
+  }
+  return &row[slot];
+}
+
 double GpooSearch::aggregated_kernel(NodeId a, NodeId b) const {
-  const std::uint64_t lo = std::min(a, b), hi = std::max(a, b);
-  // With S = 1 not memoised: the cache by node pair held (nodes x observed nodes) entries, ~18
-  // million hash-map nodes (~1 GB) at 3000 rounds, to save single kernel evaluations that cost
-  // less than its look-ups. An S x S mean (S^2 evaluations) or a box-box covariance is kept.
+  const NodeId lo = std::min(a, b), hi = std::max(a, b);
+  // With S = 1 not memoised: single kernel evaluations cost less than a look-up. An S x S mean
+  // (S^2 evaluations) or a box-box covariance is kept, computed once per pair (in the order
+  // (lo, hi), whichever of the two rows asks first) and held in both rows where both are observed.
   if (options_.aggregation == GpooAggregation::representatives && options_.representatives == 1)
-    return kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
-  const std::uint64_t key = (lo << 32) | hi;
-  if (auto it = kbar_cache_.find(key); it != kbar_cache_.end()) return it->second;
-  const double value = kbar_uncached(static_cast<NodeId>(lo), static_cast<NodeId>(hi));
-  kbar_cache_.emplace(key, value);
+    return kbar_uncached(lo, hi);
+  // Both pointers stay valid: growing row b, or the list of rows, moves no row's buffer.
+  double* ab = kbar_memo(a, b);
+  double* ba = kbar_memo(b, a);
+  if (ab && !std::isnan(*ab)) return *ab;
+  if (ba && !std::isnan(*ba)) return ab ? (*ab = *ba) : *ba;
+  const double value = kbar_uncached(lo, hi);
+  if (ab) *ab = value;
+  if (ba) *ba = value;
   return value;
 }
 
@@ -251,6 +268,8 @@ void GpooSearch::add_observation(NodeId node, double value, const std::vector<ch
   z_[t] = (value - (t > 0 ? l21.dot(z_.head(t)) : 0.0)) / l22;
   ++nodes_[node].samples;
   observations_.push_back({node, value});
+  if (observed_slot_.size() <= node) observed_slot_.resize(node + 1, kNoSlot);
+  if (observed_slot_[node] == kNoSlot) observed_slot_[node] = observed_count_++;
   for (NodeId n = 0; n < tree_.size(); ++n) {
     if (!tree_.nodes()[n].is_leaf() || (deferred && n < deferred->size() && (*deferred)[n])) continue;
     append_entry(n, static_cast<std::size_t>(t), l21);
@@ -339,6 +358,97 @@ double GpooSearch::point_mean(const Eigen::VectorXd& x) const {
   for (Eigen::Index j = 0; j < t; ++j) k[j] = kbar_point(x, observations_[static_cast<std::size_t>(j)].node);
   const Eigen::VectorXd v = L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(k);
   return v.dot(z_.head(t));
+}
+
+GpooPosterior GpooSearch::point_posterior(const Eigen::VectorXd& x, const std::vector<char>& keep) const {
+  if (keep.size() != rounds())
+    throw std::invalid_argument("GPOO point_posterior: " + std::to_string(keep.size()) + " flags for " +
+                                std::to_string(rounds()) + " rounds");
+  std::vector<Eigen::Index> kept;
+  for (std::size_t j = 0; j < keep.size(); ++j)
+    if (keep[j]) kept.push_back(static_cast<Eigen::Index>(j));
+  const auto n = static_cast<Eigen::Index>(kept.size());
+  const double prior = options_.kernel(x, x);
+  GpooPosterior p;
+  if (n == 0) {
+    p.variance = std::max(0.0, prior);
+    return p;
+  }
+  Eigen::VectorXd k(n), y(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const GpooObservationRecord& o = observations_[static_cast<std::size_t>(kept[static_cast<std::size_t>(i)])];
+    k[i] = kbar_point(x, o.node);
+    y[i] = o.value;
+  }
+  Eigen::VectorXd v, z;
+  if (n == static_cast<Eigen::Index>(rounds())) {
+    v = L_.topLeftCorner(n, n).triangularView<Eigen::Lower>().solve(k);
+    z = z_.head(n);
+  } else {
+    const Eigen::MatrixXd L = kept_factor(kept);
+    v = L.triangularView<Eigen::Lower>().solve(k);
+    z = L.triangularView<Eigen::Lower>().solve(y);
+  }
+  p.mean = v.dot(z);
+  p.variance = std::max(0.0, prior - v.squaredNorm());
+  return p;
+}
+
+Eigen::MatrixXd GpooSearch::kept_factor(const std::vector<Eigen::Index>& kept) const {
+  const auto t = static_cast<Eigen::Index>(rounds());
+  const auto n = static_cast<Eigen::Index>(kept.size());
+  std::vector<char> alive(static_cast<std::size_t>(t), 0);
+  for (Eigen::Index j : kept) alive[static_cast<std::size_t>(j)] = 1;
+  // Deleting row and column d of A = L L^T keeps the rows before d and, below them, the columns
+  // before d; the trailing block becomes chol(L33 L33^T + l32 l32^T), a rank-one update of L33 by
+  // the rest of column d (Givens rotations; Golub & van Loan 6.5.4), about (t - d)^2 multiply-adds.
+  // Rows deleted from the last to the first. Where those updates would cost more than factorising
+  // the kept rounds' Gram matrix afresh (many rounds left out), that is done instead.
+  double update_work = 0.0;
+  Eigen::Index after = 0;  // kept rounds after the one looked at
+  for (Eigen::Index d = t - 1; d >= 0; --d) {
+    if (alive[static_cast<std::size_t>(d)]) ++after;
+    else update_work += 2.0 * static_cast<double>(after) * static_cast<double>(after);
+  }
+  const double nn = static_cast<double>(n);
+  if (update_work > nn * nn * nn / 6.0 + 50.0 * nn * nn) {
+    Eigen::MatrixXd A(n, n);
+    for (Eigen::Index b = 0; b < n; ++b) {
+      const NodeId nb = observations_[static_cast<std::size_t>(kept[static_cast<std::size_t>(b)])].node;
+      for (Eigen::Index a = b; a < n; ++a)
+        A(a, b) = aggregated_kernel(observations_[static_cast<std::size_t>(kept[static_cast<std::size_t>(a)])].node, nb);
+      A(b, b) += options_.noise_variance;
+    }
+    Eigen::LLT<Eigen::MatrixXd> llt(A);
+    if (llt.info() == Eigen::Success) return Eigen::MatrixXd(llt.matrixL());
+  }
+  Eigen::MatrixXd W = L_.topLeftCorner(t, t);
+  std::vector<Eigen::Index> rows;
+  Eigen::VectorXd x;
+  for (Eigen::Index d = t - 1; d >= 0; --d) {
+    if (alive[static_cast<std::size_t>(d)]) continue;
+    rows.clear();
+    for (Eigen::Index i = d + 1; i < t; ++i)
+      if (alive[static_cast<std::size_t>(i)]) rows.push_back(i);
+    const auto m = static_cast<Eigen::Index>(rows.size());
+    x.resize(m);
+    for (Eigen::Index q = 0; q < m; ++q) x[q] = W(rows[static_cast<std::size_t>(q)], d);
+    for (Eigen::Index p = 0; p < m; ++p) {
+      const Eigen::Index c = rows[static_cast<std::size_t>(p)];
+      const double r = std::hypot(W(c, c), x[p]);
+      const double cs = r / W(c, c), sn = x[p] / W(c, c);
+      W(c, c) = r;
+      for (Eigen::Index q = p + 1; q < m; ++q) {
+        const Eigen::Index i = rows[static_cast<std::size_t>(q)];
+        W(i, c) = (W(i, c) + sn * x[q]) / cs;
+        x[q] = cs * x[q] - sn * W(i, c);
+      }
+    }
+  }
+  Eigen::MatrixXd L = Eigen::MatrixXd::Zero(n, n);
+  for (Eigen::Index b = 0; b < n; ++b)
+    for (Eigen::Index a = b; a < n; ++a) L(a, b) = W(kept[static_cast<std::size_t>(a)], kept[static_cast<std::size_t>(b)]);
+  return L;
 }
 
 bool GpooSearch::label_less(NodeId a, NodeId b) const {

@@ -22,9 +22,9 @@
 // entry to every leaf's v_n in O(t) each; a new child gets its v by one forward solve. Expanded
 // nodes keep no v (it would double the memory and every tell's work): their means for the
 // recommendation are k_n . alpha with alpha = L^{-T} z, and posterior() solves for their v when
-// asked. Costs O(K N^3) over a run. kbar is memoised by node pair only where it costs more than a
-// kernel evaluation (S > 1, cells): the cache holds one entry per (node, observed node), ~1 GB at
-// 3000 rounds.
+// asked. Costs O(K N^3) over a run. kbar is memoised only where it costs more than a kernel
+// evaluation (S > 1, cells): one dense row per node over the distinct observed nodes (8 bytes per
+// pair; a hash map by node pair took ~56, ~1 GB at 3000 rounds).
 //
 // Rounds. Round t (1-based) is the t-th observation. next() for round t scores leaves with beta_t
 // and the posterior given Z_{1:t-1} (eq. 5); tell() of round t adds the observation and then checks
@@ -180,6 +180,13 @@ class GpooSearch {
   std::size_t times_sampled(NodeId node) const;
   // Posterior mean of f at a point x in [0,1]^d.
   double point_mean(const Eigen::VectorXd& x) const;
+  // Posterior of f at x given only the rounds j with keep[j] != 0 (keep.size() == rounds()), e.g. a
+  // campaign's completed rounds without the fantasies told for its pending and failed ones: the
+  // exact GP over those observations (variance without noise, clamped at 0). With every round kept
+  // it is the search's own factor; otherwise that factor with the other rounds' rows and columns
+  // deleted (kept_factor), not a new O(t^3) factorisation. Throws std::invalid_argument if
+  // keep.size() != rounds().
+  GpooPosterior point_posterior(const Eigen::VectorXd& x, const std::vector<char>& keep) const;
 
  private:
   struct NodeState {
@@ -205,7 +212,12 @@ class GpooSearch {
   Eigen::VectorXd weights() const;                 // (G + sigma^2 I)^{-1} y = L^{-T} z
   double compute_delta(NodeId id) const;
   double kbar_uncached(NodeId a, NodeId b) const;
+  // The memo of kbar(n, m) for an observed node m (row n, m's slot), grown to hold it; nullptr if
+  // m was never observed.
+  double* kbar_memo(NodeId n, NodeId m) const;
   double kbar_point(const Eigen::VectorXd& x, NodeId n) const;
+  // chol(G + sigma^2 I) over the rounds `kept` (ascending, a strict subset of the rounds).
+  Eigen::MatrixXd kept_factor(const std::vector<Eigen::Index>& kept) const;
   bool label_less(NodeId a, NodeId b) const;
 
   GpooSearchOptions options_;
@@ -214,9 +226,15 @@ class GpooSearch {
   std::vector<GpooObservationRecord> observations_;
   Eigen::MatrixXd L_;  // capacity x capacity; top-left rounds() x rounds() is valid
   Eigen::VectorXd z_;  // capacity; head(rounds()) is valid
-  // kbar is fixed for a fixed kernel: memoised by node pair (digest 3.2, "Caching") where one costs
-  // more than a kernel evaluation (S > 1, or cells), see aggregated_kernel().
-  mutable std::unordered_map<std::uint64_t, double> kbar_cache_;
+  // kbar is fixed for a fixed kernel: memoised (digest 3.2, "Caching") where one costs more than a
+  // kernel evaluation (S > 1, or cells), see aggregated_kernel(). Every kbar the search needs pairs
+  // a node with an *observed* node (a leaf's entry of a round, a new node's column, an expanded
+  // node's mean), so node n's row holds kbar(n, m) at m's slot, the rank of m's first observation;
+  // NaN where not computed yet.
+  static constexpr std::uint32_t kNoSlot = 0xffffffffU;
+  std::vector<std::uint32_t> observed_slot_;  // by node; kNoSlot if never observed
+  std::uint32_t observed_count_ = 0;           // distinct observed nodes (slots handed out)
+  mutable std::vector<std::vector<double>> kbar_rows_;  // by node
 };
 
 }  // namespace tune
