@@ -16,7 +16,7 @@ namespace tune {
 struct MinimizeOptions {
   std::size_t evaluations = 50;
   std::string strategy = "ei";  // random, sobol, ucb, ei
-  GpBanditOptions gp;           // for ucb and ei (the acquisition is taken from `strategy`)
+  GpBanditOptions gp{};         // for ucb and ei (the acquisition is taken from `strategy`)
   std::uint64_t seed = 0;
   Direction direction = Direction::minimize;
 };

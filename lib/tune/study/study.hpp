@@ -35,11 +35,11 @@ struct StudyOptions {
   std::uint64_t seed = 0;
   // Multi-resolution studies: the resolution's levels and costs, and optionally a budget in cost
   // units that cost-aware strategies (cmets) never overshoot.
-  std::optional<Resolution> resolution;
-  std::optional<double> cost_budget;
+  std::optional<Resolution> resolution{};
+  std::optional<double> cost_budget{};
   // At most this many trials (failed ones included): ask() then returns nothing, with the stop
   // reason "the trial budget of N is spent", and the study is finished once none is pending.
-  std::optional<std::size_t> max_trials;
+  std::optional<std::size_t> max_trials{};
 };
 
 struct Suggestion {
