@@ -17,7 +17,9 @@ std::unique_ptr<Strategy> make_gp_bandit(AcquisitionType acquisition, GpBanditOp
   return std::make_unique<GpBandit>(std::move(options));
 }
 
-std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Node& options) {
+namespace {
+
+std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAML::Node& options) {
   const bool has_options = options && !options.IsNull() && !(options.IsMap() && options.size() == 0);
   if (name == "random" || name == "sobol") {
     if (has_options) throw std::invalid_argument("strategy '" + name + "' takes no options");
@@ -37,6 +39,19 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Nod
   std::string list;
   for (const std::string& n : strategy_names()) list += (list.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown strategy '" + name + "': expected one of " + list);
+}
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Node& options) {
+  try {
+    return make_named_strategy(name, options);
+  } catch (const StateError& e) {
+    // The options' reader reports a misspelt key, a wrong type or an unknown value as a StateError
+    // (a std::runtime_error), which a program catching std::invalid_argument for its bad options,
+    // as the header promises, did not catch. Same message, the documented type.
+    throw std::invalid_argument(e.what());
+  }
 }
 
 }  // namespace tune
