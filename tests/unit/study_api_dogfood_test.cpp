@@ -56,5 +56,25 @@ TEST(StudyApiDogfood, EveryBadStrategyOptionIsAnInvalidArgumentNamingIt) {
   }
 }
 
+TEST(StudyApiDogfood, FixedHyperparametersOfTheWrongSizeAreRefusedByTheStudy) {
+  const Space space({Parameter::floating("x", 0, 1)});
+  const YAML::Node two = YAML::Load(
+      "{fit_hyperparameters: false, hyperparameters: {lengthscales: [0.2, 0.3], outputscale: 1, noise_variance: 0.01}}");
+  try {
+    Study study(space, make_strategy("ei", two));
+    ADD_FAILURE() << "a Study with 2 lengthscales for 1 parameter was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'hyperparameters.lengthscales' has 2 values for 1 parameters (x)"),
+              std::string::npos)
+        << e.what();
+  }
+  // One lengthscale: the model is built after the initial design (3 points) and asks go on.
+  const YAML::Node one = YAML::Load(
+      "{fit_hyperparameters: false, hyperparameters: {lengthscales: [0.2], outputscale: 1, noise_variance: 0.01}}");
+  Study study(space, make_strategy("ei", one), {.max_trials = 6});
+  while (auto s = study.ask()) study.tell(s->id, std::sin(6 * std::get<double>(s->config.at("x"))));
+  EXPECT_EQ(study.trials().size(), 6u);
+}
+
 }  // namespace
 }  // namespace tune

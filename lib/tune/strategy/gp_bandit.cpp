@@ -81,6 +81,16 @@ GpBandit::GpBandit(GpBanditOptions options) : options_(std::move(options)) {
     throw std::invalid_argument("fit_hyperparameters is false but no hyperparameters were given");
 }
 
+void GpBandit::check_space(const Space& space) const {
+  // Before, the count was first checked when the model was built after the initial design, by
+  // asks that threw "GP: 2 lengthscales for a 1-dimensional input" once those trials had run.
+  if (options_.hyperparameters && static_cast<std::size_t>(options_.hyperparameters->lengthscales.size()) != space.dim())
+    throw std::invalid_argument("strategy option 'hyperparameters.lengthscales' has " +
+                                std::to_string(options_.hyperparameters->lengthscales.size()) + " values for " +
+                                std::to_string(space.dim()) + " parameters (" + parameter_names(space) +
+                                "); give one lengthscale per parameter, in the space's order");
+}
+
 Observation GpBandit::raw_observation_of(const Trial& trial, Direction direction) const {
   return Observation{PointQuery{trial.unit}, reward_of(*trial.value, direction), 0};
 }

@@ -84,6 +84,8 @@ class GpBandit final : public Strategy {
   explicit GpBandit(GpBanditOptions options);
 
   std::string name() const override { return to_string(options_.acquisition); }
+  // Given hyperparameters need one lengthscale per parameter of the space.
+  void check_space(const Space& space) const override;
   const GpBanditOptions& options() const { return options_; }
 
   ProposalResult propose(const StrategyContext& context) override;
