@@ -76,5 +76,64 @@ TEST(StudyApiDogfood, FixedHyperparametersOfTheWrongSizeAreRefusedByTheStudy) {
   EXPECT_EQ(study.trials().size(), 6u);
 }
 
+double objective(const Suggestion& s) {
+  const double x = std::get<double>(s.config.at("x")), y = std::get<double>(s.config.at("y"));
+  return (x - 0.3) * (x - 0.3) + (y + 0.2) * (y + 0.2) + 1.0 / *s.resolution_value;
+}
+
+// Strategies that propose full runs only, under a cost budget: the study stops before a run that
+// does not fit, and the strategy is left as if that ask had not proposed anything. Before, gpoo's
+// refused proposal stayed in its state as a round of a trial that was never made:
+// recommendation() threw "strategy state refers to trial 11, which the study does not hold", and so
+// did loading the saved study.
+TEST(StudyApiDogfood, AStudyStoppedByItsCostBudgetKeepsAConsistentStrategy) {
+  const Space space({Parameter::floating("x", -1, 1), Parameter::floating("y", -1, 1)});
+  const std::filesystem::path dir = std::filesystem::path(TUNE_TEST_TMPDIR) / "study_api_dogfood";
+  std::filesystem::create_directories(dir);
+  for (const std::string name : {"gpoo", "bnb", "ei", "random"}) {
+    SCOPED_TRACE(name);
+    StudyOptions options{.seed = 1};
+    options.resolution = Resolution{"epochs", {1, 3, 9}, {1, 3, 9}};
+    options.cost_budget = 100;
+    Study study(space, make_strategy(name), options);
+    while (auto s = study.ask()) study.tell(s->id, objective(*s));
+    // 11 full runs of cost 9 fit 100; the 12th does not.
+    EXPECT_EQ(study.trials().size(), 11u);
+    EXPECT_TRUE(study.finished());
+    EXPECT_TRUE(study.stopped_for_cost_budget()) << study.stop_reason();
+
+    // The same eleven trials without a budget: the same recommendation, bit for bit.
+    StudyOptions unbudgeted{.seed = 1, .max_trials = 11};
+    unbudgeted.resolution = options.resolution;
+    Study reference(space, make_strategy(name), unbudgeted);
+    while (auto s = reference.ask()) reference.tell(s->id, objective(*s));
+    ASSERT_EQ(reference.trials().size(), 11u);
+    for (std::size_t i = 0; i < 11; ++i) EXPECT_EQ(reference.trials()[i].config, study.trials()[i].config) << i;
+    const std::optional<StudyRecommendation> r = study.recommendation(), ref = reference.recommendation();
+    ASSERT_EQ(r.has_value(), ref.has_value());
+    if (r) {
+      EXPECT_EQ(r->config, ref->config);
+      EXPECT_EQ(r->mean, ref->mean);
+    }
+
+    // Saved and loaded, raised and continued: the loaded study asks what the one in memory asks.
+    const std::filesystem::path file = dir / (name + ".yaml");
+    study.save(file);
+    Study loaded = Study::load(file);
+    study.raise_cost_budget(150);
+    loaded.raise_cost_budget(150);
+    for (;;) {
+      const std::optional<Suggestion> a = study.ask(), b = loaded.ask();
+      ASSERT_EQ(a.has_value(), b.has_value());
+      if (!a) break;
+      EXPECT_EQ(a->config, b->config);
+      study.tell(a->id, objective(*a));
+      loaded.tell(b->id, objective(*b));
+    }
+    EXPECT_EQ(study.trials().size(), 16u);  // 5 more runs of 9 fit the 50 added
+    EXPECT_NO_THROW((void)study.recommendation());
+  }
+}
+
 }  // namespace
 }  // namespace tune

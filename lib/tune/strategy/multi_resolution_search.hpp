@@ -185,6 +185,7 @@ class MultiResolutionSearch final : public Strategy {
   explicit MultiResolutionSearch(MultiResolutionOptions options);
 
   std::string name() const override { return options_.tree ? "cmets" : "cmes"; }
+  bool keeps_to_cost_budget() const override { return true; }
   const MultiResolutionOptions& options() const { return options_; }
 
   ProposalResult propose(const StrategyContext& context) override;

@@ -104,6 +104,13 @@ std::optional<Suggestion> Study::ask() {
   }
   if (!enqueued_.empty()) return ask_enqueued();
   const StrategyContext c = context();
+  // A strategy that does not budget itself proposes a full run: one that cannot fit is not asked for
+  // (the ask still counts, as when the study refused the proposal after asking).
+  if (options_.resolution && !strategy_->keeps_to_cost_budget() &&
+      exceeds_cost_budget(options_.resolution->top(), c.level_costs, c.remaining_budget, "")) {
+    ++ask_count_;
+    return std::nullopt;
+  }
   ProposalResult result = strategy_->propose(c);
   ++ask_count_;
   if (!result.proposal) {
@@ -112,7 +119,7 @@ std::optional<Suggestion> Study::ask() {
     return std::nullopt;
   }
   Proposal& p = *result.proposal;
-  // Strategies that do not budget themselves stop here rather than overshoot.
+  // A cost-aware strategy's proposal fits (checked above for the others); never overshoot all the same.
   if (options_.resolution &&
       exceeds_cost_budget(p.level.value_or(options_.resolution->top()), c.level_costs, c.remaining_budget, ""))
     return std::nullopt;
