@@ -135,5 +135,37 @@ TEST(StudyApiDogfood, AStudyStoppedByItsCostBudgetKeepsAConsistentStrategy) {
   }
 }
 
+// A study whose strategy has stopped still runs what the user enqueues afterwards. Before, enqueue
+// accepted it and ask() returned nothing: the configuration never ran, and nothing said so.
+TEST(StudyApiDogfood, AConfigurationEnqueuedAfterTheStrategyStoppedIsHandedOut) {
+  const Space space({Parameter::integer("a", 0, 2)});
+  Study study(space, make_strategy("ei", YAML::Load("{repeat_configurations: false}")));
+  while (auto s = study.ask()) study.tell(s->id, static_cast<double>(std::get<std::int64_t>(s->config.at("a"))));
+  ASSERT_EQ(study.trials().size(), 3u);  // every configuration of the space has run
+  ASSERT_TRUE(study.finished());
+  const std::string reason = study.stop_reason();
+
+  const Config again{{"a", std::int64_t{1}}};
+  study.enqueue(again);
+  const std::optional<Suggestion> s = study.ask();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->config, again);
+  EXPECT_EQ(study.trial(s->id).source, "enqueued");
+  EXPECT_FALSE(study.finished());  // a trial is pending
+  study.tell(s->id, 1.5);
+  EXPECT_FALSE(study.ask().has_value());  // the strategy has still nothing to propose
+  EXPECT_TRUE(study.finished());
+  EXPECT_EQ(study.stop_reason(), reason);
+
+  // A spent trial budget is not lifted by a queue.
+  Study capped(space, make_strategy("random"), {.max_trials = 1});
+  const std::optional<Suggestion> first = capped.ask();
+  capped.tell(first->id, 0.0);
+  EXPECT_FALSE(capped.ask().has_value());
+  capped.enqueue(again);
+  EXPECT_FALSE(capped.ask().has_value());
+  EXPECT_EQ(capped.trials().size(), 1u);
+}
+
 }  // namespace
 }  // namespace tune

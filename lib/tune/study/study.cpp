@@ -89,7 +89,9 @@ std::optional<StudyRecommendation> Study::recommendation() const {
 }
 
 std::optional<Suggestion> Study::ask() {
-  if (finished_) return std::nullopt;
+  // A configuration the user enqueued after the strategy stopped still runs (budgets permitting):
+  // before, it was accepted and silently never handed out.
+  if (finished_ && enqueued_.empty()) return std::nullopt;
   if (options_.cost_budget && options_.resolution && pending_count() > 0 &&
       !costs_calibrated(*options_.resolution, trials_)) {
     // One run at a time until a cost is measured: a guessed cost either blocks every run (a guess
@@ -206,6 +208,7 @@ std::optional<Suggestion> Study::ask_enqueued() {
   }
   ++ask_count_;
   stop_reason_.clear();
+  finished_ = false;
   Trial t;
   t.id = trials_.size();
   t.unit = space_.snap(space_.encode(next.config));

@@ -97,7 +97,8 @@ class Study {
   // enqueue_trial, Ray Tune's points_to_evaluate). With a resolution, `level` (default: the full
   // resolution). Budgets apply as to any trial. Throws std::invalid_argument naming the parameter
   // for a configuration outside the space, and for strategies whose trials must be their own (gpoo,
-  // bnb). Saved and loaded with the study until handed out.
+  // bnb). Saved and loaded with the study until handed out. A study whose strategy has stopped
+  // (finished()) still hands it out; a spent trial or cost budget does not.
   void enqueue(Config config, std::optional<std::size_t> level = std::nullopt);
   std::size_t enqueued_count() const { return enqueued_.size(); }
   // The objective value of a pending trial. Throws std::invalid_argument for an unknown id, a trial
