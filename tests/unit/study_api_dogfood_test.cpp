@@ -1,15 +1,16 @@
 // What a program embedding tune::Study ran into: option errors of another exception type than the
-// header promised, fixed hyperparameters of the wrong size accepted until the model was built, and
-// a gpoo study with a cost budget whose recommendation and saved file named a trial that did not
-// exist. Also the thread use the README promises: independent Studies on separate threads.
+// header promised, fixed hyperparameters of the wrong size accepted until the model was built, a
+// gpoo study with a cost budget whose recommendation and saved file named a trial that did not
+// exist, and enqueued configurations never handed out or handed out with the wrong value types.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
-#include <thread>
+#include <variant>
 #include <vector>
 
 #include "tune/tune.hpp"
@@ -165,6 +166,29 @@ TEST(StudyApiDogfood, AConfigurationEnqueuedAfterTheStrategyStoppedIsHandedOut) 
   capped.enqueue(again);
   EXPECT_FALSE(capped.ask().has_value());
   EXPECT_EQ(capped.trials().size(), 1u);
+}
+
+// enqueue() accepts 2.0 for an integer parameter and 1 for a float one; the trial must hold them as
+// every trial does (std::int64_t, double). Before, it was handed out as given: the program's
+// std::get<std::int64_t> threw std::bad_variant_access, and after save() / load() the trial's
+// configuration held the other type, so the loaded study's trials differed from the saved ones.
+TEST(StudyApiDogfood, AnEnqueuedConfigurationHoldsTheSpacesTypes) {
+  const Space space({Parameter::integer("n", 1, 8), Parameter::floating("x", 0.5, 4, Scale::log)});
+  Study study(space, make_strategy("ei"), {.seed = 2});
+  study.enqueue({{"n", 2.0}, {"x", std::int64_t{3}}});
+  const std::optional<Suggestion> s = study.ask();
+  ASSERT_TRUE(s.has_value());
+  ASSERT_TRUE(std::holds_alternative<std::int64_t>(s->config.at("n")));
+  ASSERT_TRUE(std::holds_alternative<double>(s->config.at("x")));
+  EXPECT_EQ(std::get<std::int64_t>(s->config.at("n")), 2);
+  EXPECT_EQ(std::get<double>(s->config.at("x")), 3.0);
+  study.tell(s->id, 1.0);
+
+  const std::filesystem::path file = std::filesystem::path(TUNE_TEST_TMPDIR) / "study_api_dogfood_enqueued.yaml";
+  std::filesystem::create_directories(file.parent_path());
+  study.save(file);
+  const Study loaded = Study::load(file);
+  EXPECT_EQ(loaded.trials().at(0).config, study.trials().at(0).config);
 }
 
 }  // namespace

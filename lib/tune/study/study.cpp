@@ -195,6 +195,17 @@ void Study::enqueue(Config config, std::optional<std::size_t> level) {
     throw std::invalid_argument("enqueue: level " + std::to_string(*level) + " of a resolution with " +
                                 std::to_string(options_.resolution->levels()) + " levels (0 to " +
                                 std::to_string(options_.resolution->top()) + ")");
+  // The space accepts 2.0 for an integer and 1 for a float; the trial holds each value as the
+  // space's type, as every other trial does (and as a loaded study reads it back): handed out as a
+  // double, an integer made the user's std::get<std::int64_t> throw, and the trial's configuration
+  // changed type across save() / load().
+  for (const Parameter& p : space_.parameters()) {
+    Value& v = config.at(p.name);
+    if (p.type == ParamType::integer && std::holds_alternative<double>(v))
+      v = static_cast<std::int64_t>(std::get<double>(v));
+    else if (p.type == ParamType::floating && std::holds_alternative<std::int64_t>(v))
+      v = static_cast<double>(std::get<std::int64_t>(v));
+  }
   const std::size_t at = level.value_or(options_.resolution ? options_.resolution->top() : 0);
   enqueued_.push_back({std::move(config), at});
 }
