@@ -1,7 +1,8 @@
 // What a program embedding tune::Study ran into: option errors of another exception type than the
 // header promised, fixed hyperparameters of the wrong size accepted until the model was built, a
 // gpoo study with a cost budget whose recommendation and saved file named a trial that did not
-// exist, and enqueued configurations never handed out or handed out with the wrong value types.
+// exist, enqueued configurations never handed out or handed out with the wrong value types, and
+// minimize() blaming the objective for a value tell() refused.
 // Also the thread use the README promises: independent Studies on separate threads.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -191,6 +192,27 @@ TEST(StudyApiDogfood, AnEnqueuedConfigurationHoldsTheSpacesTypes) {
   study.save(file);
   const Study loaded = Study::load(file);
   EXPECT_EQ(loaded.trials().at(0).config, study.trials().at(0).config);
+}
+
+// minimize() records an objective's out-of-range value as what it is. Before, tell()'s refusal was
+// caught as if the objective had thrown: "the objective threw: tell: trial 1 has the value 1e+200".
+TEST(StudyApiDogfood, MinimizeSaysTheObjectiveReturnedAValueBeyondTheLimit) {
+  const Space space({Parameter::floating("x", -1, 1)});
+  const MinimizeResult r = minimize(
+      [](const Config& c) {
+        const double x = std::get<double>(c.at("x"));
+        return x > 0.5 ? 1e200 : x * x;
+      },
+      space, {.evaluations = 12});
+  std::size_t failed = 0;
+  for (const Trial& t : r.history) {
+    const bool beyond = std::get<double>(t.config.at("x")) > 0.5;
+    EXPECT_EQ(t.status == TrialStatus::failed, beyond) << t.id;
+    if (t.status != TrialStatus::failed) continue;
+    ++failed;
+    EXPECT_EQ(t.failure_reason, "the objective returned 1e+200, beyond the +-1e+100 the models can compute with");
+  }
+  EXPECT_GT(failed, 0u);  // the initial design alone puts points beyond 0.5
 }
 
 // The README: one Study per thread is safe (the engine has no shared mutable state but its own

@@ -1,7 +1,8 @@
 #pragma once
 // One-call tuning of an in-process objective:
 //   auto result = tune::minimize([](const tune::Config& c) { return f(c); }, space, {.evaluations = 60});
-// The objective may throw; such evaluations (and non-finite values) are recorded as failed trials.
+// The objective may throw; such evaluations (and values that are not finite or beyond
+// +-kMaxObjectiveMagnitude) are recorded as failed trials, with the reason.
 #include <cstdint>
 #include <functional>
 #include <string>
