@@ -88,8 +88,8 @@ double objective(const Suggestion& s) {
 // Strategies that propose full runs only, under a cost budget: the study stops before a run that
 // does not fit, and the strategy is left as if that ask had not proposed anything. Before, gpoo's
 // refused proposal stayed in its state as a round of a trial that was never made:
-// recommendation() threw "strategy state refers to trial 11, which the study does not hold", and so
-// did loading the saved study.
+// recommendation() threw "strategy state refers to trial 11, which the study does not hold" (the
+// saved study, which holds only real rounds, loaded and recommended).
 TEST(StudyApiDogfood, AStudyStoppedByItsCostBudgetKeepsAConsistentStrategy) {
   const Space space({Parameter::floating("x", -1, 1), Parameter::floating("y", -1, 1)});
   const std::filesystem::path dir = std::filesystem::path(TUNE_TEST_TMPDIR) / "study_api_dogfood";

@@ -95,8 +95,8 @@ class Strategy {
   // Whether the strategy keeps its proposals within StrategyContext::remaining_budget itself
   // (choosing a cheaper level, or stopping). For the others, which propose full-resolution runs, the
   // study checks that a full run fits before asking them: a proposal it then refused would stay in
-  // the strategy's state (gpoo's round) without a trial, and its recommendation and saved state
-  // would name a trial the study does not hold.
+  // the strategy's state (gpoo's round) without a trial, and its recommendation would throw,
+  // naming a trial the study does not hold.
   virtual bool keeps_to_cost_budget() const { return false; }
   // Called once a trial has completed (its value is set), in the order of the tells.
   virtual void on_complete(const StrategyContext& context, const Trial& trial) {

@@ -105,9 +105,13 @@ class Study {
   // that is not pending, a non-finite value (report those with fail()), or one beyond
   // +-kMaxObjectiveMagnitude; the trial then stays pending.
   // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
+  // With declared costs a cost is optional; given, it replaces the level's declared cost for this
+  // trial in spent_cost() and the budget, so it must be in the declared costs' unit.
   void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
   void fail(std::uint64_t id, std::string reason, std::optional<double> cost = std::nullopt);
 
+  // The references trials(), trial() and best() return are invalidated by the next ask() (the
+  // trials are a vector that grows); copy what must outlive it.
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(std::uint64_t id) const;
   // Best completed trial, nullptr if none; with a resolution, among the full-resolution trials only
