@@ -1,9 +1,9 @@
 // What a program embedding tune::Study ran into: option errors of another exception type than the
-// header promised, fixed hyperparameters of the wrong size accepted until the model was built, a
-// gpoo study with a cost budget whose recommendation and saved file named a trial that did not
-// exist, enqueued configurations never handed out or handed out with the wrong value types, and
-// minimize() blaming the objective for a value tell() refused.
-// Also the thread use the README promises: independent Studies on separate threads.
+// header promised; fixed hyperparameters of the wrong size and inverted fit bounds accepted until
+// the model was built; a gpoo study with a cost budget whose recommendation named a trial that did
+// not exist; enqueued configurations never handed out, or handed out with the wrong value types;
+// minimize() blaming the objective for a value tell() refused. Also the thread use the README
+// promises: independent Studies on separate threads.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -58,6 +58,43 @@ TEST(StudyApiDogfood, EveryBadStrategyOptionIsAnInvalidArgumentNamingIt) {
     EXPECT_NE(what.find(c.named), std::string::npos) << c.name << " " << c.options << ": " << what;
     EXPECT_EQ(what.find("not std::invalid_argument"), std::string::npos) << c.name << " " << c.options << ": " << what;
   }
+}
+
+// The hyperparameter fit's bounds and priors are checked by make_strategy. Before, inverted bounds
+// were accepted, the initial design ran, and every later ask threw "fit_hyperparameters: the marginal
+// likelihood could not be evaluated at any start"; a negative noise bound threw "kernel:
+// lengthscales must be positive and finite", which names neither.
+TEST(StudyApiDogfood, BadFitBoundsAndPriorsAreRefusedByMakeStrategy) {
+  struct Case {
+    const char* name;
+    const char* options;
+    const char* named;
+  };
+  const std::vector<Case> cases = {
+      {"ei", "{fit: {lengthscale_min: 5, lengthscale_max: 1}}", "'fit.lengthscale_min' (5) exceeds 'fit.lengthscale_max' (1)"},
+      {"ucb", "{fit: {noise_min: -1}}", "'fit.noise_min' must be a finite number > 0 (got -1)"},
+      {"cmets", "{fit: {scale_max: .inf}}", "'fit.scale_max' must be a finite number > 0 (got .inf)"},
+      {"cmes", "{fit: {trend_prior_log_sd: .nan}}", "'fit.trend_prior_log_sd' must be finite (got .nan)"},
+      {"gpoo", "{fit: {outputscale_min: 0}}", "'fit.outputscale_min' must be a finite number > 0 (got 0)"},
+      {"bnb", "{fit: {max_evaluations: 0}}", "'fit.max_evaluations' must be >= 1"},
+      {"ei", "{refit: {growth: -0.1}}", "'refit.growth' must be a finite number >= 0 (got -0.1)"},
+      {"ei", "{fit: {lengthscale_prior_median_1d: 0}}", "'fit.lengthscale_prior_median_1d' must be a finite number > 0"},
+  };
+  for (const Case& c : cases) {
+    const std::string what = invalid_argument_of(c.name, c.options);
+    EXPECT_NE(what.find(c.named), std::string::npos) << c.name << " " << c.options << ": " << what;
+  }
+  // The defaults, equal bounds (a fixed value) and a prior switched off (log_sd <= 0) are accepted.
+  for (const std::string name : {"ei", "ucb", "cmets", "cmes", "gpoo", "bnb"}) {
+    EXPECT_NO_THROW((void)make_strategy(name)) << name;
+    EXPECT_NO_THROW((void)make_strategy(name, YAML::Load("{fit: {noise_min: 0.01, noise_max: 0.01, noise_prior_log_sd: 0}}")))
+        << name;
+  }
+  // minimize() builds its GP bandit from the struct: the same check.
+  MinimizeOptions m{.evaluations = 3};
+  m.gp.fit.lengthscale_min = 30;
+  const Space space({Parameter::floating("x", 0, 1)});
+  EXPECT_THROW((void)minimize([](const Config&) { return 0.0; }, space, m), std::invalid_argument);
 }
 
 TEST(StudyApiDogfood, FixedHyperparametersOfTheWrongSizeAreRefusedByTheStudy) {
