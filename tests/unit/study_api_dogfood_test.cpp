@@ -32,13 +32,22 @@ std::string invalid_argument_of(const std::string& name, const std::string& opti
   return "no exception";
 }
 
+// make_strategy(name, options) throws std::invalid_argument whose message holds `named`.
+struct RefusedOption {
+  const char* name;
+  const char* options;
+  const char* named;
+};
+void expect_refused(const std::vector<RefusedOption>& cases) {
+  for (const RefusedOption& c : cases) {
+    const std::string what = invalid_argument_of(c.name, c.options);
+    EXPECT_NE(what.find(c.named), std::string::npos) << c.name << " " << c.options << ": " << what;
+    EXPECT_EQ(what.rfind("not std::invalid_argument", 0), std::string::npos) << c.name << " " << c.options << ": " << what;
+  }
+}
+
 TEST(StudyApiDogfood, EveryBadStrategyOptionIsAnInvalidArgumentNamingIt) {
-  struct Case {
-    const char* name;
-    const char* options;
-    const char* named;  // what the message must name
-  };
-  const std::vector<Case> cases = {
+  expect_refused({
       {"ei", "{epsilo: 0.1}", "'epsilo'"},                 // misspelt key
       {"ei", "{epsilon: abc}", "'epsilon'"},               // wrong type
       {"ei", "{on_reject: bogus}", "'bogus'"},             // unknown value
@@ -52,12 +61,7 @@ TEST(StudyApiDogfood, EveryBadStrategyOptionIsAnInvalidArgumentNamingIt) {
       {"bnb", "{maxlevel: 3}", "'maxlevel'"},
       {"bnb", "{alpha: 2}", "'alpha'"},  // out of range (was already an invalid_argument)
       {"eii", "{}", "'eii'"},            // unknown name (likewise)
-  };
-  for (const Case& c : cases) {
-    const std::string what = invalid_argument_of(c.name, c.options);
-    EXPECT_NE(what.find(c.named), std::string::npos) << c.name << " " << c.options << ": " << what;
-    EXPECT_EQ(what.find("not std::invalid_argument"), std::string::npos) << c.name << " " << c.options << ": " << what;
-  }
+  });
 }
 
 // The hyperparameter fit's bounds and priors are checked by make_strategy. Before, inverted bounds
@@ -65,12 +69,7 @@ TEST(StudyApiDogfood, EveryBadStrategyOptionIsAnInvalidArgumentNamingIt) {
 // likelihood could not be evaluated at any start"; a negative noise bound threw "kernel:
 // lengthscales must be positive and finite", which names neither.
 TEST(StudyApiDogfood, BadFitBoundsAndPriorsAreRefusedByMakeStrategy) {
-  struct Case {
-    const char* name;
-    const char* options;
-    const char* named;
-  };
-  const std::vector<Case> cases = {
+  expect_refused({
       {"ei", "{fit: {lengthscale_min: 5, lengthscale_max: 1}}", "'fit.lengthscale_min' (5) exceeds 'fit.lengthscale_max' (1)"},
       {"ucb", "{fit: {noise_min: -1}}", "'fit.noise_min' must be a finite number > 0 (got -1)"},
       {"cmets", "{fit: {scale_max: .inf}}", "'fit.scale_max' must be a finite number > 0 (got .inf)"},
@@ -79,11 +78,7 @@ TEST(StudyApiDogfood, BadFitBoundsAndPriorsAreRefusedByMakeStrategy) {
       {"bnb", "{fit: {max_evaluations: 0}}", "'fit.max_evaluations' must be >= 1"},
       {"ei", "{refit: {growth: -0.1}}", "'refit.growth' must be a finite number >= 0 (got -0.1)"},
       {"ei", "{fit: {lengthscale_prior_median_1d: 0}}", "'fit.lengthscale_prior_median_1d' must be a finite number > 0"},
-  };
-  for (const Case& c : cases) {
-    const std::string what = invalid_argument_of(c.name, c.options);
-    EXPECT_NE(what.find(c.named), std::string::npos) << c.name << " " << c.options << ": " << what;
-  }
+  });
   // The defaults, equal bounds (a fixed value) and a prior switched off (log_sd <= 0) are accepted.
   for (const std::string name : {"ei", "ucb", "cmets", "cmes", "gpoo", "bnb"}) {
     EXPECT_NO_THROW((void)make_strategy(name)) << name;
@@ -97,7 +92,7 @@ TEST(StudyApiDogfood, BadFitBoundsAndPriorsAreRefusedByMakeStrategy) {
   EXPECT_THROW((void)minimize([](const Config&) { return 0.0; }, space, m), std::invalid_argument);
 }
 
-TEST(StudyApiDogfood, FixedHyperparametersOfTheWrongSizeAreRefusedByTheStudy) {
+TEST(StudyApiDogfood, BadFixedHyperparametersAreRefusedBeforeAnyTrialRuns) {
   const Space space({Parameter::floating("x", 0, 1)});
   const YAML::Node two = YAML::Load(
       "{fit_hyperparameters: false, hyperparameters: {lengthscales: [0.2, 0.3], outputscale: 1, noise_variance: 0.01}}");
@@ -109,6 +104,16 @@ TEST(StudyApiDogfood, FixedHyperparametersOfTheWrongSizeAreRefusedByTheStudy) {
               std::string::npos)
         << e.what();
   }
+  // Values the kernel cannot take are refused by make_strategy, naming the option (before: the
+  // initial design ran, then "kernel: lengthscales must be positive and finite").
+  expect_refused({
+      {"ei", "{fit_hyperparameters: false, hyperparameters: {lengthscales: [-0.2], outputscale: 1, noise_variance: 0.01}}",
+       "'hyperparameters.lengthscales' must hold finite numbers > 0 (got -0.2)"},
+      {"ucb", "{fit_hyperparameters: false, hyperparameters: {lengthscales: [0.2], outputscale: .inf, noise_variance: 0.01}}",
+       "'hyperparameters.outputscale' must be a finite number > 0 (got .inf)"},
+      {"ucb", "{fit_hyperparameters: false, hyperparameters: {lengthscales: [0.2], outputscale: 1, noise_variance: 0}}",
+       "'hyperparameters.noise_variance' must be a finite number > 0 (got 0)"},
+  });
   // One lengthscale: the model is built after the initial design (3 points) and asks go on.
   const YAML::Node one = YAML::Load(
       "{fit_hyperparameters: false, hyperparameters: {lengthscales: [0.2], outputscale: 1, noise_variance: 0.01}}");
