@@ -55,8 +55,8 @@ struct BnbStrategyOptions {
   std::size_t candidate_cap = 0;  // 0: 4096 (BranchAndBound::kDefaultCandidateCap)
   double jitter = 1e-10;      // relative to the outputscale
   KernelType kernel = KernelType::matern52;
-  RefitSchedule refit;
-  HyperparameterFitOptions fit;
+  RefitSchedule refit{};
+  HyperparameterFitOptions fit{};
 
   std::size_t lattice_level(std::size_t dim) const;
 };

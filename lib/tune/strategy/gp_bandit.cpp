@@ -79,6 +79,31 @@ GpBandit::GpBandit(GpBanditOptions options) : options_(std::move(options)) {
   if (!(options_.beta_scale > 0.0)) throw std::invalid_argument("strategy option 'beta_scale' must be > 0");
   if (!options_.fit_hyperparameters && !options_.hyperparameters)
     throw std::invalid_argument("fit_hyperparameters is false but no hyperparameters were given");
+  // Checked here rather than when the model is first built, after the initial design has run, by a
+  // message ("kernel: lengthscales must be positive and finite") that named no option.
+  if (const std::optional<GpHyperparameters>& h = options_.hyperparameters) {
+    for (const double l : h->lengthscales)
+      if (!(std::isfinite(l) && l > 0))
+        throw std::invalid_argument("strategy option 'hyperparameters.lengthscales' must hold finite numbers > 0 (got " +
+                                    format_double(l) + ")");
+    if (!(std::isfinite(h->outputscale) && h->outputscale > 0))
+      throw std::invalid_argument("strategy option 'hyperparameters.outputscale' must be a finite number > 0 (got " +
+                                  format_double(h->outputscale) + ")");
+    for (const double v : h->noise_variances)
+      if (!(std::isfinite(v) && v > 0))
+        throw std::invalid_argument("strategy option 'hyperparameters.noise_variance' must be a finite number > 0 (got " +
+                                    format_double(v) + ")");
+  }
+}
+
+void GpBandit::check_space(const Space& space) const {
+  // Before, the count was first checked when the model was built after the initial design, by
+  // asks that threw "GP: 2 lengthscales for a 1-dimensional input" once those trials had run.
+  if (options_.hyperparameters && static_cast<std::size_t>(options_.hyperparameters->lengthscales.size()) != space.dim())
+    throw std::invalid_argument("strategy option 'hyperparameters.lengthscales' has " +
+                                std::to_string(options_.hyperparameters->lengthscales.size()) + " values for " +
+                                std::to_string(space.dim()) + " parameters (" + parameter_names(space) +
+                                "); give one lengthscale per parameter, in the space's order");
 }
 
 Observation GpBandit::raw_observation_of(const Trial& trial, Direction direction) const {

@@ -52,21 +52,21 @@ struct GpBanditOptions {
   KernelType kernel = KernelType::matern52;
   bool fit_hyperparameters = true;
   // Used as given when fit_hyperparameters is false, else as the first warm start.
-  std::optional<GpHyperparameters> hyperparameters;
+  std::optional<GpHyperparameters> hyperparameters{};
   bool standardize = true;
   // Warping of the rewards before the GP sees them (gp/output_transform.hpp), re-chosen at every
   // refresh by marginal likelihood. `automatic` keeps the plain GP when the data do not ask for more;
   // it matters for objectives with a heavy tail of bad values (Rosenbrock, accuracies with failing
   // corners). Only with fit_hyperparameters: fixed hyperparameters are for the values as told.
   OutputTransformKind output_transform = OutputTransformKind::automatic;
-  RefitSchedule refit;
+  RefitSchedule refit{};
   // The noise floor is lower than the library default (1e-6 of the standardised variance): with
   // 1e-6 the GP cannot resolve a noise-free objective below about 1e-3 of its spread, and EI stalls
   // there (Hartmann-3, ei at 50 evaluations: 1.4e-5 with 1e-6, 8.7e-7 with 1e-9). An objective
   // with noise (or coarse steps, as a cross-validated accuracy) fits a noise far above either floor
   // and is unaffected (the libsvm example: the same trainings with both).
   HyperparameterFitOptions fit{.noise_min = 1e-9};
-  AcquisitionOptimizerOptions optimizer;
+  AcquisitionOptimizerOptions optimizer{};
 
   double effective_epsilon() const;
   std::size_t initial_design_size(std::size_t dim) const;
@@ -84,6 +84,8 @@ class GpBandit final : public Strategy {
   explicit GpBandit(GpBanditOptions options);
 
   std::string name() const override { return to_string(options_.acquisition); }
+  // Given hyperparameters need one lengthscale per parameter of the space.
+  void check_space(const Space& space) const override;
   const GpBanditOptions& options() const { return options_; }
 
   ProposalResult propose(const StrategyContext& context) override;

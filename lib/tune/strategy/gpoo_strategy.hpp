@@ -64,8 +64,8 @@ struct GpooStrategyOptions {
   // best_expanded for campaigns: see GpooRecommendationRule.
   GpooRecommendationRule recommendation = GpooRecommendationRule::best_expanded;
   KernelType kernel = KernelType::squared_exponential;
-  RefitSchedule refit;
-  HyperparameterFitOptions fit;
+  RefitSchedule refit{};
+  HyperparameterFitOptions fit{};
 
   std::size_t tree_depth(std::size_t dim) const;
   // Trials per round: S under representatives, 1 under cell.

@@ -159,12 +159,12 @@ struct MultiResolutionOptions {
   std::size_t candidates = 0;  // X candidates for f* samples and the recommendation; 0: clamp(100 d, 256, 1024)
 
   // Declared noise standard deviation per level (units of the objective); empty: fitted.
-  std::vector<double> noise_sd;
+  std::vector<double> noise_sd{};
   // Squared exponential: its window covariances are closed forms; Matern-5/2 integrates boxes by a
   // 64-node quadrature per side, about 100 times slower per covariance.
   KernelType kernel = KernelType::squared_exponential;
   std::size_t initial_design = 0;  // cmes only; 0: min(2d + 1, 20)
-  RefitSchedule refit;
+  RefitSchedule refit{};
   // A full-resolution result refits the hyperparameters as it is told, whatever the schedule, when
   // it lies more than this many predictive sds (of f plus the top level's noise) from the model's
   // prediction: 0 after every full-resolution result, .inf (the default) never. The schedule counts
@@ -174,7 +174,7 @@ struct MultiResolutionOptions {
   // on the multi-fidelity benchmark it pays only together with level_discrepancy_lengthscales (see
   // there), and on its own it cost Currin 3.0 -> 6.3 and Branin 10.2 -> 12.1.
   double refit_surprise_sd = std::numeric_limits<double>::infinity();
-  HyperparameterFitOptions fit;
+  HyperparameterFitOptions fit{};
 
   std::size_t candidate_count(std::size_t dim) const;
   std::size_t tree_depth(std::size_t dim, std::size_t levels) const;
@@ -185,6 +185,7 @@ class MultiResolutionSearch final : public Strategy {
   explicit MultiResolutionSearch(MultiResolutionOptions options);
 
   std::string name() const override { return options_.tree ? "cmets" : "cmes"; }
+  bool keeps_to_cost_budget() const override { return true; }
   const MultiResolutionOptions& options() const { return options_; }
 
   ProposalResult propose(const StrategyContext& context) override;

@@ -92,6 +92,12 @@ class Strategy {
   // strategy's trials: a strategy that models points sees them as any other result; one whose
   // trials must be its own (gpoo's cells, branch and bound's lattice) does not.
   virtual bool accepts_enqueued_trials() const { return true; }
+  // Whether the strategy keeps its proposals within StrategyContext::remaining_budget itself
+  // (choosing a cheaper level, or stopping). For the others, which propose full-resolution runs, the
+  // study checks that a full run fits before asking them: a proposal it then refused would stay in
+  // the strategy's state (gpoo's round) without a trial, and its recommendation would throw,
+  // naming a trial the study does not hold.
+  virtual bool keeps_to_cost_budget() const { return false; }
   // Called once a trial has completed (its value is set), in the order of the tells.
   virtual void on_complete(const StrategyContext& context, const Trial& trial) {
     (void)context;

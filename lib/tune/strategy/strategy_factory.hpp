@@ -1,7 +1,10 @@
 #pragma once
 // Strategies by name: random, sobol, ucb, ei, cmes, cmets, gpoo, bnb. `options` are the strategy's
 // options as YAML (the GP bandit options for ucb and ei, the strategy's own for the others; none
-// for the baselines).
+// for the baselines). Throws std::invalid_argument naming the name or the option for an unknown
+// name, an unknown (misspelt) option, a value of the wrong type or out of range, or options that
+// are not a map; options that depend on the study (the space's dimension, the resolution's levels)
+// are checked when the Study is made.
 #include <yaml-cpp/yaml.h>
 
 #include <memory>

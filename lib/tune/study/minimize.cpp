@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "tune/io/yaml_values.hpp"
 #include "tune/strategy/strategy_factory.hpp"
 #include "tune/study/study.hpp"
 
@@ -23,13 +24,22 @@ MinimizeResult minimize(const std::function<double(const Config&)>& objective, c
       break;
     }
     ++result.evaluations;
+    double value = 0.0;
     try {
-      const double value = objective(s->config);
-      if (std::isfinite(value)) study.tell(s->id, value);
-      else study.fail(s->id, "the objective returned a non-finite value");
+      value = objective(s->config);
     } catch (const std::exception& e) {
       study.fail(s->id, std::string("the objective threw: ") + e.what());
+      continue;
     }
+    // A value tell() refuses is the objective's, not an exception of the objective's: before, a
+    // returned 1e200 was recorded as "the objective threw: tell: trial 1 has the value 1e+200 ...".
+    if (!std::isfinite(value))
+      study.fail(s->id, "the objective returned a non-finite value");
+    else if (std::abs(value) > kMaxObjectiveMagnitude)
+      study.fail(s->id, "the objective returned " + format_double(value) + ", beyond the +-" +
+                            format_double(kMaxObjectiveMagnitude) + " the models can compute with");
+    else
+      study.tell(s->id, value);
   }
   result.history = study.trials();
   if (const Trial* best = study.best()) {

@@ -1,7 +1,8 @@
 #pragma once
 // One-call tuning of an in-process objective:
 //   auto result = tune::minimize([](const tune::Config& c) { return f(c); }, space, {.evaluations = 60});
-// The objective may throw; such evaluations (and non-finite values) are recorded as failed trials.
+// The objective may throw; such evaluations (and values that are not finite or beyond
+// +-kMaxObjectiveMagnitude) are recorded as failed trials, with the reason.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -16,7 +17,7 @@ namespace tune {
 struct MinimizeOptions {
   std::size_t evaluations = 50;
   std::string strategy = "ei";  // random, sobol, ucb, ei
-  GpBanditOptions gp;           // for ucb and ei (the acquisition is taken from `strategy`)
+  GpBanditOptions gp{};         // for ucb and ei (the acquisition is taken from `strategy`)
   std::uint64_t seed = 0;
   Direction direction = Direction::minimize;
 };

@@ -30,7 +30,7 @@ namespace tune {
 struct Resolution {
   std::string parameter;        // its name for the trial: {parameter} placeholder, TUNE_RESOLUTION
   std::vector<double> values;   // one per level, cheapest first; the last is the full resolution
-  std::vector<double> costs;    // declared cost per level (increasing); empty = measured
+  std::vector<double> costs{};  // declared cost per level (increasing); empty = measured
 
   std::size_t levels() const { return values.size(); }
   std::size_t top() const { return values.size() - 1; }

@@ -89,7 +89,9 @@ std::optional<StudyRecommendation> Study::recommendation() const {
 }
 
 std::optional<Suggestion> Study::ask() {
-  if (finished_) return std::nullopt;
+  // A configuration the user enqueued after the strategy stopped still runs (budgets permitting):
+  // before, it was accepted and silently never handed out.
+  if (finished_ && enqueued_.empty()) return std::nullopt;
   if (options_.cost_budget && options_.resolution && pending_count() > 0 &&
       !costs_calibrated(*options_.resolution, trials_)) {
     // One run at a time until a cost is measured: a guessed cost either blocks every run (a guess
@@ -104,6 +106,13 @@ std::optional<Suggestion> Study::ask() {
   }
   if (!enqueued_.empty()) return ask_enqueued();
   const StrategyContext c = context();
+  // A strategy that does not budget itself proposes a full run: one that cannot fit is not asked for
+  // (the ask still counts, as when the study refused the proposal after asking).
+  if (options_.resolution && !strategy_->keeps_to_cost_budget() &&
+      exceeds_cost_budget(options_.resolution->top(), c.level_costs, c.remaining_budget, "")) {
+    ++ask_count_;
+    return std::nullopt;
+  }
   ProposalResult result = strategy_->propose(c);
   ++ask_count_;
   if (!result.proposal) {
@@ -112,7 +121,7 @@ std::optional<Suggestion> Study::ask() {
     return std::nullopt;
   }
   Proposal& p = *result.proposal;
-  // Strategies that do not budget themselves stop here rather than overshoot.
+  // A cost-aware strategy's proposal fits (checked above for the others); never overshoot all the same.
   if (options_.resolution &&
       exceeds_cost_budget(p.level.value_or(options_.resolution->top()), c.level_costs, c.remaining_budget, ""))
     return std::nullopt;
@@ -186,6 +195,17 @@ void Study::enqueue(Config config, std::optional<std::size_t> level) {
     throw std::invalid_argument("enqueue: level " + std::to_string(*level) + " of a resolution with " +
                                 std::to_string(options_.resolution->levels()) + " levels (0 to " +
                                 std::to_string(options_.resolution->top()) + ")");
+  // The space accepts 2.0 for an integer and 1 for a float; the trial holds each value as the
+  // space's type, as every other trial does (and as a loaded study reads it back): handed out as a
+  // double, an integer made the user's std::get<std::int64_t> throw, and the trial's configuration
+  // changed type across save() / load().
+  for (const Parameter& p : space_.parameters()) {
+    Value& v = config.at(p.name);
+    if (p.type == ParamType::integer && std::holds_alternative<double>(v))
+      v = static_cast<std::int64_t>(std::get<double>(v));
+    else if (p.type == ParamType::floating && std::holds_alternative<std::int64_t>(v))
+      v = static_cast<double>(std::get<std::int64_t>(v));
+  }
   const std::size_t at = level.value_or(options_.resolution ? options_.resolution->top() : 0);
   enqueued_.push_back({std::move(config), at});
 }
@@ -199,6 +219,7 @@ std::optional<Suggestion> Study::ask_enqueued() {
   }
   ++ask_count_;
   stop_reason_.clear();
+  finished_ = false;
   Trial t;
   t.id = trials_.size();
   t.unit = space_.snap(space_.encode(next.config));

@@ -35,11 +35,11 @@ struct StudyOptions {
   std::uint64_t seed = 0;
   // Multi-resolution studies: the resolution's levels and costs, and optionally a budget in cost
   // units that cost-aware strategies (cmets) never overshoot.
-  std::optional<Resolution> resolution;
-  std::optional<double> cost_budget;
+  std::optional<Resolution> resolution{};
+  std::optional<double> cost_budget{};
   // At most this many trials (failed ones included): ask() then returns nothing, with the stop
   // reason "the trial budget of N is spent", and the study is finished once none is pending.
-  std::optional<std::size_t> max_trials;
+  std::optional<std::size_t> max_trials{};
 };
 
 struct Suggestion {
@@ -97,16 +97,21 @@ class Study {
   // enqueue_trial, Ray Tune's points_to_evaluate). With a resolution, `level` (default: the full
   // resolution). Budgets apply as to any trial. Throws std::invalid_argument naming the parameter
   // for a configuration outside the space, and for strategies whose trials must be their own (gpoo,
-  // bnb). Saved and loaded with the study until handed out.
+  // bnb). Saved and loaded with the study until handed out. A study whose strategy has stopped
+  // (finished()) still hands it out; a spent trial or cost budget does not.
   void enqueue(Config config, std::optional<std::size_t> level = std::nullopt);
   std::size_t enqueued_count() const { return enqueued_.size(); }
   // The objective value of a pending trial. Throws std::invalid_argument for an unknown id, a trial
   // that is not pending, a non-finite value (report those with fail()), or one beyond
   // +-kMaxObjectiveMagnitude; the trial then stays pending.
   // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
+  // With declared costs a cost is optional; given, it replaces the level's declared cost for this
+  // trial in spent_cost() and the budget, so it must be in the declared costs' unit.
   void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
   void fail(std::uint64_t id, std::string reason, std::optional<double> cost = std::nullopt);
 
+  // The references trials(), trial() and best() return are invalidated by the next ask() (the
+  // trials are a vector that grows); copy what must outlive it.
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(std::uint64_t id) const;
   // Best completed trial, nullptr if none; with a resolution, among the full-resolution trials only

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdio>
 
+int run_options_snippets();  // options_snippets.cpp
+
 int main() {
+  if (run_options_snippets() <= 0) return 1;
   const tune::Space space({tune::Parameter::floating("x", -3, 3)});
   tune::MinimizeOptions options;
   options.evaluations = 15;
