@@ -365,6 +365,49 @@ TEST(StudyFile, RefusesDamagedOrForeignFiles) {
   EXPECT_FALSE(load_error(inconsistent).empty());
 }
 
+// The trials come last, one line each: a file cut at a line boundary parses. For random, which keeps
+// no state that names its trials, nothing else would notice the missing ones.
+TEST(StudyFile, RefusesAFileCutAtALineBoundaryAmongItsTrials) {
+  for (const char* name : {"random", "ei"}) {
+    Study study(mixed_space(), strategy_named(name), {tune::Direction::minimize, 4});
+    std::vector<std::string> log;
+    drive(study, 6, log);
+    const std::string text = study.to_yaml_string();
+    const std::size_t n = study.trials().size();
+    ASSERT_GE(n, 3u) << name;
+    const std::string count = std::to_string(n);
+    const std::size_t first = text.find("\n  - {id: 0,");
+    ASSERT_NE(first, std::string::npos) << name;
+    int cuts = 0;
+    for (std::size_t end = text.find('\n', first + 1); end != std::string::npos && end + 1 < text.size();
+         end = text.find('\n', end + 1)) {
+      const std::string cut = text.substr(0, end + 1);
+      const std::size_t kept = static_cast<std::size_t>(std::count(cut.begin() + static_cast<long>(first), cut.end(), '\n')) - 1;
+      const std::string error = load_error(cut);
+      EXPECT_NE(error.find(std::to_string(kept) + (kept == 1 ? " trial " : " trials ") + "where the file says " + count),
+                std::string::npos)
+          << name << ", cut after " << kept << " trials: " << error;
+      EXPECT_NE(error.find("cut short"), std::string::npos) << error;
+      ++cuts;
+    }
+    EXPECT_EQ(cuts, static_cast<int>(n) - 1) << name;
+    // A file written before trial_count existed loads as it did (and saves with the count).
+    std::string legacy = text;
+    legacy.erase(legacy.find("trial_count: " + count + "\n"), 14 + count.size());
+    EXPECT_EQ(Study::from_yaml_string(legacy, "old.yaml").to_yaml_string(), text) << name;
+    // A trial added by hand (its line repeated with the next id) is refused too.
+    const std::string last_id = "{id: " + std::to_string(n - 1) + ",";
+    std::string added = text + text.substr(text.rfind("\n  - " + last_id) + 1);
+    added.replace(added.rfind(last_id), last_id.size(), "{id: " + count + ",");
+    EXPECT_NE(load_error(added).find(std::to_string(n + 1) + " trials where the file says " + count), std::string::npos)
+        << load_error(added);
+  }
+  // Cut before its trials: the message says so rather than only that a field is missing.
+  const std::string text = saved_text();
+  const std::string header = text.substr(0, text.find("trials:\n"));
+  EXPECT_NE(load_error(header).find("cut short"), std::string::npos) << load_error(header);
+}
+
 // --- semantic damage: what parses but would be misused -------------------------------------------
 
 // Every kind of parameter, so that the unit point of each can be checked against its config.

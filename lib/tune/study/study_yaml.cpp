@@ -320,6 +320,9 @@ YAML::Node Study::header_yaml() const {
     root["enqueued"].push_back(item);
   }
   root["strategy"] = strategy_->save();
+  // The trials come last, one line each, so a file cut at a line boundary (a copy interrupted, a
+  // full disk outside tune's atomic saves) would still parse, short of trials: the count says so.
+  root["trial_count"] = trials_.size();
   return root;
 }
 
@@ -346,7 +349,7 @@ Study Study::from_yaml(const YAML::Node& root, const std::vector<std::string_vie
       throw StateError("schema " + std::to_string(schema) + " is not supported by this version of tune (it reads schema " +
                        std::to_string(kSchema) + "); use the tune version that wrote the file");
     check_known_keys(root, "", {"kind", "schema", "direction", "seed", "ask_count", "finished", "stop_reason", "space",
-                                "resolution", "cost_budget", "max_trials", "enqueued", "strategy", "trials"});
+                                "resolution", "cost_budget", "max_trials", "enqueued", "strategy", "trial_count", "trials"});
     Study study;
     try {
       study.options_.direction = direction_from_string(read_string(require(root, "direction"), "direction"));
@@ -389,7 +392,11 @@ Study Study::from_yaml(const YAML::Node& root, const std::vector<std::string_vie
       if (*study.options_.max_trials == 0)
         throw StateError("field 'max_trials' at " + position_of(root["max_trials"]) + ": must be >= 1 (remove it for no limit)");
     }
-    const YAML::Node trials = require(root, "trials");
+    if (!root["trials"])
+      throw StateError("field 'trials' at " + position_of(root) +
+                       ": missing; a study ends with its trials, so this file looks cut short (a copy "
+                       "interrupted?): restore it from a backup");
+    const YAML::Node trials = root["trials"];
     if (!trials.IsSequence()) throw StateError("field 'trials' at " + position_of(trials) + ": expected a list");
     if (trial_lines) {  // the trials' lines, read straight into trials (the node is an empty list)
       study.trials_.reserve(trial_lines->size());
@@ -401,6 +408,17 @@ Study Study::from_yaml(const YAML::Node& root, const std::vector<std::string_vie
     } else {
       for (std::size_t i = 0; i < trials.size(); ++i)
         study.trials_.push_back(trial_from_node(study.space_, study.options_.resolution, trials[i], i));
+    }
+    // Files written before trial_count have none; a file cut short has fewer trials than it says.
+    if (const YAML::Node count = root["trial_count"]) {
+      const std::uint64_t expected = read_uint(count, "trial_count");
+      if (expected != study.trials_.size())
+        throw StateError("field 'trials' at " + position_of(trials) + ": " + std::to_string(study.trials_.size()) +
+                         (study.trials_.size() == 1 ? " trial" : " trials") + " where the file says " +
+                         std::to_string(expected) + " (trial_count at " + position_of(count) + ")" +
+                         (study.trials_.size() < expected
+                              ? ": the file is cut short (a copy interrupted?); restore it from a backup"
+                              : ": trials were added by hand; restore the file from a backup"));
     }
     // Every trial was made by an ask, and the strategies draw their random numbers by ask count.
     if (study.ask_count_ < study.trials_.size()) {
