@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -284,3 +285,41 @@ TEST(StudyApiDogfood, StudiesOnSeparateThreadsGiveWhatTheyGiveAlone) {
 
 }  // namespace
 }  // namespace tune
+
+// A tell or fail of a trial that does not exist (or is no longer pending) names the trial, whatever
+// the value or cost: before, tell(99, NaN) said "trial 99 has a non-finite value".
+TEST(StudyApiDogfood, AWrongTrialIdIsReportedBeforeAWrongValue) {
+  tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy("random"));
+  const std::uint64_t id = study.ask()->id;
+  study.tell(id, 0.5);
+  const auto message = [](const auto& call) {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(message([&] { study.tell(99, nan); }), "tell: no trial with id 99");
+  EXPECT_EQ(message([&] { study.tell(id, nan); }), "tell: trial 0 is already complete");
+  EXPECT_EQ(message([&] { study.fail(99, "oom", -1.0); }), "fail: no trial with id 99");
+  // A pending trial's bad value is still the value's fault, and leaves the trial pending.
+  const std::uint64_t next = study.ask()->id;
+  EXPECT_NE(message([&] { study.tell(next, nan); }).find("non-finite value"), std::string::npos);
+  EXPECT_EQ(study.trial(next).status, tune::TrialStatus::pending);
+}
+
+// minimize() with nothing to evaluate is refused; with every evaluation failed, best_value is NaN
+// (it was 0, a plausible objective value).
+TEST(StudyApiDogfood, MinimizeRefusesZeroEvaluationsAndHasNoBestValueWithoutASuccess) {
+  const tune::Space space({tune::Parameter::floating("x", 0, 1)});
+  EXPECT_THROW(tune::minimize([](const tune::Config&) { return 1.0; }, space, {.evaluations = 0}),
+               std::invalid_argument);
+  const tune::MinimizeResult r = tune::minimize(
+      [](const tune::Config&) -> double { throw std::runtime_error("diverged"); }, space,
+      {.evaluations = 3, .strategy = "random"});
+  EXPECT_EQ(r.evaluations, 3u);
+  EXPECT_TRUE(std::isnan(r.best_value));
+  EXPECT_EQ(r.stop_reason, "no evaluation succeeded");
+}

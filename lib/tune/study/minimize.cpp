@@ -11,6 +11,8 @@ namespace tune {
 
 MinimizeResult minimize(const std::function<double(const Config&)>& objective, const Space& space,
                         const MinimizeOptions& options) {
+  // Before, a result with best_value 0 and "no evaluation succeeded" came back, as if every one failed.
+  if (options.evaluations == 0) throw std::invalid_argument("minimize: evaluations must be >= 1");
   std::unique_ptr<Strategy> strategy =
       options.strategy == "ucb" || options.strategy == "ei"
           ? make_gp_bandit(acquisition_type_from_string(options.strategy), options.gp)

@@ -5,6 +5,7 @@
 // +-kMaxObjectiveMagnitude) are recorded as failed trials, with the reason.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,13 @@ struct MinimizeOptions {
 
 struct MinimizeResult {
   Config best_config;
-  double best_value = 0.0;
+  double best_value = std::numeric_limits<double>::quiet_NaN();  // NaN when no evaluation succeeded
   std::size_t evaluations = 0;   // objective calls, failed ones included
   std::vector<Trial> history;    // every trial in order
   std::string stop_reason;       // empty when the budget was used up
 };
 
+// Throws std::invalid_argument for options.evaluations == 0 (no evaluation to make).
 MinimizeResult minimize(const std::function<double(const Config&)>& objective, const Space& space,
                         const MinimizeOptions& options = {});
 

@@ -250,6 +250,8 @@ void check_cost(const std::optional<double>& cost, std::uint64_t id) {
 }  // namespace
 
 void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
+  // Which trial first: a NaN told to an unknown or finished trial is a wrong id before a wrong value.
+  Trial& t = pending_trial(id, "tell");
   if (!std::isfinite(value))
     throw std::invalid_argument("tell: trial " + std::to_string(id) + " has a non-finite value; report it with fail()");
   if (std::abs(value) > kMaxObjectiveMagnitude)
@@ -264,7 +266,6 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
     throw std::invalid_argument("tell: trial " + std::to_string(id) +
                                 ": this study measures its levels' costs against a cost budget; give the trial's "
                                 "cost (its run time) as tell's third argument");
-  Trial& t = pending_trial(id, "tell");
   t.value = value;
   t.cost = cost;
   t.status = TrialStatus::complete;
@@ -272,8 +273,8 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
 }
 
 void Study::fail(std::uint64_t id, std::string reason, std::optional<double> cost) {
-  check_cost(cost, id);
   Trial& t = pending_trial(id, "fail");
+  check_cost(cost, id);
   t.cost = cost;
   t.status = TrialStatus::failed;
   t.failure_reason = std::move(reason);
