@@ -9,7 +9,6 @@
 #include <fstream>
 #include <functional>
 #include <random>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -142,7 +141,11 @@ void expect_identical_runs(const CampaignState& a, const CampaignState& b, const
 
 // The file's text as a save of the loaded state writes it, its clock's time masked.
 std::string saved_again(const CampaignState& s) {
-  return std::regex_replace(StateWriter().text(s), std::regex("updated_at: [^\n]*"), "updated_at: T");
+  // (Not std::regex: GCC 12 warns "may be used uninitialized" inside it at -O1, the sanitizer build.)
+  std::string text = StateWriter().text(s);
+  for (std::size_t at = text.find("updated_at: "); at != std::string::npos; at = text.find("updated_at: ", at + 1))
+    text.replace(at + 12, text.find('\n', at) - at - 12, "T");
+  return text;
 }
 
 TEST(CampaignStateLoad, RandomStatesLoadToTheSameRunsAsThroughYamlCpp) {
