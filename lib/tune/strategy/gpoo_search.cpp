@@ -135,7 +135,76 @@ GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
   return s;
 }
 
-void GpooSearch::init_node(NodeId id) {
+namespace {
+
+// x_q[end + k] += (sum over j in [pi, end), in order, of L(end + k, j) x_q[j]) * -1 for k < r and the
+// M columns x_q: Eigen's column-major gemv (GeneralMatrixVector.h) for one column at a time, its
+// accumulators per row started at 0, with its packet operations, so the bits are its bits; the
+// loads of L are shared by the M columns.
+template <int M>
+void subtract_panel(const double* l, Eigen::Index ld, Eigen::Index pi, Eigen::Index end, Eigen::Index r,
+                    double* const* x) {
+  namespace ei = Eigen::internal;
+  using Packet = ei::packet_traits<double>::type;
+  constexpr Eigen::Index ps = ei::packet_traits<double>::size;
+  const Packet minus_one = ei::pset1<Packet>(-1.0);
+  Eigen::Index k = 0;
+  for (; k + 4 * ps <= r; k += 4 * ps) {
+    Packet c[M][4];
+    for (int q = 0; q < M; ++q)
+      for (int p = 0; p < 4; ++p) c[q][p] = ei::pset1<Packet>(0.0);
+    for (Eigen::Index j = pi; j < end; ++j) {
+      const double* lj = l + end + k + j * ld;
+      const Packet l0 = ei::ploadu<Packet>(lj), l1 = ei::ploadu<Packet>(lj + ps), l2 = ei::ploadu<Packet>(lj + 2 * ps),
+                   l3 = ei::ploadu<Packet>(lj + 3 * ps);
+      for (int q = 0; q < M; ++q) {
+        const Packet b = ei::pset1<Packet>(x[q][j]);
+        c[q][0] = ei::pmadd(l0, b, c[q][0]);
+        c[q][1] = ei::pmadd(l1, b, c[q][1]);
+        c[q][2] = ei::pmadd(l2, b, c[q][2]);
+        c[q][3] = ei::pmadd(l3, b, c[q][3]);
+      }
+    }
+    for (int q = 0; q < M; ++q)
+      for (int p = 0; p < 4; ++p) {
+        double* y = x[q] + end + k + p * ps;
+        ei::pstoreu(y, ei::pmadd(c[q][p], minus_one, ei::ploadu<Packet>(y)));
+      }
+  }
+  for (; k < r; ++k)
+    for (int q = 0; q < M; ++q) {
+      double c = 0.0;
+      for (Eigen::Index j = pi; j < end; ++j) c += l[end + k + j * ld] * x[q][j];
+      x[q][end + k] += -1.0 * c;
+    }
+}
+
+}  // namespace
+
+void gpoo_forward_solve(const Eigen::MatrixXd& L, Eigen::Index t, const std::vector<double*>& columns) {
+  constexpr Eigen::Index panel = EIGEN_TUNE_TRIANGULAR_PANEL_WIDTH;
+  const double* l = L.data();
+  const Eigen::Index ld = L.outerStride();
+  const std::size_t m = columns.size();
+  for (Eigen::Index pi = 0; pi < t; pi += panel) {
+    const Eigen::Index end = std::min(t, pi + panel);
+    for (double* x : columns) {
+      for (Eigen::Index i = pi; i < end; ++i) {
+        if (!(x[i] != 0.0)) continue;  // Eigen skips a zero entry (numext::not_equal_strict)
+        x[i] /= l[i + i * ld];
+        const double xi = x[i];
+        for (Eigen::Index s = i + 1; s < end; ++s) x[s] -= xi * l[s + i * ld];
+      }
+    }
+    const Eigen::Index r = t - end;
+    if (r <= 0) continue;
+    std::size_t q = 0;
+    for (; q + 2 <= m; q += 2) subtract_panel<2>(l, ld, pi, end, r, columns.data() + q);
+    if (q < m) subtract_panel<1>(l, ld, pi, end, r, columns.data() + q);
+  }
+}
+
+void GpooSearch::init_node(NodeId id, bool solve) {
   if (nodes_.size() <= id) nodes_.resize(id + 1);
   NodeState& n = nodes_[id];
   n.points = tree_.representatives(id, options_.representatives);
@@ -145,7 +214,8 @@ void GpooSearch::init_node(NodeId id) {
   n.v.resize(v_capacity(t));
   if (t == 0) return;
   // v = L^{-1} k_n: one forward solve when the node is created; appends keep it current after.
-  n.v.head(t) = L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(observed_kbar(id));
+  n.v.head(t) = observed_kbar(id);
+  if (solve) gpoo_forward_solve(L_, t, {n.v.data()});
 }
 
 Eigen::VectorXd GpooSearch::observed_kbar(NodeId id) const {
@@ -165,7 +235,12 @@ Eigen::Index GpooSearch::v_capacity(Eigen::Index t) {
 }
 
 void GpooSearch::expand(NodeId node) {
-  for (NodeId child : tree_.expand(node)) init_node(child);
+  // The children's columns solved together: one pass over L for all K (each solve read all of it).
+  const std::vector<NodeId> children = tree_.expand(node);
+  for (NodeId child : children) init_node(child, false);
+  std::vector<double*> columns;  // taken once nodes_ holds every child (init_node may grow it)
+  for (NodeId child : children) columns.push_back(nodes_[child].v.data());
+  if (rounds() > 0) gpoo_forward_solve(L_, static_cast<Eigen::Index>(rounds()), columns);
   // Only leaves are scored and observed: an expanded node's column is not kept up to date (half
   // of the columns, and of every tell's work); posterior() solves for it when asked.
   nodes_[node].v = Eigen::VectorXd();
