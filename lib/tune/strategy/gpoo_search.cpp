@@ -87,6 +87,32 @@ GpooSearch::GpooSearch(std::size_t dim, GpooSearchOptions options)
   if (o.variant == GpooVariant::code) expand(PartitionTree::root);
 }
 
+void GpooSearch::check_replay(std::size_t dim, const GpooSearchOptions& options,
+                              const std::vector<GpooObservationRecord>& observations,
+                              const std::vector<NodeId>& expand_sequence) {
+  PartitionTree tree(dim, PartitionTreeOptions{.split = SplitRule::longest_side, .branching = options.branching});
+  std::size_t next = 0;
+  if (options.variant == GpooVariant::code) {  // the constructor's expansion of the root
+    if (expand_sequence.empty() || expand_sequence[0] != PartitionTree::root)
+      throw std::invalid_argument("GPOO replay: expansion sequence does not match the variant");
+    tree.expand(PartitionTree::root);
+    next = 1;
+  }
+  std::unordered_map<NodeId, std::size_t> last;
+  for (std::size_t j = 0; j < observations.size(); ++j) last[observations[j].node] = j;
+  for (std::size_t j = 0; j < observations.size(); ++j) {
+    const NodeId node = observations[j].node;
+    if (node >= tree.size() || !tree.node(node).is_leaf())
+      throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
+    if (next < expand_sequence.size() && expand_sequence[next] == node && last[node] == j) {
+      tree.expand(node);
+      ++next;
+    }
+  }
+  if (next != expand_sequence.size())
+    throw std::invalid_argument("GPOO replay: expansion sequence does not match the observations");
+}
+
 GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
                               const std::vector<GpooObservationRecord>& observations,
                               const std::vector<NodeId>& expand_sequence) {

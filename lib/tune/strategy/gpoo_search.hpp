@@ -156,6 +156,12 @@ class GpooSearch {
                            const std::vector<GpooObservationRecord>& observations,
                            const std::vector<NodeId>& expand_sequence);
 
+  // The checks of replay() without the GP (the tree alone, O(rounds + nodes)): throws
+  // std::invalid_argument, with replay()'s message, where replay() would.
+  static void check_replay(std::size_t dim, const GpooSearchOptions& options,
+                           const std::vector<GpooObservationRecord>& observations,
+                           const std::vector<NodeId>& expand_sequence);
+
   std::size_t dim() const { return tree_.dim(); }
   const GpooSearchOptions& options() const { return options_; }
   const PartitionTree& tree() const { return tree_; }
