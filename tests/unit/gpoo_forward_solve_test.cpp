@@ -62,5 +62,35 @@ TEST(GpooForwardSolve, EveryColumnHasTheBitsOfEigensSolve) {
   }
 }
 
+// Columns of different sizes in one call (replay solves the children a block of rounds creates,
+// each of the size of the round it was created at): each has the bits of Eigen's solve of its size.
+TEST(GpooForwardSolve, ColumnsOfTheirOwnSizesHaveTheBitsOfEigensSolves) {
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> g;
+  const Eigen::Index capacity = 360;
+  const Eigen::MatrixXd L = factor(300, capacity, rng);
+  for (const std::vector<Eigen::Index>& sizes :
+       {std::vector<Eigen::Index>{300, 299, 289, 288, 287, 270, 257, 256}, std::vector<Eigen::Index>{5, 300, 9, 64, 1, 100, 101},
+        std::vector<Eigen::Index>{33, 33, 40}}) {
+    std::vector<Eigen::VectorXd> b, x;
+    for (Eigen::Index t : sizes) {
+      Eigen::VectorXd v(t + 3);
+      for (Eigen::Index i = 0; i < v.size(); ++i) v[i] = g(rng);
+      b.push_back(v);
+    }
+    x = b;
+    std::vector<std::pair<double*, Eigen::Index>> columns;
+    for (std::size_t q = 0; q < x.size(); ++q) columns.emplace_back(x[q].data(), sizes[q]);
+    gpoo_forward_solve(L, columns);
+    for (std::size_t q = 0; q < x.size(); ++q) {
+      const Eigen::Index t = sizes[q];
+      const Eigen::VectorXd want = L.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(b[q].head(t));
+      EXPECT_TRUE(same_bits(x[q].head(t), want)) << "size " << t << ": largest difference "
+                                                 << (x[q].head(t) - want).cwiseAbs().maxCoeff();
+      EXPECT_TRUE(same_bits(x[q].tail(3), b[q].tail(3))) << "entries beyond the size must be left alone";
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tune

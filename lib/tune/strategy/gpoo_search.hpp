@@ -77,6 +77,9 @@ enum class GpooRecommendationRule { deepest, best_expanded };
 // that solve, but L is read once for all of them instead of once per column (the solves of a
 // node's new children were most of a load's replay, memory-bound).
 void gpoo_forward_solve(const Eigen::MatrixXd& L, Eigen::Index t, const std::vector<double*>& columns);
+// The same with a length of its own for each column (each bit-identical to Eigen's solve of that
+// size: an entry's arithmetic does not depend on the entries after it).
+void gpoo_forward_solve(const Eigen::MatrixXd& L, const std::vector<std::pair<double*, Eigen::Index>>& columns);
 
 const char* to_string(GpooAggregation v);
 const char* to_string(GpooBeta v);
@@ -221,7 +224,13 @@ class GpooSearch {
                        std::vector<Eigen::VectorXd>* rows = nullptr);
   // Entry `round` of leaf n's v from row l21 of L (round < rounds(): the observation is recorded).
   void append_entry(NodeId n, std::size_t round, const Eigen::VectorXd& l21);
-  void expand(NodeId node);
+  // Expands node and solves its children's columns, except (replay) the children that `unsolved`
+  // does not exclude: those are left holding k_n in head(rounds()) and listed there with that size.
+  struct Unsolved {
+    const std::vector<char>* observed = nullptr;  // by node: observed later in the block (solve now)
+    std::vector<std::pair<NodeId, std::size_t>> nodes;
+  };
+  void expand(NodeId node, Unsolved* unsolved = nullptr);
   // Sets up node id; with rounds() > 0 its column's head holds k_n, not yet solved (`solve` false:
   // the caller solves the columns of several new nodes at once, gpoo_forward_solve).
   void init_node(NodeId id, bool solve = true);
