@@ -87,6 +87,32 @@ GpooSearch::GpooSearch(std::size_t dim, GpooSearchOptions options)
   if (o.variant == GpooVariant::code) expand(PartitionTree::root);
 }
 
+void GpooSearch::check_replay(std::size_t dim, const GpooSearchOptions& options,
+                              const std::vector<GpooObservationRecord>& observations,
+                              const std::vector<NodeId>& expand_sequence) {
+  PartitionTree tree(dim, PartitionTreeOptions{.split = SplitRule::longest_side, .branching = options.branching});
+  std::size_t next = 0;
+  if (options.variant == GpooVariant::code) {  // the constructor's expansion of the root
+    if (expand_sequence.empty() || expand_sequence[0] != PartitionTree::root)
+      throw std::invalid_argument("GPOO replay: expansion sequence does not match the variant");
+    tree.expand(PartitionTree::root);
+    next = 1;
+  }
+  std::unordered_map<NodeId, std::size_t> last;
+  for (std::size_t j = 0; j < observations.size(); ++j) last[observations[j].node] = j;
+  for (std::size_t j = 0; j < observations.size(); ++j) {
+    const NodeId node = observations[j].node;
+    if (node >= tree.size() || !tree.node(node).is_leaf())
+      throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
+    if (next < expand_sequence.size() && expand_sequence[next] == node && last[node] == j) {
+      tree.expand(node);
+      ++next;
+    }
+  }
+  if (next != expand_sequence.size())
+    throw std::invalid_argument("GPOO replay: expansion sequence does not match the observations");
+}
+
 GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
                               const std::vector<GpooObservationRecord>& observations,
                               const std::vector<NodeId>& expand_sequence) {
@@ -105,37 +131,147 @@ GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
   // after the block, its entries in the same order with the same arithmetic (the same rows l21,
   // the same dot products), so the result is bit-identical to tell()'s. Each column is then read
   // once per block instead of once per round: a replay streamed every leaf's column per round.
+  // The children a block creates and does not observe are deferred too: their forward solves are
+  // done together after the block, each of its own size (the round it was created at), in one pass
+  // over L instead of one per expansion, and then they get the block's later entries.
   constexpr std::size_t block = 32;
-  std::vector<char> deferred;
+  std::vector<char> deferred, observed;
   std::vector<Eigen::VectorXd> rows;
+  Unsolved unsolved{.observed = &observed, .nodes = {}};
+  std::vector<std::pair<double*, Eigen::Index>> columns;
   for (std::size_t j0 = 0; j0 < observations.size(); j0 += block) {
     const std::size_t j1 = std::min(observations.size(), j0 + block);
-    deferred.assign(s.tree_.size(), 0);
-    for (NodeId n = 0; n < s.tree_.size(); ++n) deferred[n] = s.tree_.nodes()[n].is_leaf() ? 1 : 0;
-    for (std::size_t j = j0; j < j1; ++j)
-      if (observations[j].node < deferred.size()) deferred[observations[j].node] = 0;
+    const std::size_t old_nodes = s.tree_.size();
+    deferred.assign(old_nodes, 0);
+    for (NodeId n = 0; n < old_nodes; ++n) deferred[n] = s.tree_.nodes()[n].is_leaf() ? 1 : 0;
+    observed.assign(old_nodes, 0);
+    for (std::size_t j = j0; j < j1; ++j) {
+      const NodeId n = observations[j].node;
+      if (n >= observed.size()) observed.resize(n + 1, 0);
+      observed[n] = 1;
+      if (n < deferred.size()) deferred[n] = 0;
+    }
     rows.clear();
+    unsolved.nodes.clear();
     for (std::size_t j = j0; j < j1; ++j) {
       const auto& rec = observations[j];
       if (rec.node >= s.tree_.size() || !s.tree_.node(rec.node).is_leaf())
         throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
       s.add_observation(rec.node, rec.value, &deferred, &rows);
       if (next < expand_sequence.size() && expand_sequence[next] == rec.node && last[rec.node] == j) {
-        s.expand(rec.node);
+        s.expand(rec.node, &unsolved);
         ++next;
+        deferred.resize(s.tree_.size(), 0);
+        for (const auto& u : unsolved.nodes) deferred[u.first] = 1;
       }
     }
-    for (NodeId n = 0; n < deferred.size(); ++n) {
+    for (NodeId n = 0; n < old_nodes; ++n) {
       if (!deferred[n]) continue;
       for (std::size_t k = 0; k < rows.size(); ++k) s.append_entry(n, j0 + k, rows[k]);
     }
+    columns.clear();
+    for (const auto& [n, t] : unsolved.nodes) columns.emplace_back(s.nodes_[n].v.data(), static_cast<Eigen::Index>(t));
+    gpoo_forward_solve(s.L_, columns);
+    for (const auto& [n, t] : unsolved.nodes)
+      for (std::size_t k = t - j0; k < rows.size(); ++k) s.append_entry(n, j0 + k, rows[k]);
   }
   if (next != expand_sequence.size())
     throw std::invalid_argument("GPOO replay: expansion sequence does not match the observations");
   return s;
 }
 
-void GpooSearch::init_node(NodeId id) {
+namespace {
+
+// x_q[row0 + k] += (sum over j in [pi, end), in order, of L(row0 + k, j) x_q[j]) * -1 for k < r and the
+// M columns x_q: Eigen's column-major gemv (GeneralMatrixVector.h) for one column at a time, its
+// accumulators per row started at 0, with its packet operations, so the bits are its bits; the
+// loads of L are shared by the M columns.
+template <int M>
+void subtract_panel(const double* l, Eigen::Index ld, Eigen::Index pi, Eigen::Index end, Eigen::Index row0,
+                    Eigen::Index r, double* const* x) {
+  namespace ei = Eigen::internal;
+  using Packet = ei::packet_traits<double>::type;
+  constexpr Eigen::Index ps = ei::packet_traits<double>::size;
+  const Packet minus_one = ei::pset1<Packet>(-1.0);
+  Eigen::Index k = 0;
+  for (; k + 4 * ps <= r; k += 4 * ps) {
+    Packet c[M][4];
+    for (int q = 0; q < M; ++q)
+      for (int p = 0; p < 4; ++p) c[q][p] = ei::pset1<Packet>(0.0);
+    for (Eigen::Index j = pi; j < end; ++j) {
+      const double* lj = l + row0 + k + j * ld;
+      const Packet l0 = ei::ploadu<Packet>(lj), l1 = ei::ploadu<Packet>(lj + ps), l2 = ei::ploadu<Packet>(lj + 2 * ps),
+                   l3 = ei::ploadu<Packet>(lj + 3 * ps);
+      for (int q = 0; q < M; ++q) {
+        const Packet b = ei::pset1<Packet>(x[q][j]);
+        c[q][0] = ei::pmadd(l0, b, c[q][0]);
+        c[q][1] = ei::pmadd(l1, b, c[q][1]);
+        c[q][2] = ei::pmadd(l2, b, c[q][2]);
+        c[q][3] = ei::pmadd(l3, b, c[q][3]);
+      }
+    }
+    for (int q = 0; q < M; ++q)
+      for (int p = 0; p < 4; ++p) {
+        double* y = x[q] + row0 + k + p * ps;
+        ei::pstoreu(y, ei::pmadd(c[q][p], minus_one, ei::ploadu<Packet>(y)));
+      }
+  }
+  for (; k < r; ++k)
+    for (int q = 0; q < M; ++q) {
+      double c = 0.0;
+      for (Eigen::Index j = pi; j < end; ++j) c += l[row0 + k + j * ld] * x[q][j];
+      x[q][row0 + k] += -1.0 * c;
+    }
+}
+
+}  // namespace
+
+void gpoo_forward_solve(const Eigen::MatrixXd& L, Eigen::Index t, const std::vector<double*>& columns) {
+  std::vector<std::pair<double*, Eigen::Index>> sized;
+  for (double* x : columns) sized.emplace_back(x, t);
+  gpoo_forward_solve(L, sized);
+}
+
+void gpoo_forward_solve(const Eigen::MatrixXd& L, const std::vector<std::pair<double*, Eigen::Index>>& columns) {
+  constexpr Eigen::Index panel = EIGEN_TUNE_TRIANGULAR_PANEL_WIDTH;
+  const double* l = L.data();
+  const Eigen::Index ld = L.outerStride();
+  Eigen::Index longest = 0;
+  for (const auto& c : columns) longest = std::max(longest, c.second);
+  std::vector<double*> below;  // the columns with entries below the panel
+  for (Eigen::Index pi = 0; pi < longest; pi += panel) {
+    below.clear();
+    Eigen::Index shortest = longest;
+    for (const auto& [x, t] : columns) {
+      if (t <= pi) continue;
+      const Eigen::Index end = std::min(t, pi + panel);
+      for (Eigen::Index i = pi; i < end; ++i) {
+        if (!(x[i] != 0.0)) continue;  // Eigen skips a zero entry (numext::not_equal_strict)
+        x[i] /= l[i + i * ld];
+        const double xi = x[i];
+        for (Eigen::Index s = i + 1; s < end; ++s) x[s] -= xi * l[s + i * ld];
+      }
+      if (t > end) {
+        below.push_back(x);
+        shortest = std::min(shortest, t);
+      }
+    }
+    if (below.empty()) continue;
+    // The rows every such column has, two columns at a time (one pass over the panel's rows of L
+    // per pair, from cache after the first); then each column's own further rows.
+    const Eigen::Index end = pi + panel;
+    std::size_t q = 0;
+    for (; q + 2 <= below.size(); q += 2) subtract_panel<2>(l, ld, pi, end, end, shortest - end, below.data() + q);
+    if (q < below.size()) subtract_panel<1>(l, ld, pi, end, end, shortest - end, below.data() + q);
+    for (const auto& [x, t] : columns)
+      if (t > shortest && t > end) {
+        double* const one[1] = {x};
+        subtract_panel<1>(l, ld, pi, end, shortest, t - shortest, one);
+      }
+  }
+}
+
+void GpooSearch::init_node(NodeId id, bool solve) {
   if (nodes_.size() <= id) nodes_.resize(id + 1);
   NodeState& n = nodes_[id];
   n.points = tree_.representatives(id, options_.representatives);
@@ -145,7 +281,8 @@ void GpooSearch::init_node(NodeId id) {
   n.v.resize(v_capacity(t));
   if (t == 0) return;
   // v = L^{-1} k_n: one forward solve when the node is created; appends keep it current after.
-  n.v.head(t) = L_.topLeftCorner(t, t).triangularView<Eigen::Lower>().solve(observed_kbar(id));
+  n.v.head(t) = observed_kbar(id);
+  if (solve) gpoo_forward_solve(L_, t, {n.v.data()});
 }
 
 Eigen::VectorXd GpooSearch::observed_kbar(NodeId id) const {
@@ -164,8 +301,18 @@ Eigen::Index GpooSearch::v_capacity(Eigen::Index t) {
   return (want + 15) / 16 * 16;
 }
 
-void GpooSearch::expand(NodeId node) {
-  for (NodeId child : tree_.expand(node)) init_node(child);
+void GpooSearch::expand(NodeId node, Unsolved* unsolved) {
+  // The children's columns solved together: one pass over L for all K (each solve read all of it).
+  const std::vector<NodeId> children = tree_.expand(node);
+  for (NodeId child : children) init_node(child, false);
+  std::vector<double*> columns;  // taken once nodes_ holds every child (init_node may grow it)
+  for (NodeId child : children) {
+    if (unsolved && (child >= unsolved->observed->size() || !(*unsolved->observed)[child]))
+      unsolved->nodes.emplace_back(child, rounds());
+    else
+      columns.push_back(nodes_[child].v.data());
+  }
+  if (rounds() > 0) gpoo_forward_solve(L_, static_cast<Eigen::Index>(rounds()), columns);
   // Only leaves are scored and observed: an expanded node's column is not kept up to date (half
   // of the columns, and of every tell's work); posterior() solves for it when asked.
   nodes_[node].v = Eigen::VectorXd();

@@ -68,6 +68,19 @@ enum class GpooVariant { paper, code };
 //          exploring, and `deepest` then returns a poor region beside a better shallower one.
 enum class GpooRecommendationRule { deepest, best_expanded };
 
+// Solves L x = b in place for every column pointer in `columns` (each holding b in its first t
+// entries), L the lower triangle of the t x t top-left corner of `L`, with the arithmetic of Eigen
+// 3.4's L.triangularView<Lower>().solve(b) for one vector (triangular_solve_vector: panels of
+// EIGEN_TUNE_TRIANGULAR_PANEL_WIDTH; in a panel each entry is divided by the diagonal and its
+// multiples subtracted from the panel's later entries; the entries below then subtract the panel's
+// contribution summed in column order, as Eigen's gemv does), so each column is bit-identical to
+// that solve, but L is read once for all of them instead of once per column (the solves of a
+// node's new children were most of a load's replay, memory-bound).
+void gpoo_forward_solve(const Eigen::MatrixXd& L, Eigen::Index t, const std::vector<double*>& columns);
+// The same with a length of its own for each column (each bit-identical to Eigen's solve of that
+// size: an entry's arithmetic does not depend on the entries after it).
+void gpoo_forward_solve(const Eigen::MatrixXd& L, const std::vector<std::pair<double*, Eigen::Index>>& columns);
+
 const char* to_string(GpooAggregation v);
 const char* to_string(GpooBeta v);
 const char* to_string(GpooDelta v);
@@ -146,6 +159,12 @@ class GpooSearch {
                            const std::vector<GpooObservationRecord>& observations,
                            const std::vector<NodeId>& expand_sequence);
 
+  // The checks of replay() without the GP (the tree alone, O(rounds + nodes)): throws
+  // std::invalid_argument, with replay()'s message, where replay() would.
+  static void check_replay(std::size_t dim, const GpooSearchOptions& options,
+                           const std::vector<GpooObservationRecord>& observations,
+                           const std::vector<NodeId>& expand_sequence);
+
   std::size_t dim() const { return tree_.dim(); }
   const GpooSearchOptions& options() const { return options_; }
   const PartitionTree& tree() const { return tree_; }
@@ -205,8 +224,16 @@ class GpooSearch {
                        std::vector<Eigen::VectorXd>* rows = nullptr);
   // Entry `round` of leaf n's v from row l21 of L (round < rounds(): the observation is recorded).
   void append_entry(NodeId n, std::size_t round, const Eigen::VectorXd& l21);
-  void expand(NodeId node);
-  void init_node(NodeId id);
+  // Expands node and solves its children's columns, except (replay) the children that `unsolved`
+  // does not exclude: those are left holding k_n in head(rounds()) and listed there with that size.
+  struct Unsolved {
+    const std::vector<char>* observed = nullptr;  // by node: observed later in the block (solve now)
+    std::vector<std::pair<NodeId, std::size_t>> nodes;
+  };
+  void expand(NodeId node, Unsolved* unsolved = nullptr);
+  // Sets up node id; with rounds() > 0 its column's head holds k_n, not yet solved (`solve` false:
+  // the caller solves the columns of several new nodes at once, gpoo_forward_solve).
+  void init_node(NodeId id, bool solve = true);
   static Eigen::Index v_capacity(Eigen::Index t);
   Eigen::VectorXd observed_kbar(NodeId id) const;  // kbar(id, node of round j), j < rounds()
   Eigen::VectorXd weights() const;                 // (G + sigma^2 I)^{-1} y = L^{-T} z

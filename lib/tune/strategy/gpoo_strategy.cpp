@@ -120,8 +120,7 @@ Eigen::VectorXd GpooStrategy::trial_point(const PartitionTree& tree, NodeId node
   return x;
 }
 
-GpooStrategy::CachedSearch GpooStrategy::decided_search(const StrategyContext& context, bool take_cache) const {
-  const std::size_t d = context.space.dim();
+std::vector<GpooObservationRecord> GpooStrategy::decided_observations(const StrategyContext& context) const {
   std::vector<GpooObservationRecord> observations;
   observations.reserve(decided_);
   for (std::size_t r = 0; r < decided_; ++r) {
@@ -130,6 +129,12 @@ GpooStrategy::CachedSearch GpooStrategy::decided_search(const StrategyContext& c
       throw StateError("gpoo round " + std::to_string(r) + " has neither a completed value nor a fantasy");
     observations.push_back({rounds_[r].node, refit_.standardise(reward ? *reward : *rounds_[r].fantasy)});
   }
+  return observations;
+}
+
+GpooStrategy::CachedSearch GpooStrategy::decided_search(const StrategyContext& context, bool take_cache) const {
+  const std::size_t d = context.space.dim();
+  const std::vector<GpooObservationRecord> observations = decided_observations(context);
   std::vector<double> values(observations.size());
   for (std::size_t r = 0; r < values.size(); ++r) values[r] = observations[r].value;
   // The search kept from the last proposal serves while the kernel is the same; a round told a
@@ -142,6 +147,14 @@ GpooStrategy::CachedSearch GpooStrategy::decided_search(const StrategyContext& c
   // A search of the old kernel is of no use to the proposal that replays under the new one: freed
   // first, the two do not coexist (they did: the peak of a refit was twice the model).
   if (take_cache && !cached) cache_.reset();
+  // A replay for a caller that leaves the cache alone (a recommendation, search()) is kept: the first
+  // use of a loaded study builds the search (its load does not), and later ones copy it.
+  if (!take_cache && !cached && !fresh) {
+    cache_.reset();
+    cache_ = CachedSearch{GpooSearch::replay(d, search_options(d), observations, expand_sequence_), values,
+                          refit_.refresh_count};
+    return *cache_;
+  }
   CachedSearch out{cached  ? (take_cache ? std::move(cache_->search) : cache_->search)
                    : fresh ? GpooSearch(d, search_options(d))
                            : GpooSearch::replay(d, search_options(d), observations, expand_sequence_),
@@ -390,14 +403,28 @@ void GpooStrategy::restore(const YAML::Node& node, const StrategyContext& contex
     throw StateError("field 'decided' at " + position_of(state["decided"]) + ": more than the rounds listed");
   refit_.read(state);
   try {
-    // Every node, expansion and fantasy must fit together. The decided rounds' search is kept for
-    // the next ask, which would otherwise replay them a second time (as long as the first).
-    CachedSearch decided = decided_search(context, false);
-    if (decided_ < rounds_.size()) {
+    // Every node, expansion and fantasy must fit together; checked on the tree alone. The search is
+    // built at its first use (an ask, a recommendation): replaying every round here cost `tune
+    // status` and `tune tell`, which use no model, ~4-6 s of CPU at 3000 rounds.
+    const std::size_t d = context.space.dim();
+    const std::vector<GpooObservationRecord> observations = decided_observations(context);
+    const GpooSearch empty(d, search_options(d));  // the options (the fitted kernel) are valid
+    if (!(expand_sequence_.empty() && observations.empty()))
+      GpooSearch::check_replay(d, search_options(d), observations, expand_sequence_);
+    if (decided_ + 1 == rounds_.size()) {
+      // The round the last proposal made, chosen among the decided search's leaves.
+      const PartitionTree tree = PartitionTree::replay(
+          d, PartitionTreeOptions{.split = SplitRule::longest_side, .branching = options_.branching}, expand_sequence_);
+      const NodeId undecided = rounds_.back().node;
+      if (undecided >= tree.size() || !tree.node(undecided).is_leaf())
+        throw std::invalid_argument("GPOO tell: node " + std::to_string(undecided) + " is not a current leaf");
+    } else if (decided_ < rounds_.size()) {
+      // More undecided rounds than a proposal leaves: whether each is a leaf depends on the expansions
+      // the ones before it decide, so the search is built to tell.
+      CachedSearch decided = decided_search(context, false);
       Built b{decided.search, {}, decided.values};
       tell_undecided(b, context);
     }
-    cache_ = std::move(decided);
   } catch (const std::exception& e) {
     throw StateError("gpoo state at " + position_of(state) + ": the rounds do not replay (" + e.what() + ")");
   }

@@ -95,6 +95,9 @@ class GpooStrategy final : public Strategy {
   const std::vector<Round>& rounds() const { return rounds_; }
   const FixedKernelRefit& model() const { return refit_; }
   const std::vector<NodeId>& expand_sequence() const { return expand_sequence_; }  // of the decided rounds
+  // Whether the search is built. A load checks the rounds without it and leaves it to the first
+  // use (an ask, a recommendation): `tune status` and `tune tell` need none.
+  bool has_search() const { return cache_.has_value(); }
   // The search as the next ask would see it (every round replayed, fantasies for the unfinished).
   GpooSearch search(const StrategyContext& context) const;
 
@@ -108,7 +111,10 @@ class GpooStrategy final : public Strategy {
   // `take_cache`: move the cached search out instead of copying it (a copy of every node's column
   // is most of an ask otherwise); the proposal that does so stores the new search back.
   Built build(const StrategyContext& context, bool take_cache = false) const;
-  // The search of the decided rounds [0, decided_) (the cache, or a replay), and the rest told to it.
+  // The decided rounds as the search's observations (standardised; a fantasy where not completed).
+  std::vector<GpooObservationRecord> decided_observations(const StrategyContext& context) const;
+  // The search of the decided rounds [0, decided_) (the cache, or a replay, then kept as the cache),
+  // and the rest told to it.
   CachedSearch decided_search(const StrategyContext& context, bool take_cache) const;
   void tell_undecided(Built& b, const StrategyContext& context) const;
   GpooSearchOptions search_options(std::size_t dim) const;
@@ -129,7 +135,8 @@ class GpooStrategy final : public Strategy {
   // values under refresh `refresh_count`. While the refresh is the same, a build starts from it,
   // gives a round told as a fantasy and since completed its value (GpooSearch::revalue), and tells
   // only the rounds decided since: a replay of every round at every ask is O(N^3) (0.5 s per ask at
-  // 750 trials). A refit replays; a loaded study replays once, in restore(), which keeps the result.
+  // 750 trials). A refit replays; a loaded study replays once, at its first use, which keeps the
+  // result.
   struct CachedSearch {
     GpooSearch search;
     std::vector<double> values;
