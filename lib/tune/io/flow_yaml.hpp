@@ -200,11 +200,8 @@ std::uint64_t read_uint(const FlowNode& node, const std::string& field);
 bool read_bool(const FlowNode& node, const std::string& field);
 std::string read_string(const FlowNode& node, const std::string& field);
 Eigen::VectorXd read_vector(const FlowNode& node, const std::string& field);
-// A map's entries, for either kind of node (yaml-cpp's iterator, or FlowNode::entries()).
-inline const YAML::Node& entries_of(const YAML::Node& node) { return node; }
+// entries_of and key_text of yaml_values.hpp for a FlowNode: its entries, its scalar.
 inline std::vector<std::pair<FlowNode, FlowNode>> entries_of(const FlowNode& node) { return node.entries(); }
-// A map key's text: as yaml-cpp converts it (as<std::string>), or the FlowNode's scalar.
-inline std::string key_text(const YAML::Node& key) { return key.as<std::string>(); }
 inline std::string key_text(const FlowNode& key) { return std::string(key.Scalar()); }
 
 // The node of one record line, as FlowRecord reads it (nullopt where it refuses the line).

@@ -41,6 +41,10 @@ YAML::Node yaml_vector(const Eigen::VectorXd& v);  // flow sequence
 
 // "line L, column C" of a node (1-based), or "unknown position".
 std::string position_of(const YAML::Node& node);
+// A map's entries and a key's text, for code that reads either kind of node (yaml-cpp's, or a record
+// line's FlowNode, tune/io/flow_yaml.hpp, which has its own overloads): a yaml-cpp map iterates itself.
+inline const YAML::Node& entries_of(const YAML::Node& node) { return node; }
+inline std::string key_text(const YAML::Node& key) { return key.as<std::string>(); }
 
 // Refuses a key of the map `node` that is not in `known`, so that a misspelt key is not silently
 // ignored: StateError("field '<field>.<key>' at line L, column C: unknown key; expected one of: ...").

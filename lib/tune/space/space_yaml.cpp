@@ -94,24 +94,4 @@ YAML::Node config_to_yaml(const Space& space, const Config& config) {
   return node;
 }
 
-Config config_from_yaml(const Space& space, const YAML::Node& node) {
-  if (!node.IsMap()) throw StateError("config at " + position_of(node) + ": expected a map of parameter values");
-  Config config;
-  for (const auto& kv : node) {
-    const std::string name = kv.first.as<std::string>();
-    const Parameter* p = space.find(name);
-    if (!p) throw StateError("config at " + position_of(kv.first) + ": unknown parameter '" + name + "'");
-    config[name] = value_from_yaml(*p, kv.second, name);
-  }
-  return config;
-}
-
-Value value_from_yaml(const Parameter& parameter, const YAML::Node& node, const std::string& field) {
-  switch (parameter.type) {
-    case ParamType::floating: return read_double(node, field);
-    case ParamType::integer: return read_int(node, field);
-    default: return read_string(node, field);
-  }
-}
-
 }  // namespace tune

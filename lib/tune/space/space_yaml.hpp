@@ -7,6 +7,7 @@
 // Errors name the parameter, the line and column, and what is expected.
 #include <yaml-cpp/yaml.h>
 
+#include "tune/io/yaml_values.hpp"
 #include "tune/space/space.hpp"
 
 namespace tune {
@@ -29,9 +30,33 @@ void write_config(Writer& writer, const Space& space, const Config& config) {
   }
   writer.end_map();
 }
-Config config_from_yaml(const Space& space, const YAML::Node& node);
+
+// The two readers below take a yaml-cpp node or a record line's FlowNode (tune/io/flow_yaml.hpp,
+// whose readers are found by argument-dependent lookup): one definition for both.
+
 // One parameter's value as its type reads it (a float, a whole number, or text); throws StateError
 // naming `field` and the node's position.
-Value value_from_yaml(const Parameter& parameter, const YAML::Node& node, const std::string& field);
+template <class Node>
+Value value_from_yaml(const Parameter& parameter, const Node& node, const std::string& field) {
+  switch (parameter.type) {
+    case ParamType::floating: return read_double(node, field);
+    case ParamType::integer: return read_int(node, field);
+    default: return read_string(node, field);
+  }
+}
+
+// A configuration: a map of parameter values, each read as its parameter's type says.
+template <class Node>
+Config config_from_yaml(const Space& space, const Node& node) {
+  if (!node.IsMap()) throw StateError("config at " + position_of(node) + ": expected a map of parameter values");
+  Config config;
+  for (const auto& kv : entries_of(node)) {
+    const std::string name = key_text(kv.first);
+    const Parameter* p = space.find(name);
+    if (!p) throw StateError("config at " + position_of(kv.first) + ": unknown parameter '" + name + "'");
+    config[name] = value_from_yaml(*p, kv.second, name);
+  }
+  return config;
+}
 
 }  // namespace tune

@@ -116,30 +116,11 @@ Eigen::VectorXd read_unit(const Space& space, std::uint64_t id, const Node& node
   return unit;
 }
 
-// config_from_yaml() of a record's config, and its reading of a FlowNode: each value converted as
-// its parameter's type says (value_from_yaml).
-Config config_of(const Space& space, const YAML::Node& node) { return config_from_yaml(space, node); }
-Config config_of(const Space& space, const FlowNode& node) {
-  if (!node.IsMap()) throw StateError("config: expected a map of parameter values");
-  Config config;
-  for (const auto& [key, value] : node.entries()) {
-    const std::string name(key.Scalar());
-    const Parameter* p = space.find(name);
-    if (!p) throw StateError("config: unknown parameter '" + name + "'");
-    switch (p->type) {
-      case ParamType::floating: config[name] = read_double(value, name); break;
-      case ParamType::integer: config[name] = read_int(value, name); break;
-      default: config[name] = read_string(value, name); break;
-    }
-  }
-  return config;
-}
-
 // The trial's configuration: a value of every parameter, in its range or among its choices. The
 // unit point, read first, says what a damaged config held.
 template <class Node>
 Config read_config(const Space& space, std::uint64_t id, const Node& node, const Eigen::VectorXd& unit) {
-  const Config config = config_of(space, node);
+  const Config config = config_from_yaml(space, node);
   // Formatted only for a refusal: most loads refuse nothing.
   const auto hint = [&] {
     return "; its unit point " + unit_text(unit) + " is the configuration " + to_string(space.decode(unit));
