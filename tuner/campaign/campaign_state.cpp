@@ -354,17 +354,10 @@ CampaignState state_from_yaml(const YAML::Node& root, const RecordLines* lines) 
     s.runs.push_back(run_from_node(node, i, duration));
     durations.push_back(duration);
   };
-  if (run_lines) {  // the records' lines, read straight into runs (the node is an empty list)
-    s.runs.reserve(run_lines->size());
-    durations.reserve(run_lines->size());
-    FlowRecord record;
-    for (std::size_t i = 0; i < run_lines->size(); ++i) {
-      if (!record.read((*run_lines)[i])) throw StateError("run " + std::to_string(i) + ": not a line FlowYamlWriter writes");
-      add_run(record.root(), i);
-    }
-  } else {
-    for (std::size_t i = 0; i < runs.size(); ++i) add_run(runs[i], i);
-  }
+  const std::size_t records = run_lines ? run_lines->size() : runs.size();
+  s.runs.reserve(records);
+  durations.reserve(records);
+  read_records(runs, run_lines, "run", add_run);
   if (s.runs.size() != s.study.trials().size())
     throw StateError("field 'runs' at " + position_of(runs) + ": " + std::to_string(s.runs.size()) +
                      " run records for " + std::to_string(s.study.trials().size()) + " trials");

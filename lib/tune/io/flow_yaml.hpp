@@ -204,6 +204,24 @@ Eigen::VectorXd read_vector(const FlowNode& node, const std::string& field);
 inline std::vector<std::pair<FlowNode, FlowNode>> entries_of(const FlowNode& node) { return node.entries(); }
 inline std::string key_text(const FlowNode& key) { return std::string(key.Scalar()); }
 
+// read(node, i) of each record i of a record list: its lines read by FlowRecord where the fast load
+// split them off (`lines`; the list's node is then empty), else the items of the yaml-cpp list. A
+// line FlowRecord refuses throws StateError, and the loader reads the file again through yaml-cpp.
+template <class Read>
+void read_records(const YAML::Node& list, const std::vector<std::string_view>* lines, std::string_view what,
+                  const Read& read) {
+  if (!lines) {
+    for (std::size_t i = 0; i < list.size(); ++i) read(list[i], i);
+    return;
+  }
+  FlowRecord record;
+  for (std::size_t i = 0; i < lines->size(); ++i) {
+    if (!record.read((*lines)[i]))
+      throw StateError(std::string(what) + " " + std::to_string(i) + ": not a line FlowYamlWriter writes");
+    read(record.root(), i);
+  }
+}
+
 // The node of one record line, as FlowRecord reads it (nullopt where it refuses the line).
 std::optional<YAML::Node> read_flow_record(std::string_view line);
 

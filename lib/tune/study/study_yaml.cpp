@@ -379,17 +379,10 @@ Study Study::from_yaml(const YAML::Node& root, const std::vector<std::string_vie
                        "interrupted?): restore it from a backup");
     const YAML::Node trials = root["trials"];
     if (!trials.IsSequence()) throw StateError("field 'trials' at " + position_of(trials) + ": expected a list");
-    if (trial_lines) {  // the trials' lines, read straight into trials (the node is an empty list)
-      study.trials_.reserve(trial_lines->size());
-      FlowRecord record;
-      for (std::size_t i = 0; i < trial_lines->size(); ++i) {
-        if (!record.read((*trial_lines)[i])) throw StateError("trial " + std::to_string(i) + ": not a line FlowYamlWriter writes");
-        study.trials_.push_back(trial_from_node(study.space_, study.options_.resolution, record.root(), i));
-      }
-    } else {
-      for (std::size_t i = 0; i < trials.size(); ++i)
-        study.trials_.push_back(trial_from_node(study.space_, study.options_.resolution, trials[i], i));
-    }
+    study.trials_.reserve(trial_lines ? trial_lines->size() : trials.size());
+    read_records(trials, trial_lines, "trial", [&](const auto& node, std::size_t i) {
+      study.trials_.push_back(trial_from_node(study.space_, study.options_.resolution, node, i));
+    });
     // Files written before trial_count have none; a file cut short has fewer trials than it says.
     if (const YAML::Node count = root["trial_count"]) {
       const std::uint64_t expected = read_uint(count, "trial_count");
@@ -441,13 +434,13 @@ Study Study::from_yaml(const YAML::Node& root, const std::vector<std::string_vie
 }
 
 Study Study::load(const std::filesystem::path& path) {
+  std::string text;
   try {
-    return load_with_fast_records(read_text_file(path), [](const YAML::Node& root, const RecordLines* lines) {
-      return from_yaml(root, record_lines(lines, "trials"));
-    });
+    text = read_text_file(path);
   } catch (const StateError& e) {
     throw StateError(path.string() + ": " + e.what() + "; the file was not changed");
   }
+  return from_yaml_string(text, path.string());
 }
 
 }  // namespace tune
