@@ -91,6 +91,19 @@ TEST(StudyApiDogfood, BadFitBoundsAndPriorsAreRefusedByMakeStrategy) {
   m.gp.fit.lengthscale_min = 30;
   const Space space({Parameter::floating("x", 0, 1)});
   EXPECT_THROW((void)minimize([](const Config&) { return 0.0; }, space, m), std::invalid_argument);
+  // A strategy made directly from its options struct checks them as make_strategy does.
+  tune::GpooStrategyOptions gpoo;
+  gpoo.fit.noise_min = -1;
+  EXPECT_THROW((void)tune::GpooStrategy(gpoo), std::invalid_argument);
+  tune::BnbStrategyOptions bnb;
+  bnb.fit.max_evaluations = 0;
+  EXPECT_THROW((void)tune::BnbStrategy(bnb), std::invalid_argument);
+  tune::MultiResolutionOptions cmets;
+  cmets.fit.scale_max = std::numeric_limits<double>::infinity();
+  EXPECT_THROW((void)tune::MultiResolutionSearch(cmets), std::invalid_argument);
+  tune::GpBanditOptions ei;
+  ei.refit.growth = -0.1;
+  EXPECT_THROW((void)tune::GpBandit(ei), std::invalid_argument);
 }
 
 TEST(StudyApiDogfood, BadFixedHyperparametersAreRefusedBeforeAnyTrialRuns) {

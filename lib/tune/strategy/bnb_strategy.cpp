@@ -18,6 +18,7 @@ std::size_t BnbStrategyOptions::lattice_level(std::size_t dim) const {
 }
 
 BnbStrategy::BnbStrategy(BnbStrategyOptions options) : options_(std::move(options)) {
+  check_fit_options(options_.fit, options_.refit);
   const auto& o = options_;
   if (o.max_level > 30)
     throw std::invalid_argument("strategy option 'max_level' must be at most 30 (the finest lattice has spacing "

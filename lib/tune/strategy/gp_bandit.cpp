@@ -69,7 +69,63 @@ std::size_t GpBanditOptions::initial_design_size(std::size_t dim) const {
   return std::min<std::size_t>(2 * dim + 1, 20);
 }
 
+namespace {
+std::string option_error(const std::string& key, const std::string& requirement, double got) {
+  return "strategy option '" + key + "' must be " + requirement + " (got " + format_double(got) + ")";
+}
+
+}  // namespace
+
+// The bounds, priors and schedule of the GP strategies' hyperparameter fit. Before, they were not
+// checked: {fit: {lengthscale_min: 5, lengthscale_max: 1}} was accepted, the initial design ran,
+// and every later ask threw "the marginal likelihood could not be evaluated at any start";
+// {fit: {noise_min: -1}} threw "kernel: lengthscales must be positive and finite".
+void check_fit_options(const HyperparameterFitOptions& f, const RefitSchedule& refit) {
+  const auto bounds = [](const char* name, double low, double high) {
+    const std::string min = std::string("fit.") + name + "_min", max = std::string("fit.") + name + "_max";
+    if (!(std::isfinite(low) && low > 0)) throw std::invalid_argument(option_error(min, "a finite number > 0", low));
+    if (!(std::isfinite(high) && high > 0)) throw std::invalid_argument(option_error(max, "a finite number > 0", high));
+    if (low > high)
+      throw std::invalid_argument("strategy option '" + min + "' (" + format_double(low) + ") exceeds '" + max + "' (" +
+                                  format_double(high) + "); give " + min + " <= " + max);
+  };
+  bounds("lengthscale", f.lengthscale_min, f.lengthscale_max);
+  bounds("outputscale", f.outputscale_min, f.outputscale_max);
+  bounds("noise", f.noise_min, f.noise_max);
+  bounds("discrepancy", f.discrepancy_min, f.discrepancy_max);
+  bounds("scale", f.scale_min, f.scale_max);
+  bounds("trend", f.trend_min, f.trend_max);
+  bounds("discrepancy_lengthscale_factor", f.discrepancy_lengthscale_factor_min, f.discrepancy_lengthscale_factor_max);
+  if (!(std::isfinite(f.lengthscale_prior_median_1d) && f.lengthscale_prior_median_1d > 0))
+    throw std::invalid_argument(
+        option_error("fit.lengthscale_prior_median_1d", "a finite number > 0", f.lengthscale_prior_median_1d));
+  const auto finite = [](const char* name, double v) {
+    if (!std::isfinite(v)) throw std::invalid_argument(option_error(std::string("fit.") + name, "finite", v));
+  };
+  finite("lengthscale_prior_log_sd", f.lengthscale_prior_log_sd);
+  for (const auto& [name, prior] : {std::pair<const char*, const LogNormalPrior&>{"outputscale", f.outputscale_prior},
+                                    {"noise", f.noise_prior},
+                                    {"discrepancy", f.discrepancy_prior},
+                                    {"scale", f.scale_prior},
+                                    {"trend", f.trend_prior},
+                                    {"discrepancy_lengthscale_factor", f.discrepancy_lengthscale_factor_prior}}) {
+    finite((std::string(name) + "_prior_log_median").c_str(), prior.log_median);
+    finite((std::string(name) + "_prior_log_sd").c_str(), prior.log_sd);
+  }
+  if (!(std::isfinite(f.noise_pooling_log_sd) && f.noise_pooling_log_sd >= 0))
+    throw std::invalid_argument(
+        option_error("fit.noise_pooling_log_sd", "a finite number >= 0 (0: no pooling)", f.noise_pooling_log_sd));
+  if (!(std::isfinite(f.smooth_start_noise) && f.smooth_start_noise >= 0))
+    throw std::invalid_argument(
+        option_error("fit.smooth_start_noise", "a finite number >= 0 (0: no such start)", f.smooth_start_noise));
+  if (f.max_evaluations == 0)
+    throw std::invalid_argument("strategy option 'fit.max_evaluations' must be >= 1 (evaluations per start)");
+  if (!(std::isfinite(refit.growth) && refit.growth >= 0))
+    throw std::invalid_argument(option_error("refit.growth", "a finite number >= 0", refit.growth));
+}
+
 GpBandit::GpBandit(GpBanditOptions options) : options_(std::move(options)) {
+  check_fit_options(options_.fit, options_.refit);
   if (options_.epsilon < 0.0 || !std::isfinite(options_.epsilon))
     throw std::invalid_argument("strategy option 'epsilon' must be a finite number >= 0 (0 = exact GP)");
   if (options_.horizon < 0.0 || options_.schedule_alpha < 0.0)

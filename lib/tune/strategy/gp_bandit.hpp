@@ -29,6 +29,10 @@ struct RefitSchedule {
   double growth = 0.1;
 };
 
+// The bounds and priors of a GP strategy's hyperparameter fit and its refit growth, checked by each
+// GP strategy's constructor (ei/ucb, cmets/cmes, gpoo, bnb): std::invalid_argument naming the option.
+void check_fit_options(const HyperparameterFitOptions& fit, const RefitSchedule& refit);
+
 struct GpBanditOptions {
   AcquisitionType acquisition = AcquisitionType::ei;
   // Compression budget in nats (0 = exact GP). With horizon > 0 and schedule_alpha > 0 the paper's

@@ -43,6 +43,7 @@ std::size_t GpooStrategyOptions::trials_per_round() const {
 }
 
 GpooStrategy::GpooStrategy(GpooStrategyOptions options) : options_(std::move(options)) {
+  check_fit_options(options_.fit, options_.refit);
   const auto& o = options_;
   if (o.representatives == 0)
     throw std::invalid_argument("strategy option 'representatives' must be >= 1 (S, the points of a cell whose "

@@ -60,6 +60,7 @@ std::size_t MultiResolutionOptions::tree_depth(std::size_t dim, std::size_t leve
 }
 
 MultiResolutionSearch::MultiResolutionSearch(MultiResolutionOptions options) : options_(std::move(options)) {
+  check_fit_options(options_.fit, options_.refit);
   if (options_.max_value_samples == 0) throw std::invalid_argument("strategy option 'max_value_samples' must be >= 1");
   if (options_.quadrature_nodes == 0) throw std::invalid_argument("strategy option 'quadrature_nodes' must be >= 1");
   for (double sd : options_.noise_sd)
