@@ -332,5 +332,56 @@ TEST(GpooPointPosterior, StudyRecommendationIsTheExactGpOverTheCompletedRounds) 
   }
 }
 
+// The load's structural check (check_replay, on the tree alone) and replay() walk the rounds by
+// one expansion rule: on damaged histories (a round moved to another node, an expansion dropped,
+// added, moved or swapped) each refuses exactly where the other does, with the same message, and
+// both accept the undamaged one.
+TEST(GpooReplay, StructuralCheckRefusesExactlyWhatReplayRefuses) {
+  for (GpooVariant variant : {GpooVariant::code, GpooVariant::paper}) {
+    GpooSearchOptions o = options_3d(GpooAggregation::representatives, 1);
+    o.variant = variant;
+    const GpooSearch s = told(o, 70);
+    const std::vector<GpooObservationRecord> rounds = s.observations();
+    const std::vector<NodeId> sequence = s.expand_sequence();
+    ASSERT_GT(sequence.size(), 10u);
+    const auto outcome = [&](auto&& run) -> std::string {
+      try {
+        run();
+        return "accepted";
+      } catch (const std::invalid_argument& e) {
+        return e.what();
+      }
+    };
+    const auto compare = [&](const std::vector<GpooObservationRecord>& r, const std::vector<NodeId>& q) {
+      const std::string checked = outcome([&] { GpooSearch::check_replay(3, o, r, q); });
+      const std::string replayed = outcome([&] { (void)GpooSearch::replay(3, o, r, q); });
+      EXPECT_EQ(checked, replayed);
+      return checked;
+    };
+    EXPECT_EQ(compare(rounds, sequence), "accepted");
+    std::size_t refused = 0, cases = 0;
+    std::uint64_t state = 12345;
+    const auto draw = [&](std::size_t n) {  // a small LCG: any fixed sequence of indices will do
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<std::size_t>((state >> 33) % n);
+    };
+    for (int k = 0; k < 60; ++k) {
+      std::vector<GpooObservationRecord> r = rounds;
+      std::vector<NodeId> q = sequence;
+      switch (k % 5) {
+        case 0: r[draw(r.size())].node = static_cast<NodeId>(draw(s.tree().size())); break;
+        case 1: q.erase(q.begin() + static_cast<std::ptrdiff_t>(draw(q.size()))); break;
+        case 2: q.insert(q.begin() + static_cast<std::ptrdiff_t>(draw(q.size() + 1)), static_cast<NodeId>(draw(s.tree().size()))); break;
+        case 3: q[draw(q.size())] = static_cast<NodeId>(draw(s.tree().size())); break;
+        case 4: std::swap(q[draw(q.size())], q[draw(q.size())]); break;
+      }
+      ++cases;
+      refused += compare(r, q) != "accepted";
+    }
+    // The damages are mostly refusals: the comparison is not between two acceptances.
+    EXPECT_GT(refused, cases / 2);
+  }
+}
+
 }  // namespace
 }  // namespace tune

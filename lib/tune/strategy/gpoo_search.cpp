@@ -87,45 +87,70 @@ GpooSearch::GpooSearch(std::size_t dim, GpooSearchOptions options)
   if (o.variant == GpooVariant::code) expand(PartitionTree::root);
 }
 
+namespace {
+
+// Where tell() expanded the tree, as a replay sees the rounds: a node can no longer be observed
+// once expanded, so tell() expanded it (if ever) right after its last observation, when it was the
+// next node of the recorded sequence. check_replay() and replay() both walk the rounds by it.
+class ExpansionRule {
+ public:
+  ExpansionRule(const std::vector<GpooObservationRecord>& observations, const std::vector<NodeId>& sequence,
+                std::size_t made_before)
+      : sequence_(sequence), next_(made_before) {
+    for (std::size_t j = 0; j < observations.size(); ++j) last_[observations[j].node] = j;
+  }
+  // Whether round j (an observation of node) is followed by node's expansion; counts it if so.
+  bool expands_after(std::size_t j, NodeId node) {
+    if (next_ < sequence_.size() && sequence_[next_] == node && last_[node] == j) {
+      ++next_;
+      return true;
+    }
+    return false;
+  }
+  void check_all_made() const {
+    if (next_ != sequence_.size())
+      throw std::invalid_argument("GPOO replay: expansion sequence does not match the observations");
+  }
+
+ private:
+  const std::vector<NodeId>& sequence_;
+  std::unordered_map<NodeId, std::size_t> last_;
+  std::size_t next_;
+};
+
+void check_observed_leaf(const PartitionTree& tree, NodeId node) {
+  if (node >= tree.size() || !tree.node(node).is_leaf())
+    throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
+}
+
+void check_variant_expansions(const std::vector<NodeId>& made, const std::vector<NodeId>& sequence) {
+  if (made.size() > sequence.size() || !std::equal(made.begin(), made.end(), sequence.begin()))
+    throw std::invalid_argument("GPOO replay: expansion sequence does not match the variant");
+}
+
+}  // namespace
+
 void GpooSearch::check_replay(std::size_t dim, const GpooSearchOptions& options,
                               const std::vector<GpooObservationRecord>& observations,
                               const std::vector<NodeId>& expand_sequence) {
   PartitionTree tree(dim, PartitionTreeOptions{.split = SplitRule::longest_side, .branching = options.branching});
-  std::size_t next = 0;
-  if (options.variant == GpooVariant::code) {  // the constructor's expansion of the root
-    if (expand_sequence.empty() || expand_sequence[0] != PartitionTree::root)
-      throw std::invalid_argument("GPOO replay: expansion sequence does not match the variant");
-    tree.expand(PartitionTree::root);
-    next = 1;
-  }
-  std::unordered_map<NodeId, std::size_t> last;
-  for (std::size_t j = 0; j < observations.size(); ++j) last[observations[j].node] = j;
+  if (options.variant == GpooVariant::code) tree.expand(PartitionTree::root);  // as the constructor does
+  check_variant_expansions(tree.expand_sequence(), expand_sequence);
+  ExpansionRule rule(observations, expand_sequence, tree.expand_sequence().size());
   for (std::size_t j = 0; j < observations.size(); ++j) {
     const NodeId node = observations[j].node;
-    if (node >= tree.size() || !tree.node(node).is_leaf())
-      throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
-    if (next < expand_sequence.size() && expand_sequence[next] == node && last[node] == j) {
-      tree.expand(node);
-      ++next;
-    }
+    check_observed_leaf(tree, node);
+    if (rule.expands_after(j, node)) tree.expand(node);
   }
-  if (next != expand_sequence.size())
-    throw std::invalid_argument("GPOO replay: expansion sequence does not match the observations");
+  rule.check_all_made();
 }
 
 GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
                               const std::vector<GpooObservationRecord>& observations,
                               const std::vector<NodeId>& expand_sequence) {
   GpooSearch s(dim, std::move(options));
-  std::size_t next = s.tree_.expand_sequence().size();  // expansions made by the constructor
-  if (next > expand_sequence.size() ||
-      !std::equal(s.tree_.expand_sequence().begin(), s.tree_.expand_sequence().end(),
-                  expand_sequence.begin()))
-    throw std::invalid_argument("GPOO replay: expansion sequence does not match the variant");
-  // A node can no longer be observed once expanded, so tell() expanded it (if ever) right after
-  // its last observation.
-  std::unordered_map<NodeId, std::size_t> last;
-  for (std::size_t j = 0; j < observations.size(); ++j) last[observations[j].node] = j;
+  check_variant_expansions(s.tree_.expand_sequence(), expand_sequence);
+  ExpansionRule rule(observations, expand_sequence, s.tree_.expand_sequence().size());
   // Rounds go in blocks. Within a block only the leaves it observes (and the children it creates)
   // are updated round by round; every other leaf stays a leaf throughout and is brought up to date
   // after the block, its entries in the same order with the same arithmetic (the same rows l21,
@@ -155,12 +180,10 @@ GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
     unsolved.nodes.clear();
     for (std::size_t j = j0; j < j1; ++j) {
       const auto& rec = observations[j];
-      if (rec.node >= s.tree_.size() || !s.tree_.node(rec.node).is_leaf())
-        throw std::invalid_argument("GPOO replay: observation of a node that is not a leaf");
+      check_observed_leaf(s.tree_, rec.node);
       s.add_observation(rec.node, rec.value, &deferred, &rows);
-      if (next < expand_sequence.size() && expand_sequence[next] == rec.node && last[rec.node] == j) {
+      if (rule.expands_after(j, rec.node)) {
         s.expand(rec.node, &unsolved);
-        ++next;
         deferred.resize(s.tree_.size(), 0);
         for (const auto& u : unsolved.nodes) deferred[u.first] = 1;
       }
@@ -175,8 +198,7 @@ GpooSearch GpooSearch::replay(std::size_t dim, GpooSearchOptions options,
     for (const auto& [n, t] : unsolved.nodes)
       for (std::size_t k = t - j0; k < rows.size(); ++k) s.append_entry(n, j0 + k, rows[k]);
   }
-  if (next != expand_sequence.size())
-    throw std::invalid_argument("GPOO replay: expansion sequence does not match the observations");
+  rule.check_all_made();
   return s;
 }
 
