@@ -349,9 +349,9 @@ TEST(StudyFile, RefusesDamagedOrForeignFiles) {
   std::string newer = text;
   newer.replace(newer.find("schema: 1"), 9, "schema: 7");
   EXPECT_NE(load_error(newer).find("schema 7"), std::string::npos);
-  // A malformed number names the field and its line.
+  // A malformed number (a trial's value) names the field and its line.
   std::string bad_value = text;
-  const std::size_t pos = bad_value.find("value: ");
+  const std::size_t pos = bad_value.find("value: ", bad_value.find("trials:"));
   const std::size_t line = static_cast<std::size_t>(std::count(bad_value.begin(), bad_value.begin() + static_cast<long>(pos), '\n')) + 1;
   bad_value.replace(pos, bad_value.find_first_of(",}\n", pos) - pos, "value: twelve");
   const std::string bad = load_error(bad_value);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tune/gp/hyperparameter_fit.hpp"
+#include "tune/gp/value_floor.hpp"
 
 namespace tune {
 
@@ -36,6 +37,7 @@ double box_cox(double d, double lambda) {
 }  // namespace
 
 double OutputTransform::operator()(double reward) const {
+  reward = floor(reward);
   if (!active) return reward;
   const double d = (reference - reward) / scale + shift;
   if (d >= shift) return -box_cox(d, lambda);
@@ -58,12 +60,13 @@ double OutputTransform::inverse(double z) const {
 
 double OutputTransform::log_derivative(double reward) const {
   if (!active) return 0.0;
+  reward = floor(reward);
   const double d = std::max((reference - reward) / scale + shift, shift);
   return (lambda - 1.0) * std::log(d) - std::log(scale);
 }
 
 std::vector<Observation> transformed(std::vector<Observation> observations, const OutputTransform& transform) {
-  if (transform.active)
+  if (transform.changes_values())
     for (Observation& o : observations) o.value = transform(o.value);
   return observations;
 }
@@ -77,9 +80,19 @@ double transformed_log_likelihood(const std::vector<Observation>& observations, 
   return log_marginal_likelihood(z, s, hyperparameters) + log_jacobian;
 }
 
-OutputTransform fit_output_transform(const std::vector<Observation>& all_observations, OutputTransformKind kind,
-                                     const GpHyperparameters& hyperparameters) {
-  if (kind == OutputTransformKind::none || all_observations.size() < 3) return {};
+OutputTransform fit_output_transform(const std::vector<Observation>& told, OutputTransformKind kind,
+                                     const GpHyperparameters& hyperparameters, const ValueFloor& previous_floor) {
+  if (kind == OutputTransformKind::none) return {};
+  OutputTransform floored;
+  {
+    std::vector<double> rewards;
+    rewards.reserve(told.size());
+    for (const Observation& o : told) rewards.push_back(o.value);
+    floored.floor = next_value_floor(previous_floor, std::move(rewards));
+  }
+  if (told.size() < 3) return floored;
+  // The warping is chosen for the floored rewards, which are what the GP will see.
+  const std::vector<Observation> all_observations = transformed(told, floored);
   // The likelihood costs a Cholesky per candidate: beyond a few hundred points an even subset says
   // as much about the shape of the values.
   constexpr std::size_t kMaxPoints = 200;
@@ -100,7 +113,7 @@ OutputTransform fit_output_transform(const std::vector<Observation>& all_observa
     for (double g : gaps) sum += g;
     scale = sum / static_cast<double>(gaps.size());
   }
-  if (!(scale > 0.0) || !std::isfinite(scale)) return {};
+  if (!(scale > 0.0) || !std::isfinite(scale)) return floored;
 
   // The grid, and why it stops where it does (bench/peer_benchmark, ei, 20 seeds):
   // - lambda < 1 only: lambda > 1 squeezes the values near the best to spread the bulk; the
@@ -129,6 +142,7 @@ OutputTransform fit_output_transform(const std::vector<Observation>& all_observa
         best = t;
       }
     }
+  best.floor = floored.floor;
   return best;
 }
 

@@ -25,11 +25,13 @@
 // negated for minimisation) and only through differences reference - y, so the sign and offset of
 // the objective do not matter, and it is invariant to rescaling the objective (scale is the median
 // gap to the best).
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "tune/gp/gaussian_process.hpp"
 #include "tune/gp/observation.hpp"
+#include "tune/gp/value_floor.hpp"
 
 namespace tune {
 
@@ -43,16 +45,21 @@ const char* to_string(OutputTransformKind kind);
 OutputTransformKind output_transform_kind_from_string(const std::string& name);  // throws std::invalid_argument
 
 struct OutputTransform {
-  bool active = false;  // false: the identity
+  bool active = false;  // false: no warping (the floor still applies)
   double reference = 0.0;
   double scale = 1.0;
   double shift = 1.0;
   double lambda = 1.0;
+  // Applied before any warping (value_floor.hpp: a diverged run told as 1e30).
+  ValueFloor floor;
 
+  // Whether the transform changes any reward (a warping or a floor).
+  bool changes_values() const { return active || floor.exists(); }
   double operator()(double reward) const;
   // The reward whose transform is z (for reporting a model value in the objective's units).
   double inverse(double z) const;
-  // log dz/dy at a reward (the transform's log-Jacobian; 0 for the identity).
+  // log dz/dy at a reward (the warping's log-Jacobian, at the floor for a reward below it; 0 without
+  // a warping). The floor is not a density transform: a floored reward is data, not a choice.
   double log_derivative(double reward) const;
 };
 
@@ -63,10 +70,12 @@ double transformed_log_likelihood(const std::vector<Observation>& observations, 
                                   const GpHyperparameters& hyperparameters);
 
 // The member of the family with the highest transformed_log_likelihood under hyperparameters, on a
-// grid of lambda and shift (the identity among the candidates for `automatic`). Fewer than 3
-// distinct values, or `none`: the identity.
+// grid of lambda and shift (the identity among the candidates for `automatic`), of the rewards with
+// next_value_floor's floor under them (which the result carries; previous_floor: the floor of the
+// transform this one replaces). `none`: the identity, and no floor (the GP sees the rewards as
+// told). Fewer than 3 values: no warping.
 OutputTransform fit_output_transform(const std::vector<Observation>& observations, OutputTransformKind kind,
-                                     const GpHyperparameters& hyperparameters);
+                                     const GpHyperparameters& hyperparameters, const ValueFloor& previous_floor = {});
 
 // The observations with their values replaced by transform(value).
 std::vector<Observation> transformed(std::vector<Observation> observations, const OutputTransform& transform);

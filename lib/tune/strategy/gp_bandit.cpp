@@ -223,10 +223,11 @@ void GpBandit::refresh_if_due(const StrategyContext& context) {
   // Fixed hyperparameters describe the values as told: a warping chosen from the data would change
   // what they mean, so they get none.
   const OutputTransformKind kind = options_.fit_hyperparameters ? options_.output_transform : OutputTransformKind::none;
-  transform_ = fit_output_transform(raw, kind, hyperparameters_);
+  const ValueFloor previous_floor = transform_.floor;
+  transform_ = fit_output_transform(raw, kind, hyperparameters_, previous_floor);
   fit_model(0);
   if (kind != OutputTransformKind::none) {
-    const OutputTransform again = fit_output_transform(raw, kind, hyperparameters_);
+    const OutputTransform again = fit_output_transform(raw, kind, hyperparameters_, previous_floor);
     if (again.active != transform_.active || again.lambda != transform_.lambda || again.shift != transform_.shift) {
       transform_ = again;
       fit_model(1);

@@ -1,6 +1,7 @@
 #include "tune/strategy/gp_state_yaml.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -57,7 +58,23 @@ YAML::Node read_gp_state(const YAML::Node& state, GpHyperparameters& h, Standard
   return hp;
 }
 
+ValueFloor read_value_floor(const YAML::Node& node, const std::string& field) {
+  const ValueFloor floor{.fence = read_double(require(node, "fence"), field + ".fence"),
+                         .value = read_double(require(node, "value"), field + ".value")};
+  if (!std::isfinite(floor.fence) || !std::isfinite(floor.value) || floor.value < floor.fence)
+    throw StateError("field '" + field + "' at " + position_of(node) +
+                     ": fence and value must be finite numbers with value >= fence (or no " + field + ": none)");
+  return floor;
+}
+
 void write_output_transform(YAML::Node& state, const OutputTransform& transform) {
+  if (transform.floor.exists()) {
+    YAML::Node f;
+    f["fence"] = yaml_double(transform.floor.fence);
+    f["value"] = yaml_double(transform.floor.value);
+    f.SetStyle(YAML::EmitterStyle::Flow);
+    state["value_floor"] = f;
+  }
   if (!transform.active) return;
   YAML::Node t;
   t["reference"] = yaml_double(transform.reference);
@@ -68,8 +85,15 @@ void write_output_transform(YAML::Node& state, const OutputTransform& transform)
 }
 
 OutputTransform read_output_transform(const YAML::Node& state) {
+  // Written since the floor exists; a state without it has none (its model was built without one).
+  ValueFloor floor;
+  if (const YAML::Node f = state["value_floor"]) floor = read_value_floor(f, "value_floor");
   const YAML::Node t = state["output_transform"];
-  if (!t) return {};
+  if (!t) {
+    OutputTransform none;
+    none.floor = floor;
+    return none;
+  }
   OutputTransform transform{.active = true,
                             .reference = read_double(require(t, "reference"), "output_transform.reference"),
                             .scale = read_double(require(t, "scale"), "output_transform.scale"),
@@ -78,6 +102,7 @@ OutputTransform read_output_transform(const YAML::Node& state) {
   if (!(transform.scale > 0.0) || !(transform.shift > 0.0) || !std::isfinite(transform.reference) ||
       !std::isfinite(transform.lambda))
     throw StateError("output_transform at " + position_of(t) + ": scale and shift must be > 0, reference and lambda finite");
+  transform.floor = floor;
   return transform;
 }
 

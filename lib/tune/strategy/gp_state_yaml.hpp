@@ -22,5 +22,8 @@ YAML::Node read_gp_state(const YAML::Node& state, GpHyperparameters& hyperparame
 // a transform that cannot invert (scale or shift <= 0, reference or lambda not finite).
 void write_output_transform(YAML::Node& state, const OutputTransform& transform);
 OutputTransform read_output_transform(const YAML::Node& state);
+// A {fence, value} map (value_floor.hpp), refused with the field's name and line unless both are
+// finite and value >= fence.
+ValueFloor read_value_floor(const YAML::Node& node, const std::string& field);
 
 }  // namespace tune

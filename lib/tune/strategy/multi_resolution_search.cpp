@@ -12,6 +12,7 @@
 #include "tune/bandit/best_lower_bounds.hpp"
 #include "tune/bandit/bounded_argmax.hpp"
 #include "tune/bandit/max_value_entropy.hpp"
+#include "tune/gp/value_floor.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
 #include "tune/strategy/failure_probability.hpp"
@@ -139,7 +140,7 @@ Observation MultiResolutionSearch::observation_of(const Trial& trial, const Stra
     o.noise_group = level;
     if (level < top && options_.level_offsets) o.offset_group = level;
   }
-  o.value = value;
+  o.value = level < level_floors_.size() ? level_floors_[level](value) : value;
   if (!level_centres_.empty()) o.value -= level_centre(o);
   return o;
 }
@@ -258,9 +259,24 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
   const std::size_t top = levels - 1;
   std::vector<Observation> observations;
   level_centres_.clear();  // the rewards as told; distant levels are centred below
+  std::vector<ValueFloor> previous_floors = std::move(level_floors_);
+  previous_floors.resize(levels);
+  level_floors_.clear();  // and unfloored; each level's floor is set from them below
   for (std::uint64_t id : in_model_) {
     const Trial& t = trial_by_id(context.trials, id);
     observations.push_back(observation_of(t, context, reward_of(*t.value, context.direction)));
+  }
+  {
+    std::vector<std::vector<double>> by_level(levels);
+    for (const Observation& o : observations) by_level[std::min(o.noise_group, top)].push_back(o.value);
+    bool any = false;
+    level_floors_ = next_level_floors(previous_floors, by_level);
+    for (const ValueFloor& f : level_floors_) any = any || f.exists();
+    if (any) {
+      for (Observation& o : observations) o.value = level_floors_[std::min(o.noise_group, top)](o.value);
+    } else {
+      level_floors_.clear();
+    }
   }
   if (hyperparameters_.lengthscales.size() == 0 || hyperparameters_.noise_variances.size() != levels) {
     hyperparameters_ = default_hyperparameters(options_.kernel, context.space.dim(), levels, options_.fit);
@@ -1073,6 +1089,20 @@ YAML::Node MultiResolutionSearch::save() const {
     centres.SetStyle(YAML::EmitterStyle::Flow);
     state["level_centres"] = centres;
   }
+  if (!level_floors_.empty()) {
+    // One {fence, value} per level, ~ for a level without a floor.
+    YAML::Node floors(YAML::NodeType::Sequence);
+    for (const ValueFloor& f : level_floors_) {
+      YAML::Node entry;
+      if (f.exists()) {
+        entry["fence"] = yaml_double(f.fence);
+        entry["value"] = yaml_double(f.value);
+        entry.SetStyle(YAML::EmitterStyle::Flow);
+      }
+      floors.push_back(entry);
+    }
+    state["level_floors"] = floors;
+  }
   node["state"] = state;
   return node;
 }
@@ -1118,6 +1148,15 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
     if (level_centres_.size() + 1 != levels_)
       throw StateError("field 'level_centres' at " + position_of(state["level_centres"]) + ": expected " +
                        std::to_string(levels_ - 1) + " values, one per level below the full resolution");
+  }
+  // Written since the floors exist; a state without them has none (its model was built without).
+  level_floors_.clear();
+  if (const YAML::Node floors = state["level_floors"]) {
+    if (!floors.IsSequence() || floors.size() != levels_)
+      throw StateError("field 'level_floors' at " + position_of(floors) + ": expected a list of " +
+                       std::to_string(levels_) + " entries, one per level ({fence: F, value: V}, or ~ for none)");
+    for (std::size_t l = 0; l < floors.size(); ++l)
+      level_floors_.push_back(floors[l].IsNull() ? ValueFloor{} : read_value_floor(floors[l], "level_floors"));
   }
   if (refresh_count_ == 0) return;
   const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);

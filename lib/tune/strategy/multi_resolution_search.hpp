@@ -18,6 +18,8 @@
 //   set at each refresh from the data, v = max(1, 1000 max_l m_l^2) with m_l the standardised gap
 //   between level l's mean and the reference mean, so that any constant gap is well inside the
 //   prior and is absorbed almost exactly (the fixed-effect limit).
+// - A floor under each level's rewards (value_floor.hpp, set at each refresh): a diverged run
+//   reported as a huge value is modelled at its level's floor instead of setting the scale.
 // - Standardisation: the mean of the top-level values (of all values before there is one) and the
 //   pooled within-level standard deviation, so that a constant offset of a level changes neither.
 //
@@ -61,6 +63,7 @@
 
 #include "tune/gp/gaussian_process.hpp"
 #include "tune/gp/hyperparameter_fit.hpp"
+#include "tune/gp/value_floor.hpp"
 #include "tune/strategy/gp_bandit.hpp"
 #include "tune/strategy/strategy.hpp"
 #include "tune/tree/cmets_active_set.hpp"
@@ -301,6 +304,9 @@ class MultiResolutionSearch final : public Strategy {
   // Per low level, a constant taken off its rewards before the model sees them; empty (none) unless
   // a level's mean lay too far from the reference mean at the last refresh (rebuild_model).
   std::vector<double> level_centres_;
+  // Per level, the floor under its rewards set at the last refresh (empty: none anywhere): a
+  // diverged run told as 1e30 is modelled as its level's worst ordinary run (value_floor.hpp).
+  std::vector<ValueFloor> level_floors_;
   double level_centre(const Observation& o) const {
     return o.offset_group && *o.offset_group < level_centres_.size() ? level_centres_[*o.offset_group] : 0.0;
   }
