@@ -48,6 +48,15 @@ GpooStrategy::GpooStrategy(GpooStrategyOptions options) : options_(std::move(opt
   if (o.representatives == 0)
     throw std::invalid_argument("strategy option 'representatives' must be >= 1 (S, the points of a cell whose "
                                 "average is one feedback; 1 runs the cell's centre)");
+  // A round's S trials are one observation whose covariance with another cell's is an S x S block of
+  // kernel values: {representatives: 10000} took 2.3 s and 790 MB for the first ask, and 100000 died
+  // with std::bad_alloc after the campaign was created, reported as a damaged state.yaml.
+  if (o.representatives > GpooStrategyOptions::kMaxRepresentatives)
+    throw std::invalid_argument("strategy option 'representatives' must be at most " +
+                                std::to_string(GpooStrategyOptions::kMaxRepresentatives) +
+                                " (S trials make one round, whose covariance with each cell is an S x S block; " +
+                                "got " + std::to_string(o.representatives) +
+                                "); for the average over a whole cell from one trial per round, use aggregation: cell");
   if (o.branching < 2)
     throw std::invalid_argument("strategy option 'branching' must be >= 2 (K, the children of an expanded cell)");
   if (o.max_depth > 60) throw std::invalid_argument("strategy option 'max_depth' must be at most 60 (0: 10 d)");

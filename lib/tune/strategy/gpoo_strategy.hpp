@@ -51,7 +51,8 @@ namespace tune {
 
 struct GpooStrategyOptions {
   GpooAggregation aggregation = GpooAggregation::representatives;
-  std::size_t representatives = 1;  // S
+  static constexpr std::size_t kMaxRepresentatives = 1024;  // an S x S block per pair of rounds: 8 MB
+  std::size_t representatives = 1;  // S, 1 .. kMaxRepresentatives
   std::size_t branching = 2;        // K, longest-side splits
   std::size_t max_depth = 0;        // h_max; 0: min(10 d, 60) (digest 6.7)
   GpooBeta beta = GpooBeta::theory;
