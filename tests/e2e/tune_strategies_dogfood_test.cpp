@@ -73,5 +73,32 @@ TEST(TuneStrategiesDogfood, AGpooRoundLargerThanTheTrialBudgetIsRefused) {
   EXPECT_EQ(s["study"]["strategy"]["state"]["rounds"][0]["trials"].size(), 4u);
 }
 
+
+// bnb's first round samples the lattice {0, 1/2, 1}; where 0 and 1 fail, the search's round stayed
+// open for good and every ask refined on a copy told fantasies there. The campaign converged on the
+// finest lattice, and `tune status` said "lattice level 1 (0% of it pruned)" beside "branch and
+// bound has converged: ... (spacing 2^-6)". The status now shows the level the asks work at.
+TEST(TuneStrategiesDogfood, BnbStatusShowsTheLevelItConvergedAtWhenPointsFailed) {
+  const fs::path d = fresh_dir("strategies-dogfood-bnb-failed");
+  const fs::path trainer = write_script(
+      d, "edges_fail.sh",
+      "#!/bin/sh\nawk -v x=\"$1\" 'BEGIN { if (x < 0.1 || x > 0.9) exit 3; printf \"loss=%.17g\\n\", (x - 0.4) ^ 2 }'\n");
+  write(d / "c.yaml", "name: edges\ncommand: [" + trainer.string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: loss\n"
+                          "strategy: {name: bnb, max_level: 6}\nbudget: {trials: 60, failures: 10}\n");
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Result st = tune(d, {"status", "edges"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  ASSERT_NE(st.out.find("branch and bound has converged"), std::string::npos) << st.out;
+  ASSERT_NE(st.out.find("(spacing 2^-6)"), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("lattice level 6 ("), std::string::npos) << st.out;
+  // Both edges failed, and nothing else: the search did not return to them.
+  const YAML::Node trials = state_of(d / "edges")["study"]["trials"];
+  std::size_t failed = 0;
+  for (const auto& t : trials) failed += t["status"].as<std::string>() == "failed" ? 1 : 0;
+  EXPECT_EQ(failed, 2u) << st.out;
+}
+
 }  // namespace
 }  // namespace tune_test

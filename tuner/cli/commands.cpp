@@ -845,10 +845,13 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&s.study.strategy()))
     std::printf("model: %zu gpoo rounds (cells observed), %zu kernel refits\n", gpoo->rounds().size(),
                 gpoo->model().refresh_count);
-  if (const auto* bnb = dynamic_cast<const BnbStrategy*>(&s.study.strategy()); bnb && bnb->search())
+  // The level and the pruning as the asks see them (failed points' fantasies included): a failed
+  // point of a round left the search itself at "lattice level 1 (0% of it pruned)" for good.
+  if (const auto* bnb = dynamic_cast<const BnbStrategy*>(&s.study.strategy()); bnb && bnb->search()) {
+    const BranchAndBound asked = *bnb->search_as_asked(s.study.trials());
     std::printf("model: %zu points told to branch and bound, lattice level %zu (%.4g%% of it pruned), %zu kernel refits\n",
-                bnb->search()->samples(), bnb->search()->level(), 100.0 * bnb->search()->pruned_fraction(),
-                bnb->model().refresh_count);
+                bnb->search()->samples(), asked.level(), 100.0 * asked.pruned_fraction(), bnb->model().refresh_count);
+  }
   if (const Trial* b = s.study.best())
     std::printf("best: trial %llu, %s = %s, %s%s\n", static_cast<unsigned long long>(b->id), s.config.objective.name.c_str(),
                 format_double(*b->value).c_str(), tune::to_string(b->config).c_str(),
