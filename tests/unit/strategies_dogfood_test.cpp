@@ -6,6 +6,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -105,6 +107,39 @@ TEST(StrategiesDogfood, APerturbationShareBelowOneRuns) {
               {.direction = Direction::minimize, .seed = 1, .max_trials = 12});
   while (auto s = study.ask()) study.tell(s->id, bowl(s->config));
   EXPECT_EQ(study.trials().size(), 12u);
+}
+
+
+// gpoo on a loss that fails beyond x = 0.7: a round with a failed trial stays as a fantasy, which
+// the first round took from the prior before any result (a loss of 0, better than every run), so
+// the failing cells looked best. The recommendation must lie where runs succeed, with an estimate
+// that a loss of (x - 0.65)^2 can have (>= 0, within 4 sd), over several seeds.
+TEST(StrategiesDogfood, GpooDoesNotRecommendWhereEveryRunFailed) {
+  const auto loss = [](double x) { return (x - 0.65) * (x - 0.65); };
+  for (const char* options : {"{}", "{representatives: 3}", "{aggregation: cell}"}) {
+    for (std::uint64_t seed = 0; seed < 4; ++seed) {
+      Study study(Space({Parameter::floating("x", 0, 1)}), make_strategy("gpoo", YAML::Load(options)),
+                  {.direction = Direction::minimize, .seed = seed, .max_trials = 30});
+      std::size_t failed = 0;
+      while (auto s = study.ask()) {
+        const double x = std::get<double>(s->config.at("x"));
+        if (x > 0.7) {
+          study.fail(s->id, "diverged");
+          ++failed;
+        } else {
+          study.tell(s->id, loss(x));
+        }
+      }
+      const std::optional<StudyRecommendation> r = study.recommendation();
+      ASSERT_TRUE(r && r->region) << options;
+      const double px = std::get<double>(r->config.at("x"));
+      EXPECT_LE(px, 0.7) << options << " seed " << seed << ": recommended a point where runs fail";
+      EXPECT_LT(r->region->lower[0], 0.7) << options << " seed " << seed << ": a region where every run fails";
+      EXPECT_GE(r->region->mean + 4 * r->region->sd, 0.0)
+          << options << " seed " << seed << ": estimated a loss of " << r->region->mean << " ± " << r->region->sd;
+      EXPECT_LT(failed, 15u) << options << " seed " << seed;
+    }
+  }
 }
 
 }  // namespace

@@ -121,6 +121,11 @@ class GpooStrategy final : public Strategy {
   GpooSearchOptions search_options(std::size_t dim) const;
   GpHyperparameters hyperparameters(std::size_t dim) const;
   std::optional<double> completed_reward(const Round& round, const StrategyContext& context) const;
+  // The value a round with a failed trial stands for (reward units): its fantasy, capped at the
+  // median of the completed rounds' rewards when there are any (failed_round_cap).
+  double failed_value(const Round& round, double fantasy, const StrategyContext& context,
+                      const std::optional<double>& cap) const;
+  std::optional<double> failed_round_cap(const StrategyContext& context) const;
   Observation observation_of(const PartitionTree& tree, NodeId node, double reward) const;
   void refresh_if_due(const StrategyContext& context);
   void drop_phantom_trials(std::size_t trial_count);
