@@ -100,5 +100,23 @@ TEST(TuneStrategiesDogfood, BnbStatusShowsTheLevelItConvergedAtWhenPointsFailed)
   EXPECT_EQ(failed, 2u) << st.out;
 }
 
+
+// `tune status` counted every gpoo round as "cells observed", also one whose trial failed (it never
+// completes: it stays as a fantasy). Rounds of S = 2 are consecutive asks: trials 0-1 and 2-3;
+// with trial 2 failed, one of the two rounds is observed.
+TEST(TuneStrategiesDogfood, GpooStatusCountsOnlyTheRoundsWhoseTrialsAllCompleted) {
+  const fs::path d = fresh_dir("strategies-dogfood-gpoo-rounds");
+  write(d / "c.yaml", kHead + "strategy: {name: gpoo, representatives: 2}\nbudget: {trials: 4}\n");
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  for (const char* id : {"0", "1", "3"}) ASSERT_EQ(tune(d, {"tell", "opts", id, "0.5"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "opts", "2", "--failed", "diverged"}).code, 0);
+  const YAML::Node rounds = state_of(d / "opts")["study"]["strategy"]["state"]["rounds"];
+  ASSERT_EQ(rounds.size(), 2u);
+  ASSERT_EQ(rounds[1]["trials"][0].as<int>(), 2);
+  const Result st = tune(d, {"status", "opts"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("model: 2 gpoo rounds, 1 of them observed"), std::string::npos) << st.out;
+}
+
 }  // namespace
 }  // namespace tune_test
