@@ -6,10 +6,12 @@
 #include <iterator>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
+#include "tune/strategy/gpoo_strategy.hpp"
 #include "tune/strategy/strategy_factory.hpp"
 #include "tuner/campaign/duration.hpp"
 
@@ -397,12 +399,39 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
         // The name and every option, and the options that depend on the number of levels.
         make_strategy(c.strategy, options)->check_levels(c.resolution ? c.resolution->levels() : 1);
       } catch (const std::exception& e) {
+        std::string what = e.what();
+        // `options` holds copies, which carry no position: a reader's "field 'epsilon' at line 1,
+        // column 1: expected a number" pointed nowhere (under "field 'strategy' at line 4"). Read
+        // again from the document's own nodes (shared only here, on the way to the error) for the
+        // error with the option's true line.
+        if (s.IsMap()) {
+          YAML::Node located(YAML::NodeType::Map);
+          for (const auto& kv : s)
+            if (kv.first.as<std::string>() != "name") located[kv.first.as<std::string>()] = kv.second;
+          try {
+            make_strategy(c.strategy, located)->check_levels(c.resolution ? c.resolution->levels() : 1);
+          } catch (const std::exception& again) {
+            what = again.what();
+          }
+        }
+        // The option a message names ("fit.noise_min": the map's path), if the file has it.
+        const auto option_node = [&s](const std::string& key) {
+          YAML::Node node;
+          node.reset(s);  // reset, not =: assigning to a node that refers to the document rewrites it
+          std::size_t from = 0;
+          for (std::size_t dot = key.find('.'); node && node.IsMap(); dot = key.find('.', from)) {
+            // The const operator[]: the other one adds the key it looks up to the map.
+            node.reset(std::as_const(node)[key.substr(from, dot == std::string::npos ? std::string::npos : dot - from)]);
+            if (dot == std::string::npos) return node;
+            from = dot + 1;
+          }
+          return YAML::Node(YAML::NodeType::Undefined);
+        };
         // "strategy option 'beta_theta' must ...": name the option's own line and field.
-        const std::string what = e.what();
         const std::string prefix = "strategy option '";
         if (what.rfind(prefix, 0) == 0 && s.IsMap()) {
           const std::string key = what.substr(prefix.size(), what.find('\'', prefix.size()) - prefix.size());
-          if (const YAML::Node option = s[key]) fail(option, "strategy." + key, what);
+          if (const YAML::Node option = option_node(key)) fail(option, "strategy." + key, what);
         }
         // "unknown key 'alhpa' in strategy options ...": the key's own line.
         const std::string unknown = "unknown key '";
@@ -462,6 +491,24 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       if (b["failures"]) c.budget.max_failures = read_count(b["failures"], "budget.failures", 1);
     }
 
+    // A gpoo round is S trials whose mean is one feedback. With S above the trial budget no round
+    // completed: a 20-trial campaign with {representatives: 60} ran 20 points of one cell's grid,
+    // made no decision and recommended nothing, and `tune status` counted "1 gpoo rounds (cells
+    // observed)".
+    if (c.strategy == "gpoo" && c.budget.trials) {
+      const std::size_t per_round = gpoo_strategy_options_from_yaml(c.strategy_options).trials_per_round();
+      if (per_round > *c.budget.trials) {
+        const YAML::Node strategy = root["strategy"];
+        const YAML::Node budget = root["budget"];
+        const YAML::Node at = strategy.IsMap() && strategy["representatives"] ? strategy["representatives"] : strategy;
+        fail(at, "strategy.representatives",
+             "a gpoo round runs its " + std::to_string(per_round) + " representatives and tells their mean as one "
+             "feedback, but budget.trials (" + std::to_string(*c.budget.trials) +
+             (budget && budget["trials"] ? "" : ", the default") +
+             ") is smaller, so no round would complete and gpoo would learn nothing; lower representatives "
+             "or raise budget.trials to a multiple of it");
+      }
+    }
     if (const YAML::Node e = root["executor"]) c.executor = read_executor(e);
     if (root["seed"]) c.seed = read_uint(root["seed"], "seed");
     if (const YAML::Node e = root["enqueue"]) c.enqueue = read_enqueue(e, c);

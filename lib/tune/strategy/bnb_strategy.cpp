@@ -122,18 +122,26 @@ void BnbStrategy::refresh_if_due(const StrategyContext& context) {
   else rebuild(context);
 }
 
+namespace {
+void tell_fantasy(BranchAndBound& b, const Eigen::VectorXd& x) { b.tell(x, b.model().predict(x).mean); }
+}  // namespace
+
+std::optional<BranchAndBound> BnbStrategy::search_as_asked(const std::vector<Trial>& trials) const {
+  if (!search_) return std::nullopt;
+  BranchAndBound copy = *search_;
+  for (const Trial& t : trials)
+    if (t.status != TrialStatus::complete)
+      if (auto it = points_.find(t.id); it != points_.end() && !copy.sampled(it->second)) tell_fantasy(copy, it->second);
+  return copy;
+}
+
 ProposalResult BnbStrategy::propose(const StrategyContext& context) {
   // A proposal the study did not turn into a trial (a cost budget stopped it) leaves an id that
   // does not exist; the next ask reuses it.
   points_.erase(points_.lower_bound(context.trials.size()), points_.end());
   if (!search_) rebuild(context);
   refresh_if_due(context);
-  const auto fantasy = [](BranchAndBound& b, const Eigen::VectorXd& x) { b.tell(x, b.model().predict(x).mean); };
-
-  BranchAndBound copy = *search_;
-  for (const Trial& t : context.trials)
-    if (t.status != TrialStatus::complete)
-      if (auto it = points_.find(t.id); it != points_.end() && !copy.sampled(it->second)) fantasy(copy, it->second);
+  BranchAndBound copy = *search_as_asked(context.trials);
 
   for (std::size_t step = 0; step < 1000000; ++step) {
     const std::optional<Eigen::VectorXd> p = copy.next();
@@ -153,7 +161,7 @@ ProposalResult BnbStrategy::propose(const StrategyContext& context) {
       continue;
     }
     if (same) {  // pending or failed
-      fantasy(copy, *p);
+      tell_fantasy(copy, *p);
       continue;
     }
     points_[context.trials.size()] = *p;

@@ -85,6 +85,11 @@ class BnbStrategy final : public Strategy {
   // Observability and tests.
   const std::vector<Record>& records() const { return records_; }
   const BranchAndBound* search() const { return search_ ? &*search_ : nullptr; }
+  // The search as the next ask sees it: search() told a fantasy at the point of every trial not
+  // complete. A failed point of a round leaves search()'s round open for good (its level stays, and
+  // the asks refine on this copy), so what a user is shown of the search's progress comes from
+  // here. Nothing before the search is built.
+  std::optional<BranchAndBound> search_as_asked(const std::vector<Trial>& trials) const;
   const FixedKernelRefit& model() const { return refit_; }
   // The refits so far: after `at` tells, the search was rebased on these hyperparameters and
   // standardisation.

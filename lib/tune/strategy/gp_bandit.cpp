@@ -128,11 +128,44 @@ GpBandit::GpBandit(GpBanditOptions options) : options_(std::move(options)) {
   check_fit_options(options_.fit, options_.refit);
   if (options_.epsilon < 0.0 || !std::isfinite(options_.epsilon))
     throw std::invalid_argument("strategy option 'epsilon' must be a finite number >= 0 (0 = exact GP)");
-  if (options_.horizon < 0.0 || options_.schedule_alpha < 0.0)
-    throw std::invalid_argument("strategy options 'horizon' and 'schedule_alpha' must be >= 0");
+  // Each option by its own name, so that a campaign file's error points at its line.
+  if (!(std::isfinite(options_.horizon) && options_.horizon >= 0.0))
+    throw std::invalid_argument(option_error("horizon", "a finite number >= 0 (0: no schedule)", options_.horizon));
+  if (!(std::isfinite(options_.schedule_alpha) && options_.schedule_alpha >= 0.0))
+    throw std::invalid_argument(
+        option_error("schedule_alpha", "a finite number >= 0 (0: no schedule)", options_.schedule_alpha));
+  // The schedule needs both. Before, either one alone was accepted and ignored: `{name: ei, horizon:
+  // 1000}` ran the exact GP (epsilon 0) with no word, and `epsilon` given beside the schedule was
+  // silently replaced by it.
+  if ((options_.horizon > 0.0) != (options_.schedule_alpha > 0.0)) {
+    const bool horizon = options_.horizon > 0.0;
+    throw std::invalid_argument(std::string("strategy option '") + (horizon ? "horizon" : "schedule_alpha") +
+                                "' needs '" + (horizon ? "schedule_alpha" : "horizon") +
+                                "' > 0 too: together they set epsilon = 1/2 log(1 + horizon^-schedule_alpha) "
+                                "(e.g. horizon: 1000, schedule_alpha: 0.5); or give 'epsilon' alone");
+  }
+  if (options_.horizon > 0.0 && options_.epsilon > 0.0)
+    throw std::invalid_argument("strategy option 'epsilon' (" + format_double(options_.epsilon) +
+                                ") would be replaced by the schedule of 'horizon' and 'schedule_alpha' (epsilon " +
+                                format_double(options_.effective_epsilon()) + "); give one or the other");
   if (!(options_.delta > 0.0 && options_.delta < 1.0))
     throw std::invalid_argument("strategy option 'delta' must lie in (0, 1)");
-  if (!(options_.beta_scale > 0.0)) throw std::invalid_argument("strategy option 'beta_scale' must be > 0");
+  // An infinite factor made every UCB score infinite, so the first candidate won every ask.
+  if (!(std::isfinite(options_.beta_scale) && options_.beta_scale > 0.0))
+    throw std::invalid_argument(option_error("beta_scale", "a finite number > 0, e.g. 0.2", options_.beta_scale));
+  // The acquisition's maximisation. A perturbation_fraction above 1 asked for more perturbations
+  // than candidates, and the Sobol set's size (the rest) wrapped around: the first ask after the
+  // initial design died with std::bad_alloc.
+  const AcquisitionOptimizerOptions& opt = options_.optimizer;
+  if (!(std::isfinite(opt.perturbation_fraction) && opt.perturbation_fraction >= 0.0 &&
+        opt.perturbation_fraction < 1.0))
+    throw std::invalid_argument(option_error("optimizer.perturbation_fraction",
+                                             "a share of the candidates in [0, 1), e.g. 0.125 (the rest are a Sobol set)",
+                                             opt.perturbation_fraction));
+  if (!(std::isfinite(opt.perturbation_sd) && opt.perturbation_sd >= 0.0))
+    throw std::invalid_argument(option_error("optimizer.perturbation_sd",
+                                             "a finite number >= 0 (the spread of the perturbations in the unit cube), e.g. 0.05",
+                                             opt.perturbation_sd));
   if (!options_.fit_hyperparameters && !options_.hyperparameters)
     throw std::invalid_argument("fit_hyperparameters is false but no hyperparameters were given");
   // Checked here rather than when the model is first built, after the initial design has run, by a

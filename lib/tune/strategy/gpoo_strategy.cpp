@@ -48,6 +48,15 @@ GpooStrategy::GpooStrategy(GpooStrategyOptions options) : options_(std::move(opt
   if (o.representatives == 0)
     throw std::invalid_argument("strategy option 'representatives' must be >= 1 (S, the points of a cell whose "
                                 "average is one feedback; 1 runs the cell's centre)");
+  // A round's S trials are one observation whose covariance with another cell's is an S x S block of
+  // kernel values: {representatives: 10000} took 2.3 s and 790 MB for the first ask, and 100000 died
+  // with std::bad_alloc after the campaign was created, reported as a damaged state.yaml.
+  if (o.representatives > GpooStrategyOptions::kMaxRepresentatives)
+    throw std::invalid_argument("strategy option 'representatives' must be at most " +
+                                std::to_string(GpooStrategyOptions::kMaxRepresentatives) +
+                                " (S trials make one round, whose covariance with each cell is an S x S block; " +
+                                "got " + std::to_string(o.representatives) +
+                                "); for the average over a whole cell from one trial per round, use aggregation: cell");
   if (o.branching < 2)
     throw std::invalid_argument("strategy option 'branching' must be >= 2 (K, the children of an expanded cell)");
   if (o.max_depth > 60) throw std::invalid_argument("strategy option 'max_depth' must be at most 60 (0: 10 d)");
@@ -97,6 +106,33 @@ std::optional<double> GpooStrategy::completed_reward(const Round& round, const S
   return sum / static_cast<double>(round.trials.size());
 }
 
+// A round with a failed trial has no value, and never will: it stays as a fantasy, the posterior
+// mean of its cell when it was first replayed. That mean could be anything the model's prior said:
+// the first round, replayed before any result, got the raw reward 0 (a loss of 0, better than any
+// run of a positive loss), and a cell whose runs all failed then held the best value. On a 1-D loss
+// (x - 0.65)^2 that fails for x > 0.7, a gpoo campaign of S = 3 spent 8 of 18 trials in the
+// failing region and recommended [0.75, 1] ("loss averages -0.17"). Capped at the completed
+// rounds' median, as ei and ucb cap a failing configuration's fantasy, such a cell is no longer a
+// lure, while one that failed by chance next to good ones keeps its (lower) mean.
+std::optional<double> GpooStrategy::failed_round_cap(const StrategyContext& context) const {
+  std::vector<double> rewards;
+  for (const Round& r : rounds_)
+    if (const std::optional<double> v = completed_reward(r, context)) rewards.push_back(*v);
+  if (rewards.empty()) return std::nullopt;
+  const auto mid = rewards.begin() + static_cast<std::ptrdiff_t>(rewards.size() / 2);
+  std::nth_element(rewards.begin(), mid, rewards.end());
+  if (rewards.size() % 2 == 1) return *mid;
+  return 0.5 * (*mid + *std::max_element(rewards.begin(), mid));
+}
+
+double GpooStrategy::failed_value(const Round& round, double fantasy, const StrategyContext& context,
+                                  const std::optional<double>& cap) const {
+  if (!cap) return fantasy;
+  for (std::uint64_t id : round.trials)
+    if (trial_by_id(context.trials, id).status == TrialStatus::failed) return std::min(fantasy, *cap);
+  return fantasy;
+}
+
 Observation GpooStrategy::observation_of(const PartitionTree& tree, NodeId node, double reward) const {
   Observation o;
   o.value = reward;
@@ -124,11 +160,13 @@ Eigen::VectorXd GpooStrategy::trial_point(const PartitionTree& tree, NodeId node
 std::vector<GpooObservationRecord> GpooStrategy::decided_observations(const StrategyContext& context) const {
   std::vector<GpooObservationRecord> observations;
   observations.reserve(decided_);
+  const std::optional<double> cap = failed_round_cap(context);
   for (std::size_t r = 0; r < decided_; ++r) {
     const std::optional<double> reward = completed_reward(rounds_[r], context);
     if (!reward && !rounds_[r].fantasy)
       throw StateError("gpoo round " + std::to_string(r) + " has neither a completed value nor a fantasy");
-    observations.push_back({rounds_[r].node, refit_.standardise(reward ? *reward : *rounds_[r].fantasy)});
+    observations.push_back(
+        {rounds_[r].node, refit_.standardise(reward ? *reward : failed_value(rounds_[r], *rounds_[r].fantasy, context, cap))});
   }
   return observations;
 }
@@ -166,6 +204,7 @@ GpooStrategy::CachedSearch GpooStrategy::decided_search(const StrategyContext& c
 }
 
 void GpooStrategy::tell_undecided(Built& b, const StrategyContext& context) const {
+  const std::optional<double> cap = failed_round_cap(context);
   for (std::size_t r = decided_; r < rounds_.size(); ++r) {
     const std::optional<double> reward = completed_reward(rounds_[r], context);
     double value = 0.0;
@@ -175,7 +214,9 @@ void GpooStrategy::tell_undecided(Built& b, const StrategyContext& context) cons
     } else {
       // A fantasy: the posterior mean leaves the mean where it is and shrinks the variance.
       value = b.search.posterior(rounds_[r].node).mean;
-      b.new_fantasies.emplace_back(refit_.unstandardise(value));
+      const double raw = refit_.unstandardise(value);
+      b.new_fantasies.emplace_back(raw);
+      if (const double capped = failed_value(rounds_[r], raw, context, cap); capped != raw) value = refit_.standardise(capped);
     }
     b.search.tell(rounds_[r].node, value);
     b.values.push_back(value);

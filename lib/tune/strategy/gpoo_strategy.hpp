@@ -51,7 +51,8 @@ namespace tune {
 
 struct GpooStrategyOptions {
   GpooAggregation aggregation = GpooAggregation::representatives;
-  std::size_t representatives = 1;  // S
+  static constexpr std::size_t kMaxRepresentatives = 1024;  // an S x S block per pair of rounds: 8 MB
+  std::size_t representatives = 1;  // S, 1 .. kMaxRepresentatives
   std::size_t branching = 2;        // K, longest-side splits
   std::size_t max_depth = 0;        // h_max; 0: min(10 d, 60) (digest 6.7)
   GpooBeta beta = GpooBeta::theory;
@@ -120,6 +121,11 @@ class GpooStrategy final : public Strategy {
   GpooSearchOptions search_options(std::size_t dim) const;
   GpHyperparameters hyperparameters(std::size_t dim) const;
   std::optional<double> completed_reward(const Round& round, const StrategyContext& context) const;
+  // The value a round with a failed trial stands for (reward units): its fantasy, capped at the
+  // median of the completed rounds' rewards when there are any (failed_round_cap).
+  double failed_value(const Round& round, double fantasy, const StrategyContext& context,
+                      const std::optional<double>& cap) const;
+  std::optional<double> failed_round_cap(const StrategyContext& context) const;
   Observation observation_of(const PartitionTree& tree, NodeId node, double reward) const;
   void refresh_if_due(const StrategyContext& context);
   void drop_phantom_trials(std::size_t trial_count);
