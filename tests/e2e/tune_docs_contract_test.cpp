@@ -319,4 +319,19 @@ TEST(TuneDocsContract, TheReadmesOutputSamplesAreWhatTheProgramPrints) {
   expect_sample({"best", "md"}, "# at full resolution (epochs = ", 1000);
 }
 
+// README, the inline form: its errors cite the option, and `--cost-budget` needs a resolution. Without
+// one the refusal was the campaign file's, telling the user to declare 'resolution' or use
+// budget.trials / budget.wall, keys the command line cannot write.
+TEST(TuneDocsContract, AnInlineCostBudgetWithoutLevelsSaysHowTheInlineFormDeclaresThem) {
+  const fs::path d = fresh_dir("docs-inline-cost");
+  const Result r = tune(d, {"run", "--name", "c", "--cost-budget", "10", "--", (kTrainers / "quadratic.sh").string(),
+                            "--x~uniform(-1,1)", "--y~uniform(-3,1)"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("tune run: --cost-budget 10: a cost budget counts the costs of resolution levels"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("--epochs~'levels(1,3,9,27)'"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("budget.wall"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "c")) << "nothing is created";
+}
+
 }  // namespace

@@ -676,6 +676,16 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
     std::fprintf(stderr, "tune run: %s\n", e.what());
     return kExitUsage;
   }
+  // The campaign file's refusal would say "declare a 'resolution' ..., or use budget.trials /
+  // budget.wall": keys the inline form has no way to write. Say how this form declares the levels.
+  if (s.cost_budget && !inline_campaign.resolution) {
+    std::fprintf(stderr,
+                 "tune run: --cost-budget %s: a cost budget counts the costs of resolution levels; declare them with "
+                 "an argument NAME~'levels(...)' after -- (e.g. --epochs~'levels(1,3,9,27)': each trial gets its "
+                 "level's value there, and cmets chooses the level), or give --trials instead\n",
+                 format_double(*s.cost_budget).c_str());
+    return kExitUsage;
+  }
   // Build the campaign as YAML so that it goes through exactly the checks of a campaign file.
   YAML::Node n;
   n["name"] = s.name;
