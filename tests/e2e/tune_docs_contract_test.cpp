@@ -334,6 +334,25 @@ TEST(TuneDocsContract, TheReadmesOutputSamplesAreWhatTheProgramPrints) {
   expect_sample({"best", "md"}, "# at full resolution (epochs = ", 1000);
 }
 
+// README, Trials run from outside: exit 6 ("results are awaited") also when the trials handed out
+// hold every configuration left to propose; after a tell the next ask hands out again (or ends).
+TEST(TuneDocsContract, AskExitsSixWhileTheTrialsHandedOutHoldEveryConfigurationLeft) {
+  const fs::path d = fresh_dir("docs-ask-six");
+  write(d / "c.yaml", "name: two\nspace:\n  c: {type: categorical, choices: [a, b]}\n"
+                      "objective: {name: loss, deterministic: true}\nbudget: {trials: 5}\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "two"}).code, 0);
+  const Result waiting = tune(d, {"ask", "two"});
+  EXPECT_EQ(waiting.code, 6) << waiting.err;
+  EXPECT_EQ(waiting.out, "");
+  EXPECT_NE(waiting.err.find("are awaited"), std::string::npos) << waiting.err;
+  ASSERT_EQ(tune(d, {"tell", "two", "0", "1"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "two", "1", "2"}).code, 0);
+  const Result done = tune(d, {"ask", "two"});
+  EXPECT_EQ(done.code, 0) << done.err;
+  EXPECT_EQ(done.out, "") << "every configuration has run: the campaign is finished";
+}
+
 // README, the inline form: its errors cite the option, and `--cost-budget` needs a resolution. Without
 // one the refusal was the campaign file's, telling the user to declare 'resolution' or use
 // budget.trials / budget.wall, keys the command line cannot write.
