@@ -100,7 +100,29 @@ TEST(TuneDocsContract, EveryCampaignTheDocumentsShowIsAccepted) {
     for (const auto& f : fs::directory_iterator(e.is_directory() ? e.path() : d))
       if (f.path().extension() == ".yaml" && f.path().parent_path() != d) campaigns.emplace_back(f.path().string(), slurp(f.path()));
   ASSERT_EQ(tune(d, {"init", "init.yaml"}).code, 0);
-  campaigns.emplace_back("tune init", slurp(d / "init.yaml"));
+  const std::string init = slurp(d / "init.yaml");
+  campaigns.emplace_back("tune init", init);
+  // Its commented-out options, taken up as a user would: with ei, and with a resolution and cmets.
+  const auto uncomment = [](std::string text, const std::vector<std::pair<std::string, std::string>>& edits) {
+    for (const auto& [from, to] : edits) {
+      const std::size_t at = text.find(from);
+      EXPECT_NE(at, std::string::npos) << "tune init no longer writes '" << from << "'";
+      if (at != std::string::npos) text.replace(at, from.size(), to);
+    }
+    return text;
+  };
+  const std::vector<std::pair<std::string, std::string>> both{
+      {"  # wall:", "  wall:"}, {"  # timeout:", "  timeout:"}, {"# enqueue:", "enqueue:"}, {"#   - {", "  - {"}};
+  std::vector<std::pair<std::string, std::string>> with_ei{
+      {"\nobjective: {name: val_acc", "\n# objective: {name: val_acc"}, {"# objective: {name: loss,", "objective: {name: loss,"},
+      {"  # epsilon:", "  epsilon:"}};
+  std::vector<std::pair<std::string, std::string>> with_cmets{
+      {"# resolution:", "resolution:"}, {"  name: ei ", "  name: cmets"}, {"  # stop_when_nothing_to_learn:", "  stop_when_nothing_to_learn:"},
+      {"  # cost:", "  cost:"}};
+  with_ei.insert(with_ei.end(), both.begin(), both.end());
+  with_cmets.insert(with_cmets.end(), both.begin(), both.end());
+  campaigns.emplace_back("tune init, its options for ei", uncomment(init, with_ei));
+  campaigns.emplace_back("tune init, its options for a resolution", uncomment(init, with_cmets));
 
   const std::string space = "space:\n  lr: {type: float, low: 1.0e-5, high: 1.0, log: true}\n"
                             "  layers: {type: int, low: 1, high: 8}\n  act: {type: categorical, choices: [relu, tanh]}\n";
