@@ -375,6 +375,28 @@ TEST(TuneDocsContract, AskExitsSixWhileTheTrialsHandedOutHoldEveryConfigurationL
   EXPECT_EQ(done.out, "") << "every configuration has run: the campaign is finished";
 }
 
+// README, the command summary: `tune run campaign.yaml`, `tune resume DIR`. `tune run DIR` (for
+// resume) was read as YAML and refused with exit 1 as "expected a campaign: a map with name, command,
+// ..."; a missing file exited 1 while `tune ask` exits 2 for one. Both are a bad command line (exit 2).
+TEST(TuneDocsContract, RunOfACampaignDirectoryOrAMissingFileSaysWhatToTypeAndExitsTwo) {
+  const fs::path d = fresh_dir("docs-run-dir");
+  write(d / "c.yaml", quadratic_campaign_with("q", 1, "{workers: 1}"));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const std::string before = slurp(d / "q" / "state.yaml");
+  const Result dir = tune(d, {"run", "q"});
+  EXPECT_EQ(dir.code, 2) << dir.err;
+  EXPECT_NE(dir.err.find("q is a campaign directory; continue it with 'tune resume q'"), std::string::npos) << dir.err;
+  EXPECT_EQ(slurp(d / "q" / "state.yaml"), before);
+  fs::create_directories(d / "plain");
+  const Result plain = tune(d, {"run", "plain"});
+  EXPECT_EQ(plain.code, 2) << plain.err;
+  EXPECT_NE(plain.err.find("plain is a directory; give a campaign file"), std::string::npos) << plain.err;
+  const Result missing = tune(d, {"run", "nofile.yaml"});
+  EXPECT_EQ(missing.code, 2) << missing.err;
+  EXPECT_NE(missing.err.find("nofile.yaml does not exist"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(d / "nofile.yaml"));
+}
+
 // README, the inline form: its errors cite the option, and `--cost-budget` needs a resolution. Without
 // one the refusal was the campaign file's, telling the user to declare 'resolution' or use
 // budget.trials / budget.wall, keys the command line cannot write.

@@ -658,6 +658,23 @@ void print_tree_saturation(const CampaignState& s) {
 }  // namespace
 
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags) {
+  // `tune run DIR` for `tune resume DIR`, or a mistyped file name: a bad command line, said as such
+  // (the YAML reader would call a directory "expected a campaign: a map with name, ...").
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    if (std::filesystem::exists(file / campaign_files::kState, ec))
+      std::fprintf(stderr, "tune run: %s is a campaign directory; continue it with 'tune resume %s' (tune run takes a "
+                           "campaign file)\n", file.c_str(), file.c_str());
+    else
+      std::fprintf(stderr, "tune run: %s is a directory; give a campaign file ('tune init' writes an example)\n",
+                   file.c_str());
+    return kExitUsage;
+  }
+  if (!std::filesystem::exists(file, ec)) {
+    std::fprintf(stderr, "tune run: %s does not exist; give a campaign file ('tune init' writes an example)\n",
+                 file.c_str());
+    return kExitUsage;
+  }
   CampaignConfig config = load_campaign_file(file);
   if (refuse_without_command(config, file.string(), "run")) return kExitUsage;
   anchor_relative_paths(config, file.parent_path());
