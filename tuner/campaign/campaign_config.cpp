@@ -636,7 +636,7 @@ strategy:
 budget:
   trials: 50        # trials to run
   # cost: 2000      # with a resolution: total cost (seconds when costs are measured)
-  # wall: 6h        # stop launching new trials after this long
+  # wall: 6h        # stop launching trials once the tuner has run this long (over all its sessions)
   failures: 10      # stop after this many failed trials
 executor:
   kind: local       # or slurm: every trial a batch job (README: Slurm clusters)

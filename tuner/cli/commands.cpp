@@ -658,6 +658,23 @@ void print_tree_saturation(const CampaignState& s) {
 }  // namespace
 
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags) {
+  // `tune run DIR` for `tune resume DIR`, or a mistyped file name: a bad command line, said as such
+  // (the YAML reader would call a directory "expected a campaign: a map with name, ...").
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec)) {
+    if (std::filesystem::exists(file / campaign_files::kState, ec))
+      std::fprintf(stderr, "tune run: %s is a campaign directory; continue it with 'tune resume %s' (tune run takes a "
+                           "campaign file)\n", file.c_str(), file.c_str());
+    else
+      std::fprintf(stderr, "tune run: %s is a directory; give a campaign file ('tune init' writes an example)\n",
+                   file.c_str());
+    return kExitUsage;
+  }
+  if (!std::filesystem::exists(file, ec)) {
+    std::fprintf(stderr, "tune run: %s does not exist; give a campaign file ('tune init' writes an example)\n",
+                 file.c_str());
+    return kExitUsage;
+  }
   CampaignConfig config = load_campaign_file(file);
   if (refuse_without_command(config, file.string(), "run")) return kExitUsage;
   anchor_relative_paths(config, file.parent_path());
@@ -674,6 +691,16 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
     inline_campaign = adapters::parse_inline_command(command);  // its errors cite the argument
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "tune run: %s\n", e.what());
+    return kExitUsage;
+  }
+  // The campaign file's refusal would say "declare a 'resolution' ..., or use budget.trials /
+  // budget.wall": keys the inline form has no way to write. Say how this form declares the levels.
+  if (s.cost_budget && !inline_campaign.resolution) {
+    std::fprintf(stderr,
+                 "tune run: --cost-budget %s: a cost budget counts the costs of resolution levels; declare them with "
+                 "an argument NAME~'levels(...)' after -- (e.g. --epochs~'levels(1,3,9,27)': each trial gets its "
+                 "level's value there, and cmets chooses the level), or give --trials instead\n",
+                 format_double(*s.cost_budget).c_str());
     return kExitUsage;
   }
   // Build the campaign as YAML so that it goes through exactly the checks of a campaign file.

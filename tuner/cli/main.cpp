@@ -17,8 +17,8 @@ namespace {
 
 constexpr const char* kExitCodes = R"(
 Exit codes: 0 the campaign finished (budget spent or strategy converged); 1 error (bad campaign file,
-damaged state, I/O; tune stop when no tuner runs); 2 bad command line (also: a DIR that holds no campaign; run or resume of a
-campaign without a command; tell of a trial the tuner launched, told already or unknown); 3 stopped
+damaged state, I/O; tune stop when no tuner runs); 2 bad command line (also: a DIR that holds no campaign; run of a directory or of a missing
+file; run or resume of a campaign without a command; tell of a trial the tuner launched, told already or unknown); 3 stopped
 by a signal or 'tune stop' (resume continues); 4 stopped after budget.failures failed trials; 5
 another tuner drives the campaign, or an ask/tell waited in vain for another (60 s; the environment
 variable TUNE_LOCK_WAIT, a duration such as 5s or 2m, sets how long); 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
