@@ -1670,7 +1670,9 @@ TEST(TuneCli, GpooCampaignCompletesAndBestReportsTheRecommendedRegion) {
   const Result b = tune(d, {"best", "gq"});
   ASSERT_EQ(b.code, 0) << b.err;
   EXPECT_NE(b.out.find("# gpoo recommends the region {x: ["), std::string::npos) << b.out;
-  EXPECT_NE(b.out.find("averages"), std::string::npos) << b.out;
+  // One representative (the default): the estimate is the value at the region's centre, not an average.
+  EXPECT_NE(b.out.find("where loss at its centre is "), std::string::npos) << b.out;
+  EXPECT_EQ(b.out.find("averages"), std::string::npos) << b.out;
   const YAML::Node y = YAML::Load(b.out);
   ASSERT_TRUE(y["recommendation"]["region"]["box"]["x"]) << b.out;
   EXPECT_TRUE(y["loss"]) << b.out;
@@ -1698,6 +1700,13 @@ TEST(TuneCli, GpooCampaignCompletesAndBestReportsTheRecommendedRegion) {
   EXPECT_NEAR(rec["region"]["mean"].as<double>(), truth, 3 * rec["region"]["sd"].as<double>() + 0.05) << j.out;
   // Among the best quarter of the space (the bowl's values range over [0, 2.5]).
   EXPECT_LT(truth, 0.3) << j.out;
+
+  // With the whole cell as the feedback, the estimate is the region's average, and said so.
+  write(d / "cell.yaml", quadratic_campaign("gc", 12, 2, "strategy: {name: gpoo, aggregation: cell}\nseed: 3\n"));
+  ASSERT_EQ(tune(d, {"run", "cell.yaml", "--quiet"}).code, 0);
+  const Result c = tune(d, {"best", "gc"});
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("where loss averages "), std::string::npos) << c.out;
 }
 
 TEST(TuneCli, DeterministicObjectiveRunsNoConfigurationTwice) {

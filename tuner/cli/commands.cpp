@@ -370,10 +370,16 @@ YAML::Node recommendation_yaml(const Space& space, const RecommendationFields& f
   return n;
 }
 
-// The comment line of `tune best` for a recommended region.
-std::string region_summary(const StudyRecommendation& rec, const std::string& objective) {
-  return "gpoo recommends the region " + tune::to_string(rec.region->box) + ", where " + objective + " averages " +
-         format_short(rec.region->mean) + " \u00b1 " + format_short(rec.region->sd) + "; as a point " +
+// The comment line of `tune best` for a recommended region. What the region's estimate is depends
+// on the aggregation: with one representative (the default) it is the value at the cell's centre,
+// not an average over the box, and "averages" would promise what it is not.
+std::string region_summary(const StudyRecommendation& rec, const std::string& objective, const Strategy& strategy) {
+  const auto* gpoo = dynamic_cast<const GpooStrategy*>(&strategy);
+  const bool centre_only = gpoo && gpoo->options().aggregation == GpooAggregation::representatives &&
+                           gpoo->options().representatives == 1;
+  return "gpoo recommends the region " + tune::to_string(rec.region->box) + ", where " + objective +
+         (centre_only ? " at its centre is " : " averages ") + format_short(rec.region->mean) + " \u00b1 " +
+         format_short(rec.region->sd) + "; as a point " +
          tune::to_string(rec.config) + ", " + objective + " " + format_short(rec.mean) + " \u00b1 " +
          format_short(rec.sd);
 }
@@ -471,7 +477,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   // A comment line for people, then YAML for programs.
   std::string summary = "# at full resolution (" + res.parameter + " = " + level_value(res, res.top()) + "): ";
   if (rec && rec->region)
-    summary += region_summary(*rec, objective) + "; ";
+    summary += region_summary(*rec, objective, s.study.strategy()) + "; ";
   else if (trial_rec.poor_fit_scale > 0)
     summary += "the model fits these results poorly (its errors at the trials, each left out, are " +
                format_short(trial_rec.poor_fit_scale) + " times its sds): no estimate beyond the best result; ";
@@ -988,7 +994,7 @@ int best(const std::filesystem::path& dir, bool json) {
     YAML::Emitter e;
     e << n;
     if (rec && rec->region) {
-      std::printf("# %s\n", region_summary(*rec, objective).c_str());
+      std::printf("# %s\n", region_summary(*rec, objective, s.study.strategy()).c_str());
     } else if (poor_fit) {
       std::printf("# the model fits these results poorly (its errors at the trials, each left out, are %s times its "
                   "sds): no estimate beyond the best result\n",
