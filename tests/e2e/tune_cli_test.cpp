@@ -1709,6 +1709,17 @@ TEST(TuneCli, GpooCampaignCompletesAndBestReportsTheRecommendedRegion) {
   EXPECT_NE(c.out.find("where loss averages "), std::string::npos) << c.out;
 }
 
+TEST(TuneCli, AMistypedCommandIsNamedWithTheCommandsThereAre) {
+  const fs::path d = fresh_dir("mistyped");
+  const Result r = tune(d, {"statsu", "somewhere"});
+  EXPECT_EQ(r.code, 2);
+  // CLI11 alone said "A subcommand is required", as if none had been given.
+  EXPECT_NE(r.err.find("unknown command 'statsu'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("status"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("A subcommand is required"), std::string::npos) << r.err;
+  EXPECT_EQ(tune(d, {"--help"}).code, 0);  // options before a command are still CLI11's
+}
+
 TEST(TuneCli, DeterministicObjectiveRunsNoConfigurationTwice) {
   const fs::path d = fresh_dir("deterministic");
   // 4 x 3 = 12 configurations of the quadratic toy, the optimum (0.3, -1) among them, and a budget

@@ -196,6 +196,20 @@ int main(int argc, char** argv) {
       inline_command.assign(argv + i + 1, argv + argc);
       break;
     }
+  // A mistyped command: CLI11 would say "A subcommand is required", as if none had been given.
+  if (parsed_argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::fprintf(stderr, "tune: unknown command '%s'; the commands are %s (tune --help explains each)\n", argv[1],
+                   names.c_str());
+      return kExitUsage;
+    }
+  }
   try {
     app.parse(parsed_argc, argv);
   } catch (const CLI::ParseError& e) {
