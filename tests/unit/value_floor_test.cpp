@@ -100,7 +100,7 @@ Study make(const std::string& strategy) {
 }
 
 TEST(ValueFloor, DivergedRunsAsHugeAsYouLikeLeaveTheSearchAsItIs) {
-  for (const std::string strategy : {"ei", "ucb", "cmes", "cmets"}) {
+  for (const std::string strategy : {"ei", "ucb", "cmes", "cmets", "gpoo", "bnb"}) {
     SCOPED_TRACE(strategy);
     Study a = make(strategy), b = make(strategy);
     const auto path_a = run(a, 1e30, 30), path_b = run(b, 1e10, 30);
@@ -117,7 +117,7 @@ TEST(ValueFloor, DivergedRunsAsHugeAsYouLikeLeaveTheSearchAsItIs) {
 }
 
 TEST(ValueFloor, SurvivesASaveAndALoad) {
-  for (const std::string strategy : {"ei", "cmets"}) {
+  for (const std::string strategy : {"ei", "cmets", "gpoo", "bnb"}) {
     SCOPED_TRACE(strategy);
     Study straight = make(strategy);
     const auto first = run(straight, 1e30, 20);

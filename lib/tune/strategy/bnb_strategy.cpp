@@ -78,24 +78,29 @@ void BnbStrategy::rebase(BranchAndBound& search, const StrategyContext& context,
   std::vector<double> values;
   values.reserve(search.samples());
   for (std::size_t i = 0; i < search.samples(); ++i)
-    values.push_back((raw_reward(context, records_[i].trial) - refit.standardization.mean) / refit.standardization.scale);
+    values.push_back(refit.standardise(raw_reward(context, records_[i].trial)));
   search.rebase(refit.hyperparameters.make_kernel(), values);
 }
 
 void BnbStrategy::rebuild(const StrategyContext& context) {
   // Replays the tells with the refits where they happened: the same arithmetic as the live search.
   BranchAndBound b(search_options(context.space.dim()));
-  Standardization current = history_.empty() ? refit_.standardization : Standardization{};
+  // Before the first refit the values were told raw (the default standardisation, no floor).
+  Refit current;
+  if (history_.empty()) {
+    current.standardization = refit_.standardization;
+    current.floor = refit_.floor;
+  }
   std::size_t h = 0;
   const auto apply_due = [&](std::size_t told) {
     for (; h < history_.size() && history_[h].at == told; ++h) {
-      current = history_[h].standardization;
+      current = history_[h];
       rebase(b, context, history_[h]);
     }
   };
   for (std::size_t j = 0; j < records_.size(); ++j) {
     apply_due(j);
-    b.tell(records_[j].point, (raw_reward(context, records_[j].trial) - current.mean) / current.scale);
+    b.tell(records_[j].point, current.standardise(raw_reward(context, records_[j].trial)));
   }
   apply_due(records_.size());
   if (h != history_.size()) throw StateError("bnb state: a refit after the last record");
@@ -117,7 +122,7 @@ void BnbStrategy::refresh_if_due(const StrategyContext& context) {
   refit_.refresh(observations, options_.kernel, context.space.dim(), options_.fit, false, options_.fit.noise_min,
                  context.seed);
   // The search keeps its lattice state and takes the new kernel and standardisation (no replay).
-  history_.push_back({records_.size(), refit_.hyperparameters, refit_.standardization});
+  history_.push_back({records_.size(), refit_.hyperparameters, refit_.standardization, refit_.floor});
   if (search_) rebase(*search_, context, history_.back());
   else rebuild(context);
 }
@@ -254,6 +259,7 @@ YAML::Node BnbStrategy::save() const {
     YAML::Node n;
     n["at"] = r.at;
     write_gp_state(n, r.hyperparameters, r.standardization);
+    if (r.floor.exists()) n["value_floor"] = value_floor_yaml(r.floor);
     refits.push_back(n);
   }
   state["refits"] = refits;
@@ -292,6 +298,7 @@ void BnbStrategy::restore(const YAML::Node& node, const StrategyContext& context
       Refit r;
       r.at = read_uint(require(refits[i], "at"), "refits.at");
       const YAML::Node hp = read_gp_state(refits[i], r.hyperparameters, r.standardization);
+      if (const YAML::Node f = refits[i]["value_floor"]) r.floor = read_value_floor(f, "refits.value_floor");
       if ((i > 0 && r.at < history_.back().at) || r.at > records_.size() || !(r.standardization.scale > 0.0) ||
           static_cast<std::size_t>(r.hyperparameters.lengthscales.size()) != context.space.dim())
         throw StateError("field 'refits' at " + position_of(refits[i]) + ": a refit out of order, after the last "

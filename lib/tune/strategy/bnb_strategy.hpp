@@ -97,6 +97,8 @@ class BnbStrategy final : public Strategy {
     std::size_t at = 0;
     GpHyperparameters hyperparameters;
     Standardization standardization;
+    ValueFloor floor;  // the values told after it were floored by it (FixedKernelRefit::floor)
+    double standardise(double reward) const { return (floor(reward) - standardization.mean) / standardization.scale; }
   };
   const std::vector<Refit>& refits() const { return history_; }
 

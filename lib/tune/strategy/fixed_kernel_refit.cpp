@@ -19,9 +19,15 @@ bool FixedKernelRefit::due(const RefitSchedule& s, std::size_t n) const {
   return n - size_at_refresh >= std::max<std::size_t>({s.every, by_growth, 1});
 }
 
-void FixedKernelRefit::refresh(const std::vector<Observation>& observations, KernelType kernel, std::size_t dim,
+void FixedKernelRefit::refresh(const std::vector<Observation>& told, KernelType kernel, std::size_t dim,
                                const HyperparameterFitOptions& fit, bool fit_noise, double fixed_noise,
                                std::uint64_t seed) {
+  std::vector<double> rewards;
+  rewards.reserve(told.size());
+  for (const Observation& o : told) rewards.push_back(o.value);
+  floor = next_value_floor(floor, std::move(rewards));
+  std::vector<Observation> observations = told;
+  for (Observation& o : observations) o.value = floor(o.value);
   if (refresh_count == 0 || hyperparameters.kernel != kernel ||
       static_cast<std::size_t>(hyperparameters.lengthscales.size()) != dim)
     hyperparameters = default_hyperparameters(kernel, dim, 1, fit);
@@ -41,6 +47,7 @@ void FixedKernelRefit::write(YAML::Node& state) const {
   state["refresh_count"] = refresh_count;
   state["size_at_refresh"] = size_at_refresh;
   if (refresh_count > 0) write_gp_state(state, hyperparameters, standardization);
+  if (floor.exists()) state["value_floor"] = value_floor_yaml(floor);
 }
 
 void FixedKernelRefit::read(const YAML::Node& state) {
@@ -56,6 +63,8 @@ void FixedKernelRefit::read(const YAML::Node& state) {
     hyperparameters = GpHyperparameters{};
     standardization = Standardization{};
   }
+  // Written since the floor exists; a state without it has none (its values were standardised raw).
+  floor = state["value_floor"] ? read_value_floor(state["value_floor"], "value_floor") : ValueFloor{};
 }
 
 }  // namespace tune

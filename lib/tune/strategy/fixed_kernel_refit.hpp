@@ -22,6 +22,7 @@
 
 #include "tune/gp/gaussian_process.hpp"
 #include "tune/gp/hyperparameter_fit.hpp"
+#include "tune/gp/value_floor.hpp"
 #include "tune/strategy/gp_bandit.hpp"
 
 namespace tune {
@@ -31,19 +32,23 @@ struct FixedKernelRefit {
 
   GpHyperparameters hyperparameters;
   Standardization standardization;
+  // Set at each refresh from the rewards (value_floor.hpp): a diverged run told as 1e30 is
+  // standardised as the worst ordinary reward.
+  ValueFloor floor;
   std::size_t refresh_count = 0;
   std::size_t size_at_refresh = 0;
 
   // Whether a refresh is due with n observations.
   bool due(const RefitSchedule& schedule, std::size_t n) const;
 
-  // Restandardises on `observations` (raw rewards) and refits. fit_noise = false keeps the noise
-  // variance at `fixed_noise` (standardised units; bnb's noise-free objectives).
+  // Sets the floor from `observations` (raw rewards), restandardises on them floored, and refits.
+  // fit_noise = false keeps the noise variance at `fixed_noise` (standardised units; bnb's
+  // noise-free objectives).
   void refresh(const std::vector<Observation>& observations, KernelType kernel, std::size_t dim,
                const HyperparameterFitOptions& fit, bool fit_noise, double fixed_noise, std::uint64_t seed);
 
-  // (reward - mean) / scale and back.
-  double standardise(double reward) const { return (reward - standardization.mean) / standardization.scale; }
+  // (floor(reward) - mean) / scale and back.
+  double standardise(double reward) const { return (floor(reward) - standardization.mean) / standardization.scale; }
   double unstandardise(double value) const { return value * standardization.scale + standardization.mean; }
 
   Kernel kernel() const { return hyperparameters.make_kernel(); }

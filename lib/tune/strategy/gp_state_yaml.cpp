@@ -67,14 +67,16 @@ ValueFloor read_value_floor(const YAML::Node& node, const std::string& field) {
   return floor;
 }
 
+YAML::Node value_floor_yaml(const ValueFloor& floor) {
+  YAML::Node f;
+  f["fence"] = yaml_double(floor.fence);
+  f["value"] = yaml_double(floor.value);
+  f.SetStyle(YAML::EmitterStyle::Flow);
+  return f;
+}
+
 void write_output_transform(YAML::Node& state, const OutputTransform& transform) {
-  if (transform.floor.exists()) {
-    YAML::Node f;
-    f["fence"] = yaml_double(transform.floor.fence);
-    f["value"] = yaml_double(transform.floor.value);
-    f.SetStyle(YAML::EmitterStyle::Flow);
-    state["value_floor"] = f;
-  }
+  if (transform.floor.exists()) state["value_floor"] = value_floor_yaml(transform.floor);
   if (!transform.active) return;
   YAML::Node t;
   t["reference"] = yaml_double(transform.reference);

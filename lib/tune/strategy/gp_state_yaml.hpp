@@ -23,7 +23,8 @@ YAML::Node read_gp_state(const YAML::Node& state, GpHyperparameters& hyperparame
 void write_output_transform(YAML::Node& state, const OutputTransform& transform);
 OutputTransform read_output_transform(const YAML::Node& state);
 // A {fence, value} map (value_floor.hpp), refused with the field's name and line unless both are
-// finite and value >= fence.
+// finite and value >= fence; and its writer (a floor that exists).
 ValueFloor read_value_floor(const YAML::Node& node, const std::string& field);
+YAML::Node value_floor_yaml(const ValueFloor& floor);
 
 }  // namespace tune

@@ -1092,15 +1092,7 @@ YAML::Node MultiResolutionSearch::save() const {
   if (!level_floors_.empty()) {
     // One {fence, value} per level, ~ for a level without a floor.
     YAML::Node floors(YAML::NodeType::Sequence);
-    for (const ValueFloor& f : level_floors_) {
-      YAML::Node entry;
-      if (f.exists()) {
-        entry["fence"] = yaml_double(f.fence);
-        entry["value"] = yaml_double(f.value);
-        entry.SetStyle(YAML::EmitterStyle::Flow);
-      }
-      floors.push_back(entry);
-    }
+    for (const ValueFloor& f : level_floors_) floors.push_back(f.exists() ? value_floor_yaml(f) : YAML::Node());
     state["level_floors"] = floors;
   }
   node["state"] = state;
