@@ -1709,6 +1709,31 @@ TEST(TuneCli, GpooCampaignCompletesAndBestReportsTheRecommendedRegion) {
   EXPECT_NE(c.out.find("where loss averages "), std::string::npos) << c.out;
 }
 
+TEST(TuneCli, StatusSaysWhichResultsTheModelHoldsAtItsFloor) {
+  const fs::path d = fresh_dir("floor");
+  // The quadratic toy, but a run with x > 0.6 "diverges" and prints a huge loss.
+  const fs::path trainer = d / "diverging.sh";
+  write(trainer,
+        "#!/bin/sh\nawk -v x=\"$1\" -v y=\"$2\" 'BEGIN { if (x > 0.6) print \"loss=1e30\"; "
+        "else printf \"loss=%.17g\\n\", (x - 0.3) ^ 2 + (y + 1) ^ 2 / 4 }'\n");
+  fs::permissions(trainer, fs::perms::owner_all);
+  std::string campaign = quadratic_campaign("div", 20, 1, "enqueue:\n  - {x: 0.9, y: 0}\n  - {x: 0.95, y: -2}\n");
+  campaign.replace(campaign.find((kTrainers / "quadratic.sh").string()), (kTrainers / "quadratic.sh").string().size(),
+                   trainer.string());
+  write(d / "c.yaml", campaign);
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  const Result st = tune(d, {"status", "div"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("out of scale, modelled as the worst ordinary result (trial 0's 1e+30 is modelled as "),
+            std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("better reported as failed"), std::string::npos) << st.out;
+  // An ordinary campaign has no such line.
+  write(d / "q.yaml", quadratic_campaign("quad", 12, 1));
+  ASSERT_EQ(tune(d, {"run", "q.yaml", "--quiet"}).code, 0);
+  const Result plain = tune(d, {"status", "quad"});
+  EXPECT_EQ(plain.out.find("out of scale"), std::string::npos) << plain.out;
+}
+
 TEST(TuneCli, AMistypedCommandIsNamedWithTheCommandsThereAre) {
   const fs::path d = fresh_dir("mistyped");
   const Result r = tune(d, {"statsu", "somewhere"});

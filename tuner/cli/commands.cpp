@@ -663,6 +663,32 @@ void print_tree_saturation(const CampaignState& s) {
 
 }  // namespace
 
+// Results the model holds at its floor (value_floor.hpp: a diverged run told as 1e30), if any: the
+// user sees that the model did not take them at their word, and what to do instead.
+void print_floored_results(const CampaignState& s) {
+  const Strategy& strategy = s.study.strategy();
+  std::vector<ValueFloor> floors;  // by level (one for strategies without levels)
+  if (const auto* bandit = dynamic_cast<const GpBandit*>(&strategy)) floors = {bandit->output_transform().floor};
+  else if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&strategy)) floors = mr->level_floors();
+  else if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&strategy)) floors = {gpoo->model().floor};
+  else if (const auto* bnb = dynamic_cast<const BnbStrategy*>(&strategy)) floors = {bnb->model().floor};
+  const Direction direction = s.config.objective.direction;
+  std::size_t count = 0;
+  std::string first;
+  for (const Trial& t : s.study.trials()) {
+    if (t.status != TrialStatus::complete || !t.value) continue;
+    const std::size_t level = floors.size() > 1 ? std::min(t.level.value_or(floors.size() - 1), floors.size() - 1) : 0;
+    if (level >= floors.size() || !floors[level].exists() || !(reward_of(*t.value, direction) < floors[level].fence)) continue;
+    if (count++ == 0)
+      first = "trial " + std::to_string(t.id) + "'s " + format_short(*t.value) + " is modelled as " +
+              format_short(reward_of(floors[level].value, direction));
+  }
+  if (count == 0) return;
+  std::printf("model: %zu result%s out of scale, modelled as the worst ordinary result (%s; a diverged run is "
+              "better reported as failed)\n",
+              count, count == 1 ? "" : "s", first.c_str());
+}
+
 int run_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, const SessionFlags& flags) {
   // `tune run DIR` for `tune resume DIR`, or a mistyped file name: a bad command line, said as such
   // (the YAML reader would call a directory "expected a campaign: a map with name, ...").
@@ -895,6 +921,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     std::printf("model: %zu points told to branch and bound, lattice level %zu (%.4g%% of it pruned), %zu kernel refits\n",
                 bnb->search()->samples(), asked.level(), 100.0 * asked.pruned_fraction(), bnb->model().refresh_count);
   }
+  print_floored_results(s);
   if (const Trial* b = s.study.best())
     std::printf("best: trial %llu, %s = %s, %s%s\n", static_cast<unsigned long long>(b->id), s.config.objective.name.c_str(),
                 format_double(*b->value).c_str(), tune::to_string(b->config).c_str(),

@@ -209,6 +209,8 @@ class MultiResolutionSearch final : public Strategy {
   bool has_model() const { return model_.has_value(); }
   std::size_t model_size() const { return model_ ? base_model_size() + (deferred_ ? deferred_->observations.size() : 0) : 0; }
   const GpHyperparameters& hyperparameters() const { return hyperparameters_; }
+  // The floor under each level's rewards (empty: none; value_floor.hpp).
+  const std::vector<ValueFloor>& level_floors() const { return level_floors_; }
   const Standardization& standardization() const { return standardization_; }
   const CmetsActiveSet* active_set() const { return active_ ? &*active_ : nullptr; }
   // How many times the model has been rebuilt with refitted hyperparameters.
