@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "tune/adapters/command/command_template.hpp"
@@ -668,15 +669,20 @@ void print_tree_saturation(const CampaignState& s) {
 void print_floored_results(const CampaignState& s) {
   const Strategy& strategy = s.study.strategy();
   std::vector<ValueFloor> floors;  // by level (one for strategies without levels)
-  if (const auto* bandit = dynamic_cast<const GpBandit*>(&strategy)) floors = {bandit->output_transform().floor};
-  else if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&strategy)) floors = mr->level_floors();
+  std::set<std::uint64_t> modelled;  // ei/ucb: the dictionary (a compressed model leaves results out)
+  const auto* bandit = dynamic_cast<const GpBandit*>(&strategy);
+  if (bandit) {
+    floors = {bandit->output_transform().floor};
+    modelled.insert(bandit->dictionary().begin(), bandit->dictionary().end());
+  }
+  if (const auto* mr = dynamic_cast<const MultiResolutionSearch*>(&strategy)) floors = mr->level_floors();
   else if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&strategy)) floors = {gpoo->model().floor};
   else if (const auto* bnb = dynamic_cast<const BnbStrategy*>(&strategy)) floors = {bnb->model().floor};
   const Direction direction = s.config.objective.direction;
   std::size_t count = 0;
   std::string first;
   for (const Trial& t : s.study.trials()) {
-    if (t.status != TrialStatus::complete || !t.value) continue;
+    if (t.status != TrialStatus::complete || !t.value || (bandit && !modelled.count(t.id))) continue;
     const std::size_t level = floors.size() > 1 ? std::min(t.level.value_or(floors.size() - 1), floors.size() - 1) : 0;
     if (level >= floors.size() || !floors[level].exists() || !(reward_of(*t.value, direction) < floors[level].fence)) continue;
     if (count++ == 0)
