@@ -84,12 +84,7 @@ OutputTransform fit_output_transform(const std::vector<Observation>& told, Outpu
                                      const GpHyperparameters& hyperparameters, const ValueFloor& previous_floor) {
   if (kind == OutputTransformKind::none) return {};
   OutputTransform floored;
-  {
-    std::vector<double> rewards;
-    rewards.reserve(told.size());
-    for (const Observation& o : told) rewards.push_back(o.value);
-    floored.floor = next_value_floor(previous_floor, std::move(rewards));
-  }
+  floored.floor = next_value_floor(previous_floor, told);
   if (told.size() < 3) return floored;
   // The warping is chosen for the floored rewards, which are what the GP will see.
   const std::vector<Observation> all_observations = transformed(told, floored);

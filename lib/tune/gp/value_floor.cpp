@@ -61,4 +61,11 @@ ValueFloor next_value_floor(const ValueFloor& previous, std::vector<double> rewa
   return next_level_floors({previous}, {std::move(rewards)})[0];
 }
 
+ValueFloor next_value_floor(const ValueFloor& previous, const std::vector<Observation>& observations) {
+  std::vector<double> rewards;
+  rewards.reserve(observations.size());
+  for (const Observation& o : observations) rewards.push_back(o.value);
+  return next_value_floor(previous, std::move(rewards));
+}
+
 }  // namespace tune

@@ -26,6 +26,8 @@
 #include <limits>
 #include <vector>
 
+#include "tune/gp/observation.hpp"
+
 namespace tune {
 
 inline constexpr double kValueFloorSds = 100.0;
@@ -42,8 +44,10 @@ struct ValueFloor {
   bool operator==(const ValueFloor&) const = default;
 };
 
-// The floor after a refit with these rewards (all of them, as told), given the one before it.
+// The floor after a refit with these rewards (all of them, as told), given the one before it; and
+// the same for observations' values.
 ValueFloor next_value_floor(const ValueFloor& previous, std::vector<double> rewards);
+ValueFloor next_value_floor(const ValueFloor& previous, const std::vector<Observation>& observations);
 
 // The same for a model of several levels (resolutions) with one scale: each level's fence lies
 // kValueFloorSds robust sds below its own median, the sd that of the level whose values spread

@@ -98,7 +98,7 @@ class BnbStrategy final : public Strategy {
     GpHyperparameters hyperparameters;
     Standardization standardization;
     ValueFloor floor;  // the values told after it were floored by it (FixedKernelRefit::floor)
-    double standardise(double reward) const { return (floor(reward) - standardization.mean) / standardization.scale; }
+    double standardise(double reward) const { return standardise_floored(reward, floor, standardization); }
   };
   const std::vector<Refit>& refits() const { return history_; }
 

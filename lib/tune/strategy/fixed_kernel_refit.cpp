@@ -22,10 +22,7 @@ bool FixedKernelRefit::due(const RefitSchedule& s, std::size_t n) const {
 void FixedKernelRefit::refresh(const std::vector<Observation>& told, KernelType kernel, std::size_t dim,
                                const HyperparameterFitOptions& fit, bool fit_noise, double fixed_noise,
                                std::uint64_t seed) {
-  std::vector<double> rewards;
-  rewards.reserve(told.size());
-  for (const Observation& o : told) rewards.push_back(o.value);
-  floor = next_value_floor(floor, std::move(rewards));
+  floor = next_value_floor(floor, told);
   std::vector<Observation> observations = told;
   for (Observation& o : observations) o.value = floor(o.value);
   if (refresh_count == 0 || hyperparameters.kernel != kernel ||

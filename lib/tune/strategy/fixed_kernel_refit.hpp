@@ -27,6 +27,11 @@
 
 namespace tune {
 
+// (floor(reward) - mean) / scale: how FixedKernelRefit and bnb's refit history standardise a reward.
+inline double standardise_floored(double reward, const ValueFloor& floor, const Standardization& standardization) {
+  return (floor(reward) - standardization.mean) / standardization.scale;
+}
+
 struct FixedKernelRefit {
   static constexpr std::size_t kMinFitPoints = 3;
 
@@ -48,7 +53,7 @@ struct FixedKernelRefit {
                const HyperparameterFitOptions& fit, bool fit_noise, double fixed_noise, std::uint64_t seed);
 
   // (floor(reward) - mean) / scale and back.
-  double standardise(double reward) const { return (floor(reward) - standardization.mean) / standardization.scale; }
+  double standardise(double reward) const { return standardise_floored(reward, floor, standardization); }
   double unstandardise(double value) const { return value * standardization.scale + standardization.mean; }
 
   Kernel kernel() const { return hyperparameters.make_kernel(); }

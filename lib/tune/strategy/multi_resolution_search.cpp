@@ -269,14 +269,8 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
   {
     std::vector<std::vector<double>> by_level(levels);
     for (const Observation& o : observations) by_level[std::min(o.noise_group, top)].push_back(o.value);
-    bool any = false;
     level_floors_ = next_level_floors(previous_floors, by_level);
-    for (const ValueFloor& f : level_floors_) any = any || f.exists();
-    if (any) {
-      for (Observation& o : observations) o.value = level_floors_[std::min(o.noise_group, top)](o.value);
-    } else {
-      level_floors_.clear();
-    }
+    for (Observation& o : observations) o.value = level_floors_[std::min(o.noise_group, top)](o.value);
   }
   if (hyperparameters_.lengthscales.size() == 0 || hyperparameters_.noise_variances.size() != levels) {
     hyperparameters_ = default_hyperparameters(options_.kernel, context.space.dim(), levels, options_.fit);
@@ -1089,7 +1083,7 @@ YAML::Node MultiResolutionSearch::save() const {
     centres.SetStyle(YAML::EmitterStyle::Flow);
     state["level_centres"] = centres;
   }
-  if (!level_floors_.empty()) {
+  if (std::any_of(level_floors_.begin(), level_floors_.end(), [](const ValueFloor& f) { return f.exists(); })) {
     // One {fence, value} per level, ~ for a level without a floor.
     YAML::Node floors(YAML::NodeType::Sequence);
     for (const ValueFloor& f : level_floors_) floors.push_back(f.exists() ? value_floor_yaml(f) : YAML::Node());

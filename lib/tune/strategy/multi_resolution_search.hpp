@@ -209,7 +209,7 @@ class MultiResolutionSearch final : public Strategy {
   bool has_model() const { return model_.has_value(); }
   std::size_t model_size() const { return model_ ? base_model_size() + (deferred_ ? deferred_->observations.size() : 0) : 0; }
   const GpHyperparameters& hyperparameters() const { return hyperparameters_; }
-  // The floor under each level's rewards (empty: none; value_floor.hpp).
+  // The floor under each level's rewards (empty before the first refresh; value_floor.hpp).
   const std::vector<ValueFloor>& level_floors() const { return level_floors_; }
   const Standardization& standardization() const { return standardization_; }
   const CmetsActiveSet* active_set() const { return active_ ? &*active_ : nullptr; }
@@ -306,8 +306,9 @@ class MultiResolutionSearch final : public Strategy {
   // Per low level, a constant taken off its rewards before the model sees them; empty (none) unless
   // a level's mean lay too far from the reference mean at the last refresh (rebuild_model).
   std::vector<double> level_centres_;
-  // Per level, the floor under its rewards set at the last refresh (empty: none anywhere): a
-  // diverged run told as 1e30 is modelled as its level's worst ordinary run (value_floor.hpp).
+  // Per level, the floor under its rewards set at the last refresh (empty before one; a level
+  // without a floor leaves its rewards as told): a diverged run told as 1e30 is modelled as its
+  // level's worst ordinary run (value_floor.hpp).
   std::vector<ValueFloor> level_floors_;
   double level_centre(const Observation& o) const {
     return o.offset_group && *o.offset_group < level_centres_.size() ? level_centres_[*o.offset_group] : 0.0;
