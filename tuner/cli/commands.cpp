@@ -912,11 +912,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   // were, beside 8 failed trials.
   if (const auto* gpoo = dynamic_cast<const GpooStrategy*>(&s.study.strategy())) {
     std::size_t observed = 0;
-    for (const GpooStrategy::Round& r : gpoo->rounds()) {
-      bool complete = r.trials.size() == gpoo->options().trials_per_round();
-      for (const std::uint64_t id : r.trials) complete = complete && s.study.trial(id).status == TrialStatus::complete;
-      observed += complete ? 1 : 0;
-    }
+    for (const GpooStrategy::Round& r : gpoo->rounds()) observed += gpoo->round_complete(r, s.study.trials()) ? 1 : 0;
     std::printf("model: %zu gpoo rounds, %zu of them observed (every trial complete), %zu kernel refits\n",
                 gpoo->rounds().size(), observed, gpoo->model().refresh_count);
   }

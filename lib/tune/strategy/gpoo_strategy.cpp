@@ -95,14 +95,19 @@ GpooSearchOptions GpooStrategy::search_options(std::size_t dim) const {
   return s;
 }
 
-std::optional<double> GpooStrategy::completed_reward(const Round& round, const StrategyContext& context) const {
-  if (round.trials.size() < options_.trials_per_round()) return std::nullopt;
-  double sum = 0.0;
+bool GpooStrategy::round_complete(const Round& round, const std::vector<Trial>& trials) const {
+  if (round.trials.size() < options_.trials_per_round()) return false;
   for (std::uint64_t id : round.trials) {
-    const Trial& t = trial_by_id(context.trials, id);
-    if (t.status != TrialStatus::complete || !t.value) return std::nullopt;
-    sum += reward_of(*t.value, context.direction);
+    const Trial& t = trial_by_id(trials, id);
+    if (t.status != TrialStatus::complete || !t.value) return false;
   }
+  return true;
+}
+
+std::optional<double> GpooStrategy::completed_reward(const Round& round, const StrategyContext& context) const {
+  if (!round_complete(round, context.trials)) return std::nullopt;
+  double sum = 0.0;
+  for (std::uint64_t id : round.trials) sum += reward_of(*trial_by_id(context.trials, id).value, context.direction);
   return sum / static_cast<double>(round.trials.size());
 }
 

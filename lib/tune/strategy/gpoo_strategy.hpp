@@ -92,6 +92,9 @@ class GpooStrategy final : public Strategy {
     std::vector<std::uint64_t> trials;  // in representative order
     std::optional<double> fantasy;      // reward units; set when first replayed before completion
   };
+  // Whether all the round's trials have completed with a value: it is then an observation of its
+  // cell (a round with a failed trial never will be; it stays as a fantasy).
+  bool round_complete(const Round& round, const std::vector<Trial>& trials) const;
   // Observability and tests.
   const std::vector<Round>& rounds() const { return rounds_; }
   const FixedKernelRefit& model() const { return refit_; }
