@@ -118,5 +118,50 @@ TEST(TuneStrategiesDogfood, GpooStatusCountsOnlyTheRoundsWhoseTrialsAllCompleted
   EXPECT_NE(st.out.find("model: 2 gpoo rounds, 1 of them observed"), std::string::npos) << st.out;
 }
 
+// bnb assumes a deterministic objective; told noisy results it took a lucky draw for the optimum and
+// converged with no sign of trouble. It now re-runs its best configuration once (after
+// repeat_best_after completed trials) and says so when the two results differ. The trainer adds
+// 0.01 times the number of runs so far: a noise-free rule (x - 0.4)^2 plus drift.
+TEST(TuneStrategiesDogfood, BnbWarnsWhenItsReRunOfTheBestDisagrees) {
+  const fs::path d = fresh_dir("strategies-dogfood-bnb-repeat");
+  const fs::path trainer = write_script(
+      d, "drifting.sh",
+      "#!/bin/sh\nn=$(cat \"$2\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$2\"\n"
+      "awk -v x=\"$1\" -v n=\"$n\" -v drift=\"$3\" 'BEGIN { printf \"loss=%.17g\\n\", (x - 0.4) ^ 2 + drift * n }'\n");
+  const auto campaign = [&](const std::string& name, const std::string& drift) {
+    write(d / (name + ".yaml"), "name: " + name + "\ncommand: [" + trainer.string() + ", \"{x}\", \"" +
+                                    (d / (name + ".count")).string() + "\", \"" + drift +
+                                    "\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: loss\n"
+                                    "strategy: {name: bnb, max_level: 4, repeat_best_after: 6}\nbudget: {trials: 12}\n");
+    const Result r = tune(d, {"run", name + ".yaml", "--quiet"});
+    EXPECT_EQ(r.code, 0) << r.err;
+  };
+  campaign("drifting", "0.01");
+  const Result st = tune(d, {"status", "drifting"});
+  ASSERT_EQ(st.code, 0) << st.err;
+  EXPECT_NE(st.out.find("warning: trial 6 re-ran trial "), std::string::npos) << st.out;
+  EXPECT_NE(st.out.find("the objective is not deterministic"), std::string::npos) << st.out;
+  const Result best = tune(d, {"best", "drifting"});
+  ASSERT_EQ(best.code, 0) << best.err;
+  EXPECT_NE(best.out.find("# warning: trial 6 re-ran"), std::string::npos) << best.out;
+  const Result json = tune(d, {"best", "drifting", "--json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"warning\": \"trial 6 re-ran"), std::string::npos) << json.out;
+  // The re-run ran the configuration of an earlier trial, exactly.
+  const YAML::Node trials = state_of(d / "drifting")["study"]["trials"];
+  ASSERT_GE(trials.size(), 7u);
+  bool same_config = false;
+  for (std::size_t i = 0; i < 6; ++i)
+    same_config |= trials[i]["config"]["x"].as<double>() == trials[6]["config"]["x"].as<double>();
+  EXPECT_TRUE(same_config) << st.out;
+
+  // Without drift the same campaign reports agreement, and `tune best` has no warning.
+  campaign("steady", "0");
+  const Result steady = tune(d, {"status", "steady"});
+  EXPECT_NE(steady.out.find("noise check: trial 6 re-ran trial "), std::string::npos) << steady.out;
+  EXPECT_NE(steady.out.find("got the same value"), std::string::npos) << steady.out;
+  EXPECT_EQ(tune(d, {"best", "steady"}).out.find("warning"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tune_test

@@ -339,13 +339,14 @@ TEST(BnbStrategy, RefitsRebaseTheSearchWithoutReplayingIt) {
 
 TEST(BnbStrategy, DiscreteSpaceIsExhaustedWithoutRepeatingAConfiguration) {
   // Ten configurations; many lattice points share one. A deterministic objective is evaluated once
-  // per configuration and the study stops once the relevant set is exhausted.
+  // per configuration and the study stops once the relevant set is exhausted. (The re-run of the best
+  // that checks the objective is deterministic is off here: bnb_repeat_check_test.cpp.)
   const tune::Space grid({tune::Parameter::integer("a", 1, 5), tune::Parameter::categorical("b", {"p", "q"})});
   const auto f = [](const tune::Config& c) {
     return std::pow(static_cast<double>(std::get<std::int64_t>(c.at("a"))) - 4.0, 2) +
            (std::get<std::string>(c.at("b")) == "q" ? 0.0 : 1.5);
   };
-  Study study(grid, strategy("bnb", "{max_level: 4}"), {tune::Direction::minimize, 0});
+  Study study(grid, strategy("bnb", "{max_level: 4, repeat_best_after: 0}"), {tune::Direction::minimize, 0});
   std::set<std::string> seen;
   int asks = 0;
   while (auto s = study.ask()) {

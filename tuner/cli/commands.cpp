@@ -922,6 +922,9 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     const BranchAndBound asked = *bnb->search_as_asked(s.study.trials());
     std::printf("model: %zu points told to branch and bound, lattice level %zu (%.4g%% of it pruned), %zu kernel refits\n",
                 bnb->search()->samples(), asked.level(), 100.0 * asked.pruned_fraction(), bnb->model().refresh_count);
+    if (const std::optional<RepeatCheck> check = bnb->repeat_check(s.study.trials()))
+      std::printf("%s%s\n", check->outcome == RepeatCheck::Outcome::different ? "warning: " : "noise check: ",
+                  check->describe().c_str());
   }
   print_floored_results(s);
   if (const Trial* b = s.study.best())
@@ -997,6 +1000,12 @@ int best(const std::filesystem::path& dir, bool json) {
   // and ucb recommend the trial whose configuration their model believes best: on a noisy objective
   // the best single result is an optimistic draw, and the model's mean there is the honest estimate.
   std::optional<StudyRecommendation> rec = s.study.recommendation();
+  // bnb takes its best result at face value: say so when its re-run of a configuration disagreed.
+  std::optional<std::string> warning;
+  if (const auto* bnb = dynamic_cast<const BnbStrategy*>(&s.study.strategy()))
+    if (const std::optional<RepeatCheck> check = bnb->repeat_check(s.study.trials());
+        check && check->outcome == RepeatCheck::Outcome::different)
+      warning = check->describe();
   const TrialRecommendation trial_rec = gp_bandit_recommendation(s, rec);
   if (rec && !rec->region) rec = trial_rec.rec;
   const Trial* recommended = trial_rec.trial;  // the trial a point recommendation is (its config as it ran)
@@ -1010,9 +1019,10 @@ int best(const std::filesystem::path& dir, bool json) {
   };
   if (json) {
     const std::string recommendation = rec ? ", \"recommendation\": " + recommendation_json(s.config.space, fields()) : "";
-    std::printf("{\"trial\": %llu, \"%s\": %s, \"config\": %s%s}\n", static_cast<unsigned long long>(b->id),
+    const std::string warning_field = warning ? ", \"warning\": \"" + json_escape(*warning) + "\"" : "";
+    std::printf("{\"trial\": %llu, \"%s\": %s, \"config\": %s%s%s}\n", static_cast<unsigned long long>(b->id),
                 json_escape(s.config.objective.name).c_str(), format_double(*b->value).c_str(),
-                config_json(s.config.space, b->config).c_str(), recommendation.c_str());
+                config_json(s.config.space, b->config).c_str(), recommendation.c_str(), warning_field.c_str());
   } else {
     YAML::Node n;
     n["trial"] = b->id;
@@ -1022,6 +1032,7 @@ int best(const std::filesystem::path& dir, bool json) {
     if (rec) n["recommendation"] = recommendation_yaml(s.config.space, fields());
     YAML::Emitter e;
     e << n;
+    if (warning) std::printf("# warning: %s\n", warning->c_str());
     if (rec && rec->region) {
       std::printf("# %s\n", region_summary(*rec, objective, s.study.strategy()).c_str());
     } else if (poor_fit) {

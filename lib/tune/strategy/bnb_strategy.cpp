@@ -1,6 +1,8 @@
 #include "tune/strategy/bnb_strategy.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "tune/io/yaml_values.hpp"
@@ -140,19 +142,95 @@ std::optional<BranchAndBound> BnbStrategy::search_as_asked(const std::vector<Tri
   return copy;
 }
 
+bool results_differ(double a, double b, double spread) {
+  const double scale = std::max({std::abs(a), std::abs(b), std::abs(spread)});
+  return std::abs(a - b) > 1e-9 * scale;
+}
+
+std::string RepeatCheck::describe() const {
+  char text[512];
+  const auto ids = [&] { return "trial " + std::to_string(repeat) + " re-ran trial " + std::to_string(original) + "'s configuration"; };
+  switch (outcome) {
+    case Outcome::different:
+      std::snprintf(text, sizeof text,
+                    "%s and got %.6g against %.6g: the objective is not deterministic, as bnb assumes, so its best is "
+                    "likely a lucky draw and what it pruned was pruned on noise; use ei or ucb for a noisy objective",
+                    ids().c_str(), second, first);
+      return text;
+    case Outcome::same:
+      std::snprintf(text, sizeof text, "%s and got the same value (%.6g): deterministic, as bnb assumes", ids().c_str(),
+                    second);
+      return text;
+    case Outcome::failed:
+      return "trial " + std::to_string(repeat) + ", a re-run of trial " + std::to_string(original) +
+             "'s configuration, failed: whether the objective is deterministic is not known";
+    case Outcome::pending:
+      break;
+  }
+  return "trial " + std::to_string(repeat) + " re-runs trial " + std::to_string(original) +
+         "'s configuration to check that the objective is deterministic";
+}
+
+std::optional<RepeatCheck> BnbStrategy::repeat_check(const std::vector<Trial>& trials) const {
+  if (!repeat_ || repeat_->trial >= trials.size() || repeat_->original >= trials.size()) return std::nullopt;
+  RepeatCheck c;
+  c.original = repeat_->original;
+  c.repeat = repeat_->trial;
+  const Trial& first = trials[c.original];
+  const Trial& second = trials[c.repeat];
+  if (second.status == TrialStatus::failed) {
+    c.outcome = RepeatCheck::Outcome::failed;
+  } else if (second.status == TrialStatus::complete && second.value && first.value) {
+    c.first = *first.value;
+    c.second = *second.value;
+    c.outcome = results_differ(c.first, c.second, refit_.standardization.scale) ? RepeatCheck::Outcome::different
+                                                                              : RepeatCheck::Outcome::same;
+  }
+  return c;
+}
+
+std::optional<Proposal> BnbStrategy::propose_repeat(const StrategyContext& context, bool stopping) {
+  if (repeat_ || options_.repeat_best_after == 0 || !search_) return std::nullopt;
+  const auto completed = std::count_if(points_.begin(), points_.end(), [&](const auto& entry) {
+    const Trial& t = context.trials[entry.first];
+    return t.status == TrialStatus::complete && t.value;
+  });
+  if (!stopping && static_cast<std::size_t>(completed) < options_.repeat_best_after) return std::nullopt;
+  const std::optional<BranchAndBoundRecord> best = search_->best();
+  if (!best) return std::nullopt;
+  const auto record = std::find_if(records_.begin(), records_.end(), [&](const Record& r) { return r.point == best->point; });
+  if (record == records_.end()) return std::nullopt;
+  const Trial& original = trial_by_id(context.trials, record->trial);
+  repeat_ = Repeat{original.id, context.trials.size()};
+  return Proposal{.unit = original.unit,
+                  .source = "bnb: a re-run of trial " + std::to_string(original.id) +
+                            " (is the objective deterministic?)",
+                  .in_model = false,
+                  .model_size = search_->samples()};
+}
+
 ProposalResult BnbStrategy::propose(const StrategyContext& context) {
   // A proposal the study did not turn into a trial (a cost budget stopped it) leaves an id that
   // does not exist; the next ask reuses it.
   points_.erase(points_.lower_bound(context.trials.size()), points_.end());
+  if (repeat_ && repeat_->trial >= context.trials.size()) repeat_.reset();
   if (!search_) rebuild(context);
   refresh_if_due(context);
+  if (std::optional<Proposal> repeat = propose_repeat(context, false)) return {std::move(repeat), {}};
   BranchAndBound copy = *search_as_asked(context.trials);
 
   for (std::size_t step = 0; step < 1000000; ++step) {
     const std::optional<Eigen::VectorXd> p = copy.next();
-    if (!p)
-      return {std::nullopt, "branch and bound has converged: every point of the relevant set on the finest lattice "
-                            "(spacing 2^-" + std::to_string(search_->options().max_level) + ") is sampled"};
+    if (!p) {
+      // Before it stops, the check the user is about to rely on.
+      if (std::optional<Proposal> repeat = propose_repeat(context, true)) return {std::move(repeat), {}};
+      std::string reason = "branch and bound has converged: every point of the relevant set on the finest lattice "
+                           "(spacing 2^-" + std::to_string(search_->options().max_level) + ") is sampled";
+      if (const std::optional<RepeatCheck> check = repeat_check(context.trials);
+          check && check->outcome == RepeatCheck::Outcome::different)
+        reason += "; but " + check->describe();
+      return {std::nullopt, reason};
+    }
     const Eigen::VectorXd unit = context.space.snap(*p);
     const Trial* same = nullptr;
     for (const Trial& t : context.trials)
@@ -209,6 +287,7 @@ void plain_fields(Options& o, Visit&& visit) {
   visit("round_cap", o.round_cap);
   visit("candidate_cap", o.candidate_cap);
   visit("jitter", o.jitter);
+  visit("repeat_best_after", o.repeat_best_after);
 }
 }  // namespace
 
@@ -264,6 +343,13 @@ YAML::Node BnbStrategy::save() const {
   }
   state["refits"] = refits;
   refit_.write(state);
+  if (repeat_) {
+    YAML::Node r;
+    r.SetStyle(YAML::EmitterStyle::Flow);
+    r["original"] = repeat_->original;
+    r["trial"] = repeat_->trial;
+    state["repeat"] = r;
+  }
   node["state"] = state;
   return node;
 }
@@ -274,6 +360,7 @@ void BnbStrategy::restore(const YAML::Node& node, const StrategyContext& context
   records_.clear();
   history_.clear();
   search_.reset();
+  repeat_.reset();
   const YAML::Node points = require(state, "points");
   const YAML::Node records = require(state, "records");
   if (!points.IsSequence()) throw StateError("field 'points' at " + position_of(points) + ": expected a list");
@@ -292,6 +379,13 @@ void BnbStrategy::restore(const YAML::Node& node, const StrategyContext& context
   for (std::size_t i = 0; i < records.size(); ++i)
     records_.push_back({read_point(records[i], "records.point"), read_uint(require(records[i], "trial"), "records.trial")});
   refit_.read(state);
+  if (const YAML::Node r = state["repeat"]) {  // absent before the first re-run, and in older states
+    const Repeat repeat{read_uint(require(r, "original"), "repeat.original"), read_uint(require(r, "trial"), "repeat.trial")};
+    if (repeat.original >= repeat.trial || repeat.original >= context.trials.size())
+      throw StateError("field 'repeat' at " + position_of(r) + ": the re-run must come after the trial it repeats, "
+                       "which must exist; delete the field to let bnb re-run its best again");
+    if (repeat.trial < context.trials.size()) repeat_ = repeat;  // else a proposal the study dropped
+  }
   if (const YAML::Node refits = state["refits"]) {  // absent in states saved before the refit history
     if (!refits.IsSequence()) throw StateError("field 'refits' at " + position_of(refits) + ": expected a list");
     for (std::size_t i = 0; i < refits.size(); ++i) {
