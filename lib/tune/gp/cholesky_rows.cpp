@@ -99,7 +99,7 @@ void GaussianProcess::append_rows(std::size_t count) {
   for (Eigen::Index j = 0; j + 1 < r1; ++j) {
     const Observation& oj = observations_[static_cast<std::size_t>(j)];
     for (Eigen::Index r = std::max(r0, j + 1); r < r1; ++r)
-      L_(r, j) = observation_covariance(kernel_, groups(), oj, observations_[static_cast<std::size_t>(r)]);
+      L_(r, j) = fast_observation_covariance(kernel_, groups(), oj, observations_[static_cast<std::size_t>(r)]);
   }
   Eigen::Index finished = r0;  // rows [r0, finished) have their pivot
   const auto finish_through = [&](Eigen::Index last) {

@@ -106,7 +106,7 @@ void GaussianProcess::append_target_row(std::size_t row, const std::vector<std::
 void GaussianProcess::fill_target_row(Eigen::Index i, const Eigen::Map<const Eigen::VectorXd>& l_row, TrackedTarget& t) {
   // The one formula of every row, (k_i - L_i,<i . v_<i) / L_ii, l_row being L_i,<i.
   if (t.v.size() <= i) t.v.conservativeResize(std::max<Eigen::Index>({2 * t.v.size(), i + 1, 16}));
-  const double k = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], t.target);
+  const double k = fast_observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], t.target);
   t.v(i) = (k - (i > 0 ? l_row.dot(t.v.head(i)) : 0.0)) / L_(i, i);
 }
 
