@@ -2,7 +2,9 @@
 // block of rows and every tracked point at a time, replaying Eigen's row-major gemv) against the
 // same points tracked first and the observations added one at a time (append_tracked_row per row):
 // the same tracked posterior to the bit, for sizes around the blocks, odd and even, one to many
-// points, offset groups and boxes, and after reset().
+// points, offset groups and boxes, and after reset(). The same for tracked targets: a batch tracked
+// on a full model (fill_target_columns, four columns per pass of a row of L where the processor has
+// AVX) against targets tracked first, their rows appended one observation at a time.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -17,7 +19,8 @@ namespace {
 using tune::GaussianProcess;
 using tune::Observation;
 
-bool same_bits(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+template <class A, class B>
+bool same_bits(const A& a, const B& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), sizeof(double) * static_cast<std::size_t>(a.size())) == 0;
 }
 
@@ -84,6 +87,34 @@ TEST(GaussianProcessTrackedRows, TrackingAFullModelIsTrackingRowByRowToTheBit) {
           EXPECT_NEAR((mean_c - mean_b).cwiseAbs().maxCoeff(), 0.0, 1e-6);
         }
       }
+}
+
+TEST(GaussianProcessTrackedRows, TargetsTrackedOnAFullModelHaveTheAppendedColumnsToTheBit) {
+  std::mt19937_64 rng(13);
+  for (const int n : {3, 4, 5, 6, 7, 41, 150}) {
+    const std::vector<Observation> obs = observations(rng, n);
+    std::vector<Observation> targets;
+    for (int j = 0; j < 13; ++j) {  // three groups of four and one left over
+      Eigen::VectorXd x(3);
+      for (Eigen::Index k = 0; k < 3; ++k) x(k) = tune::uniform01(rng);
+      Observation& t = targets.emplace_back();
+      t.query = tune::PointQuery{x};
+      t.noise_group = j % 2;
+      if (j % 2 == 0) t.offset_group = 0;
+    }
+    GaussianProcess early(3, hyperparameters(tune::KernelType::squared_exponential), {0.3, 1.7});
+    const std::vector<std::size_t> early_slots = early.track_targets(targets);
+    for (const Observation& o : obs) early.add(o);
+    GaussianProcess late(3, hyperparameters(tune::KernelType::squared_exponential), {0.3, 1.7});
+    late.add(obs);
+    const std::vector<std::size_t> late_slots = late.track_targets(targets);
+    for (std::size_t a = 0; a < targets.size(); ++a) {
+      const tune::PairPrediction p = early.predict_tracked_pair(early_slots[a], early_slots[(a + 1) % targets.size()]);
+      const tune::PairPrediction q = late.predict_tracked_pair(late_slots[a], late_slots[(a + 1) % targets.size()]);
+      EXPECT_TRUE(same_bits(p.mean, q.mean)) << "n " << n << " target " << a;
+      EXPECT_TRUE(same_bits(p.covariance.reshaped(), q.covariance.reshaped())) << "n " << n << " target " << a;
+    }
+  }
 }
 
 }  // namespace
