@@ -117,4 +117,26 @@ TEST(GaussianProcessTrackedRows, TargetsTrackedOnAFullModelHaveTheAppendedColumn
   }
 }
 
+// predict_tracked_pair(a, a) skips the sums it would make twice: the same bits as a pair of two
+// slots holding the same target (every sum made).
+TEST(GaussianProcessTrackedRows, APairOfOneTargetIsAPairOfTwoCopies) {
+  std::mt19937_64 rng(17);
+  for (const int n : {0, 1, 5, 40}) {
+    const std::vector<Observation> obs = observations(rng, n);
+    GaussianProcess gp(3, hyperparameters(tune::KernelType::matern52), {0.3, 1.7});
+    gp.add(obs);
+    for (const bool offset : {false, true}) {
+      Observation t;
+      t.query = tune::PointQuery{Eigen::Vector3d(0.3, 0.6, 0.2)};
+      if (offset) t.offset_group = 0;
+      const std::vector<std::size_t> slots = gp.track_targets({t, t});
+      const tune::PairPrediction one = gp.predict_tracked_pair(slots[0], slots[0]);
+      const tune::PairPrediction two = gp.predict_tracked_pair(slots[0], slots[1]);
+      EXPECT_TRUE(same_bits(one.mean, two.mean)) << n;
+      EXPECT_TRUE(same_bits(one.covariance.reshaped(), two.covariance.reshaped())) << n;
+      EXPECT_GT(one.covariance(0, 0), 0.0);
+    }
+  }
+}
+
 }  // namespace
