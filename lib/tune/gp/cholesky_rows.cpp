@@ -17,6 +17,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <vector>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -57,12 +58,15 @@ bool has_avx() {
 
 // The SSE2 loop of append_rows four rows at a time: 256-bit multiplies and adds, no FMA. Returns the
 // first row it did not do.
+// The panel's columns are read from `panel` (column k at panel + k * panel_stride, row r at r - r0):
+// a contiguous copy, because L's own columns are 2^k doubles apart and eight of them share a cache set.
 __attribute__((target("avx"))) Eigen::Index panel_group_avx(double* data, Eigen::Index stride, const double (*l)[kPanel],
-                                                             Eigen::Index lo, Eigen::Index j, Eigen::Index r,
+                                                             const double* panel, Eigen::Index panel_stride,
+                                                             Eigen::Index r0, Eigen::Index j, Eigen::Index r,
                                                              Eigen::Index r1) {
   for (; r + 3 < r1; r += 4) {
     __m256d x[kPanel];
-    for (Eigen::Index k = 0; k < kPanel; ++k) x[k] = _mm256_loadu_pd(data + (lo + k) * stride + r);
+    for (Eigen::Index k = 0; k < kPanel; ++k) x[k] = _mm256_loadu_pd(panel + k * panel_stride + (r - r0));
     for (Eigen::Index g = 0; g < kGroup; ++g) {
       __m256d s = _mm256_setzero_pd();
       for (Eigen::Index k = 0; k < kPanel; ++k) s = _mm256_add_pd(s, _mm256_mul_pd(_mm256_set1_pd(l[g][k]), x[k]));
@@ -99,7 +103,7 @@ void GaussianProcess::append_rows(std::size_t count) {
   for (Eigen::Index j = 0; j + 1 < r1; ++j) {
     const Observation& oj = observations_[static_cast<std::size_t>(j)];
     for (Eigen::Index r = std::max(r0, j + 1); r < r1; ++r)
-      L_(r, j) = observation_covariance(kernel_, groups(), oj, observations_[static_cast<std::size_t>(r)]);
+      L_(r, j) = fast_observation_covariance(kernel_, groups(), oj, observations_[static_cast<std::size_t>(r)]);
   }
   Eigen::Index finished = r0;  // rows [r0, finished) have their pivot
   const auto finish_through = [&](Eigen::Index last) {
@@ -107,6 +111,8 @@ void GaussianProcess::append_rows(std::size_t count) {
   };
   double* data = L_.data();
   const Eigen::Index stride = L_.outerStride();
+  const Eigen::Index panel_stride = r1 - r0 + 4;  // not a power of two
+  std::vector<double> panel(static_cast<std::size_t>(kPanel * panel_stride));
   for (Eigen::Index lo = 0; lo + 1 < r1; lo += kPanel) {
     const Eigen::Index hi = lo + kPanel;
     // Inside the panel: column k of every row longer than k, once row k (if new) has its pivot.
@@ -122,7 +128,12 @@ void GaussianProcess::append_rows(std::size_t count) {
       }
     }
     // The gemv: entries j >= hi of rows longer than hi lose the panel's sum (full panels only),
-    // four entries j at a time so that each row's panel is loaded once for them.
+    // four entries j at a time so that each row's panel is loaded once for them. The new rows'
+    // panel entries (final now) are copied contiguous for the vector loops.
+    if (hi + 1 < r1)
+      for (Eigen::Index k = 0; k < kPanel; ++k)
+        for (Eigen::Index r = r0; r < r1; ++r)
+          panel[static_cast<std::size_t>(k * panel_stride + (r - r0))] = data[(lo + k) * stride + r];
     for (Eigen::Index j = hi; j + 1 < r1; j += kGroup) {
       const Eigen::Index group = std::min<Eigen::Index>(kGroup, r1 - 1 - j);
       double l[kGroup][kPanel];
@@ -136,14 +147,14 @@ void GaussianProcess::append_rows(std::size_t count) {
         Eigen::Index r = first;
 #if defined(__x86_64__) && defined(__GNUC__)
         // Four rows per step where the processor has AVX (each row a lane: the same operations).
-        if (has_avx()) r = panel_group_avx(data, stride, l, lo, j, r, r1);
+        if (has_avx()) r = panel_group_avx(data, stride, l, panel.data(), panel_stride, r0, j, r, r1);
 #endif
 #ifdef __SSE2__
         // Two rows per step in SSE2 registers: separate multiplies and adds, lane by lane the
         // scalar loop's operations.
         for (; r + 1 < r1; r += 2) {
           __m128d x[kPanel];
-          for (Eigen::Index k = 0; k < kPanel; ++k) x[k] = _mm_loadu_pd(data + (lo + k) * stride + r);
+          for (Eigen::Index k = 0; k < kPanel; ++k) x[k] = _mm_loadu_pd(panel.data() + k * panel_stride + (r - r0));
           for (Eigen::Index g = 0; g < kGroup; ++g) {
             __m128d s = _mm_setzero_pd();
             for (Eigen::Index k = 0; k < kPanel; ++k) s = _mm_add_pd(s, _mm_mul_pd(_mm_set1_pd(l[g][k]), x[k]));

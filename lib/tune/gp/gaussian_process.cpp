@@ -5,6 +5,10 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 namespace tune {
 
@@ -12,6 +16,77 @@ std::vector<Kernel> GpHyperparameters::make_discrepancy_kernels() const {
   std::vector<Kernel> kernels;
   for (double m : discrepancy_lengthscale_factors) kernels.emplace_back(kernel, lengthscales * m, outputscale);
   return kernels;
+}
+
+namespace {
+// Kernel::operator()(a, b) for contiguous points of the kernel's dimension: scaled_sq_distance's
+// loop, then of_r2 (the squared exponential's expression written out, Matern's by of_r2 itself).
+inline double point_kernel(const Kernel& kernel, const double* a, const double* b) {
+  const double* inv = kernel.inverse_squared_lengthscales().data();
+  const Eigen::Index d = kernel.inverse_squared_lengthscales().size();
+  double r2 = 0.0;
+  for (Eigen::Index i = 0; i < d; ++i) {
+    const double t = a[i] - b[i];
+    r2 += t * t * inv[i];
+  }
+  if (kernel.type() == KernelType::squared_exponential) return kernel.outputscale() * std::exp(-0.5 * r2);
+  return kernel.of_r2(r2);
+}
+}  // namespace
+
+double fast_observation_covariance(const Kernel& kernel, const GroupCovariance& groups, const Observation& a,
+                                   const Observation& b) {
+  const auto* pa = std::get_if<PointQuery>(&a.query);
+  const auto* pb = std::get_if<PointQuery>(&b.query);
+  if (!pa || !pb || pa->x.size() != kernel.inverse_squared_lengthscales().size() || pb->x.size() != pa->x.size())
+    return observation_covariance(kernel, groups, a, b);
+  const bool shared = a.offset_group && a.offset_group == b.offset_group;
+  if (shared) {
+    const std::size_t g = *a.offset_group;
+    if (group_entry(groups.trend_variances, g, 0.0) != 0.0 ||
+        (group_entry(groups.discrepancy_ratios, g, 0.0) != 0.0 && g < groups.discrepancy_kernels.size()))
+      return observation_covariance(kernel, groups, a, b);
+  }
+  const double c = point_kernel(kernel, pa->x.data(), pb->x.data());
+  const double scaled = c * group_scale(groups.group_scales, a) * group_scale(groups.group_scales, b);
+  if (!shared) return scaled;
+  const std::size_t g = *a.offset_group;
+  const double r = group_entry(groups.discrepancy_ratios, g, 0.0);
+  const double trend = 0.0;
+  return scaled + r * c + trend + groups.offset_variance;
+}
+
+double fast_cross_covariance(const Kernel& kernel, const std::vector<double>& group_scales, const Observation& a,
+                             const double* x) {
+  const auto* pa = std::get_if<PointQuery>(&a.query);
+  const Eigen::Index d = kernel.inverse_squared_lengthscales().size();
+  if (!pa || pa->x.size() != d)
+    return group_scale(group_scales, a) * covariance(kernel, a.query, Eigen::Map<const Eigen::VectorXd>(x, d));
+  return group_scale(group_scales, a) * point_kernel(kernel, pa->x.data(), x);
+}
+
+double fast_cross_covariance_with_gradient(const Kernel& kernel, const std::vector<double>& group_scales,
+                                          const Observation& a, const Eigen::Ref<const Eigen::VectorXd>& x,
+                                          double* gradient) {
+  const double rho = group_scale(group_scales, a);
+  const Eigen::VectorXd& inv = kernel.inverse_squared_lengthscales();
+  const Eigen::Index d = x.size();
+  const auto* p = std::get_if<PointQuery>(&a.query);
+  if (kernel.type() == KernelType::squared_exponential && p && p->x.size() == d && inv.size() == d) {
+    // rho k(p, x) = rho (s e) and rho (2 dk/dr2) (x - p) / l^2 with dk/dr2 = (-0.5 s) e: Kernel's
+    // of_r2, d_dr2 and gradient_x written out with their one exponential, the same operations.
+    double r2 = 0.0;
+    for (Eigen::Index k = 0; k < d; ++k) {
+      const double t = p->x(k) - x(k);
+      r2 += t * t * inv(k);
+    }
+    const double e = std::exp(-0.5 * r2);
+    const double g2 = 2.0 * (-0.5 * kernel.outputscale() * e);
+    for (Eigen::Index k = 0; k < d; ++k) gradient[k] = rho * (g2 * ((x(k) - p->x(k)) * inv(k)));
+    return rho * (kernel.outputscale() * e);
+  }
+  Eigen::Map<Eigen::VectorXd>(gradient, d) = rho * covariance_gradient_x(kernel, a.query, x);
+  return rho * covariance(kernel, a.query, x);
 }
 
 GaussianProcess::GaussianProcess(std::size_t dim, GpHyperparameters hyperparameters,
@@ -126,8 +201,159 @@ void GaussianProcess::track(Eigen::MatrixXd X) {
   for (Eigen::Index j = 0; j < tracked_points_.cols(); ++j)
     tracked_prior_std_(j) = kernel_(tracked_points_.col(j), tracked_points_.col(j));
   tracked_V_.resize(L_.rows(), tracked_points_.cols());
-  for (std::size_t i = 0; i < n_; ++i) append_tracked_row(i);
+  fill_tracked_rows();
   refresh_tracked_summaries();
+}
+
+// The replay of Eigen's row-major gemv below holds where append_tracked_row's product runs it with
+// packets of two doubles and no fused multiply-add (the Debian build, baseline x86-64; as in
+// cholesky_rows.cpp). Elsewhere track() appends the rows one at a time, by append_tracked_row.
+#if defined(__x86_64__) && defined(__SSE2__) && !defined(EIGEN_VECTORIZE_FMA) && !defined(EIGEN_VECTORIZE_AVX)
+#define TUNE_REPLAYS_EIGEN_GEMV 1
+#else
+#define TUNE_REPLAYS_EIGEN_GEMV 0
+#endif
+
+namespace {
+constexpr Eigen::Index kTrackedRows = 8;  // rows of V per block (even)
+
+// For the 8 rows at l (L's rows r0.., column stride ls) and one tracked point's column v: a[r] +=
+// L(r0 + r, k) v_k over even k in [k0, k1) and a[8 + r] the same over odd k, in increasing k, each
+// row a lane of its own (the same operations as a scalar loop per row).
+#if TUNE_REPLAYS_EIGEN_GEMV
+#if defined(__GNUC__)
+__attribute__((target("avx"))) void accumulate_tracked_pairs_avx(const double* l, Eigen::Index ls, const double* v,
+                                                                  Eigen::Index k0, Eigen::Index k1, double* a) {
+  __m256d e0 = _mm256_loadu_pd(a), e1 = _mm256_loadu_pd(a + 4);
+  __m256d o0 = _mm256_loadu_pd(a + 8), o1 = _mm256_loadu_pd(a + 12);
+  for (Eigen::Index k = k0; k < k1; k += 2) {
+    const double* p0 = l + k * ls;
+    const double* p1 = p0 + ls;
+    const __m256d b0 = _mm256_set1_pd(v[k]), b1 = _mm256_set1_pd(v[k + 1]);
+    e0 = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(p0), b0), e0);
+    e1 = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(p0 + 4), b0), e1);
+    o0 = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(p1), b1), o0);
+    o1 = _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(p1 + 4), b1), o1);
+  }
+  _mm256_storeu_pd(a, e0);
+  _mm256_storeu_pd(a + 4, e1);
+  _mm256_storeu_pd(a + 8, o0);
+  _mm256_storeu_pd(a + 12, o1);
+}
+bool tracked_rows_have_avx() {
+  static const bool avx = __builtin_cpu_supports("avx");
+  return avx;
+}
+#endif
+void accumulate_tracked_pairs(const double* l, Eigen::Index ls, const double* v, Eigen::Index k0, Eigen::Index k1,
+                              double* a) {
+#if defined(__GNUC__)
+  if (tracked_rows_have_avx()) {
+    accumulate_tracked_pairs_avx(l, ls, v, k0, k1, a);
+    return;
+  }
+#endif
+  __m128d e[4], o[4];
+  for (int q = 0; q < 4; ++q) {
+    e[q] = _mm_loadu_pd(a + 2 * q);
+    o[q] = _mm_loadu_pd(a + 8 + 2 * q);
+  }
+  for (Eigen::Index k = k0; k < k1; k += 2) {
+    const double* p0 = l + k * ls;
+    const double* p1 = p0 + ls;
+    const __m128d b0 = _mm_set1_pd(v[k]), b1 = _mm_set1_pd(v[k + 1]);
+    for (int q = 0; q < 4; ++q) {
+      e[q] = _mm_add_pd(_mm_mul_pd(_mm_loadu_pd(p0 + 2 * q), b0), e[q]);
+      o[q] = _mm_add_pd(_mm_mul_pd(_mm_loadu_pd(p1 + 2 * q), b1), o[q]);
+    }
+  }
+  for (int q = 0; q < 4; ++q) {
+    _mm_storeu_pd(a + 2 * q, e[q]);
+    _mm_storeu_pd(a + 8 + 2 * q, o[q]);
+  }
+}
+#else
+void accumulate_tracked_pairs(const double*, Eigen::Index, const double*, Eigen::Index, Eigen::Index, double*) {}
+#endif
+}  // namespace
+
+void GaussianProcess::fill_tracked_rows() {
+  // Every row of V = L^{-1} K(D, X) at once, bit for bit append_tracked_row's one after another.
+  // There, entry (i, j) is (k_ij - s) / L_ii with s from Eigen's row-major gemv (the row vector
+  // L_i,<i times V_<i): one packet of two accumulators over the pairs of columns k < 2 floor(i / 2),
+  // lane 0 summing L_ik V_kj for even k and lane 1 for odd k, each from 0 in increasing k; then
+  // s = lane 0 + lane 1, plus L_i,i-1 V_i-1,j when i is odd; then k_ij + (-1) s. Each entry's sums
+  // run in that order whatever order the entries are made in, so here a block of 8 rows runs for
+  // every point at once, its rows of L copied contiguous (L's columns are a power of two apart) and
+  // its 16 lanes per point in registers, each row a lane (AVX where the processor has it, SSE2
+  // otherwise: separate multiplies and adds, as the gemv's): V's rows are read once per block of 8
+  // instead of once per row. The row at a time read all of V for each of the n rows and was
+  // memory-bound (24% of the instructions of a loaded 2000-trial Park study's first use).
+  // tests/unit/tracked_rows_test.cpp holds the two to the bit.
+  const Eigen::Index n = static_cast<Eigen::Index>(n_);
+  const Eigen::Index m = tracked_points_.cols();
+  if (!TUNE_REPLAYS_EIGEN_GEMV || m < 2) {  // one point: Eigen's product is a dot product
+    for (std::size_t i = 0; i < n_; ++i) append_tracked_row(i);
+    return;
+  }
+  // K(D, X), then the rows solved in place.
+  for (Eigen::Index j = 0; j < m; ++j)
+    for (Eigen::Index i = 0; i < n; ++i)
+      tracked_V_(i, j) = fast_cross_covariance(kernel_, hp_.group_scales, observations_[static_cast<std::size_t>(i)],
+                                               tracked_points_.col(j).data());
+  constexpr Eigen::Index kDepth = 256;  // columns k of L per pass: the block's 8 x 256 stay in L1
+  const double* l = L_.data();
+  const Eigen::Index ls = L_.outerStride();
+  double* v = tracked_V_.data();
+  const Eigen::Index vs = tracked_V_.outerStride();
+  std::vector<double> acc(static_cast<std::size_t>(2 * kTrackedRows * m));  // per point: the block's even, odd lanes
+  std::vector<double> block(static_cast<std::size_t>(kTrackedRows * n));
+  for (Eigen::Index r0 = 0; r0 < n; r0 += kTrackedRows) {
+    const Eigen::Index r1 = std::min(n, r0 + kTrackedRows);
+    const Eigen::Index rows = r1 - r0;
+    std::fill(acc.begin(), acc.end(), 0.0);
+    // The block's rows of L left of it, contiguous: L's columns are a power of two apart, and read
+    // in place every k hit the same cache set.
+    if (rows == kTrackedRows)
+      for (Eigen::Index k = 0; k < r0; ++k)
+        for (Eigen::Index r = 0; r < kTrackedRows; ++r) block[static_cast<std::size_t>(k * kTrackedRows + r)] = l[k * ls + r0 + r];
+    // The columns k < r0 (inside every row's packet range, r0 being even), in increasing k.
+    for (Eigen::Index k0 = 0; k0 < r0; k0 += kDepth) {
+      const Eigen::Index k1 = std::min(r0, k0 + kDepth);
+      for (Eigen::Index j = 0; j < m; ++j) {
+        double* a = acc.data() + 2 * kTrackedRows * j;
+        if (rows == kTrackedRows) {
+          accumulate_tracked_pairs(block.data(), kTrackedRows, v + j * vs, k0, k1, a);
+          continue;
+        }
+        for (Eigen::Index k = k0; k < k1; k += 2)
+          for (Eigen::Index r = 0; r < rows; ++r) {
+            a[r] = l[k * ls + r0 + r] * v[j * vs + k] + a[r];
+            a[kTrackedRows + r] = l[(k + 1) * ls + r0 + r] * v[j * vs + k + 1] + a[kTrackedRows + r];
+          }
+      }
+    }
+    // The block's own rows in order: row i's columns k in [r0, i) are rows made just before.
+    for (Eigen::Index j = 0; j < m; ++j) {
+      double* col = v + j * vs;
+      const double* a = acc.data() + 2 * kTrackedRows * j;
+      for (Eigen::Index i = r0; i < r1; ++i) {
+        if (i == 0) {
+          col[0] = col[0] / L_(0, 0);
+          continue;
+        }
+        const Eigen::Index paired = 2 * (i / 2);
+        double e = a[i - r0], o = a[kTrackedRows + i - r0];
+        for (Eigen::Index k = r0; k < paired; k += 2) {
+          e = l[k * ls + i] * col[k] + e;
+          o = l[(k + 1) * ls + i] * col[k + 1] + o;
+        }
+        double sum = e + o;
+        if (paired < i) sum += l[paired * ls + i] * col[paired];
+        col[i] = (col[i] + -1.0 * sum) / L_(i, i);
+      }
+    }
+  }
 }
 
 void GaussianProcess::append_tracked_row(std::size_t row) {
@@ -140,10 +366,9 @@ void GaussianProcess::append_tracked_row(std::size_t row) {
     grown.topRows(i) = tracked_V_.topRows(i);
     tracked_V_.swap(grown);
   }
-  const Query& q = observations_[row].query;
-  const double rho = group_scale(hp_.group_scales, observations_[row]);
   Eigen::RowVectorXd k(m);
-  for (Eigen::Index j = 0; j < m; ++j) k(j) = rho * covariance(kernel_, q, tracked_points_.col(j));
+  const Observation& o = observations_[row];
+  for (Eigen::Index j = 0; j < m; ++j) k(j) = fast_cross_covariance(kernel_, hp_.group_scales, o, tracked_points_.col(j).data());
   if (i > 0) k.noalias() -= L_.row(i).head(i) * tracked_V_.topRows(i);
   tracked_V_.row(i) = k / L_(i, i);
 }
@@ -211,7 +436,7 @@ void GaussianProcess::append_row(const Observation& o) {
 }
 
 double GaussianProcess::cross_covariance(std::size_t i, const Eigen::Ref<const Eigen::VectorXd>& x) const {
-  return group_scale(hp_.group_scales, observations_[i]) * covariance(kernel_, observations_[i].query, x);
+  return fast_cross_covariance(kernel_, hp_.group_scales, observations_[i], x.data());
 }
 
 void GaussianProcess::update_weights() {
@@ -269,7 +494,7 @@ Eigen::VectorXd GaussianProcess::covariances_with(const Observation& target) con
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i)
-    c(i) = observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], target);
+    c(i) = fast_observation_covariance(kernel_, groups(), observations_[static_cast<std::size_t>(i)], target);
   return c;
 }
 
@@ -305,12 +530,9 @@ PredictionWithGradient GaussianProcess::predict_with_gradient(const Eigen::Ref<c
   const Eigen::Index d = static_cast<Eigen::Index>(dim_);
   Eigen::VectorXd c(n);
   Eigen::MatrixXd dc(d, n);  // column i: d c_i / d x
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const Query& q = observations_[static_cast<std::size_t>(i)].query;
-    const double rho = group_scale(hp_.group_scales, observations_[static_cast<std::size_t>(i)]);
-    c(i) = rho * covariance(kernel_, q, x);
-    dc.col(i) = rho * covariance_gradient_x(kernel_, q, x);
-  }
+  for (Eigen::Index i = 0; i < n; ++i)
+    c(i) = fast_cross_covariance_with_gradient(kernel_, hp_.group_scales, observations_[static_cast<std::size_t>(i)], x,
+                                               dc.col(i).data());
   PredictionWithGradient out;
   const double s = standardization_.scale;
   out.mean = standardization_.mean + s * c.dot(weights_);

@@ -78,6 +78,23 @@ struct PredictionWithGradient {
   Eigen::VectorXd variance_gradient;
 };
 
+// observation_covariance(kernel, groups, a, b) and group_scale(a) * covariance(kernel, a.query, x),
+// bit for bit: where the queries are points, the same operations in the same order (kernel.cpp's
+// scaled_sq_distance and of_r2, observation.cpp's group terms) without the query variant's dispatch
+// and the Eigen::Ref temporaries of each call; any other query, or a group with a trend or a
+// discrepancy kernel of its own, goes to the general functions. The GP evaluates millions of these
+// when a model is built at once (a refit, a loaded study's first use: ~20% of its instructions at
+// 2000 trials went to the calls' overhead). tests/unit/point_covariance_test.cpp holds them to the bit.
+double fast_observation_covariance(const Kernel& kernel, const GroupCovariance& groups, const Observation& a,
+                                   const Observation& b);
+double fast_cross_covariance(const Kernel& kernel, const std::vector<double>& group_scales, const Observation& a,
+                             const double* x);
+// The same with its gradient in x (group_scale(a) * covariance_gradient_x(kernel, a.query, x)) written
+// to gradient[0, dim): one exponential for both under the squared exponential.
+double fast_cross_covariance_with_gradient(const Kernel& kernel, const std::vector<double>& group_scales,
+                                          const Observation& a, const Eigen::Ref<const Eigen::VectorXd>& x,
+                                          double* gradient);
+
 class GaussianProcess {
  public:
   GaussianProcess() = default;
@@ -198,6 +215,7 @@ class GaussianProcess {
   static constexpr std::size_t kBlockedRowsFrom = 8;  // add() of this many observations uses append_rows
   void reserve_rows(Eigen::Index rows);  // capacity of L and a for this many rows, the valid ones kept
   void append_tracked_row(std::size_t row);
+  void fill_tracked_rows();  // every row [0, size()) of the tracked points', as append_tracked_row's in turn
   void refresh_tracked_summaries();
   void accumulate_tracked_row(std::size_t row);
   void update_weights();

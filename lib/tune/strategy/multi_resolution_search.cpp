@@ -435,6 +435,7 @@ ProposalResult MultiResolutionSearch::propose(const StrategyContext& context) {
   dim_ = context.space.dim();
   levels_ = levels_of(context);
   check_levels(levels_);
+  failures_.reset();  // the trials have changed since the last ask
   return options_.tree ? propose_tree(context) : propose_flat(context);
 }
 
@@ -443,7 +444,7 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
   // where runs fail more often than not (failed_run_ceiling): left out of the model, a failed run's
   // region stayed the most uncertain one, and cmets refined it: a 2-D campaign whose quarter
   // x > 0.75 diverged ended after 30 failed cheap runs and 2 results.
-  const FailureProbability failures(context.trials, model_->kernel(), levels_);
+  const FailureProbability& failures = failure_probability(context);
   std::map<std::size_t, double> ceiling;  // level -> failed_run_ceiling of its rewards in the model
   if (failures.any_failure()) {
     std::map<std::size_t, std::vector<double>> rewards;
@@ -678,11 +679,18 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   const QueryScores scores(gp, queries, posteriors, f_star, options_);
   // A run that fails informs about nothing and costs as much: the expected information per unit
   // cost is CMES x P(success at the node and level) / cost (1 without a failed trial).
-  const FailureProbability failures(context.trials, gp.kernel(), levels_);
+  const FailureProbability& failures = failure_probability(context);
   std::vector<double> success(pairs.size(), 1.0);
-  if (failures.any_failure())
-    for (std::size_t i = 0; i < pairs.size(); ++i)
-      success[i] = failures.success(active_->tree().node(pairs[i].first).centre(), pairs[i].second);
+  if (failures.any_failure()) {
+    // A node's levels are consecutive pairs and share its centre's success(x) (O(trials) each),
+    // times each level's factor: the product success(x, l) forms.
+    double node_success = 0.0;
+    for (std::size_t i = 0; i < pairs.size(); ++i) {
+      if (i == 0 || pairs[i].first != pairs[i - 1].first)
+        node_success = failures.success(active_->tree().node(pairs[i].first).centre());
+      success[i] = node_success * failures.level_factor(pairs[i].second);
+    }
+  }
   // The best score per unit cost over every node and level (capped, acquisition), or per node at its
   // depth's level, compared by CmetsActiveSet::select with the depth's cost and its budget check.
   std::optional<NodeId> chosen;
@@ -822,8 +830,16 @@ std::set<std::pair<std::size_t, std::vector<double>>> MultiResolutionSearch::run
   return ran;
 }
 
+const FailureProbability& MultiResolutionSearch::failure_probability(const StrategyContext& context) const {
+  if (!failures_ || failures_refresh_ != refresh_count_) {
+    failures_.emplace(context.trials, model_->kernel(), levels_);
+    failures_refresh_ = refresh_count_;
+  }
+  return *failures_;
+}
+
 Eigen::VectorXd MultiResolutionSearch::success_probabilities(const StrategyContext& context, const Eigen::MatrixXd& X) const {
-  const FailureProbability failures(context.trials, model_->kernel(), levels_);
+  const FailureProbability& failures = failure_probability(context);
   Eigen::VectorXd success = Eigen::VectorXd::Ones(X.cols());
   if (failures.any_failure())
     for (Eigen::Index j = 0; j < X.cols(); ++j) success(j) = failures.success(X.col(j));

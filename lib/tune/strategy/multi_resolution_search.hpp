@@ -64,6 +64,7 @@
 #include "tune/gp/gaussian_process.hpp"
 #include "tune/gp/hyperparameter_fit.hpp"
 #include "tune/gp/value_floor.hpp"
+#include "tune/strategy/failure_probability.hpp"
 #include "tune/strategy/gp_bandit.hpp"
 #include "tune/strategy/strategy.hpp"
 #include "tune/tree/cmets_active_set.hpp"
@@ -274,6 +275,12 @@ class MultiResolutionSearch final : public Strategy {
   std::set<std::pair<std::size_t, std::vector<double>>> runs_by_level(const StrategyContext& context) const;
   // The probability that a run at each column of X succeeds (1 everywhere without a failed trial).
   Eigen::VectorXd success_probabilities(const StrategyContext& context, const Eigen::MatrixXd& X) const;
+  // The failure probability of this ask's trials with the model's kernel, built once per propose()
+  // (the fantasies' caps, the nodes' and the candidates' success used to build it up to four times,
+  // O(trials) each) and again only if the model is refitted meanwhile.
+  const FailureProbability& failure_probability(const StrategyContext& context) const;
+  mutable std::optional<FailureProbability> failures_;
+  mutable std::size_t failures_refresh_ = 0;  // refresh_count_ when failures_ was built
   static constexpr double kRepeatRadius = 0.05;
   static constexpr std::size_t kDiscrepancyLengthscalesAfter = 2;
 
