@@ -31,6 +31,75 @@ bool wait_until(Ready ready) {
   return ready();
 }
 
+// How many lines of events.jsonl in `dir` are events `event` (of trial `trial` if given).
+int count_events(const fs::path& dir, const std::string& event, int trial = -1) {
+  std::istringstream in(slurp(dir / "events.jsonl"));
+  int n = 0;
+  for (std::string line; std::getline(in, line);)
+    n += line.find("\"event\": \"" + event + "\"") != std::string::npos &&
+         (trial < 0 || line.find("\"trial\": " + std::to_string(trial) + ",") != std::string::npos ||
+          line.find("\"trial\": " + std::to_string(trial) + "}") != std::string::npos);
+  return n;
+}
+
+// A trainer that logs its start to `log`, waits until the file `go` exists, and reports loss = x.
+fs::path waiting_trainer(const fs::path& dir, const fs::path& log, const fs::path& go) {
+  return write_script(dir, "wait.sh",
+                      "#!/bin/sh\necho \"start $TUNE_TRIAL_ID\" >> " + log.string() + "\nwhile [ ! -e " + go.string() +
+                          " ]; do sleep 0.05; done\necho \"loss=$1\"\necho \"end $TUNE_TRIAL_ID\" >> " + log.string() +
+                          "\n");
+}
+
+std::string waiting_campaign(const std::string& name, const fs::path& trainer, int trials, int workers) {
+  return "name: " + name + "\ncommand: [" + trainer.string() +
+         ", \"{x}\"]\nspace:\n  x: {type: float, low: -1, high: 1}\nobjective: {name: loss, direction: minimize}\n"
+         "budget: {trials: " + std::to_string(trials) + "}\nexecutor: {workers: " + std::to_string(workers) + "}\n";
+}
+
+// A trial re-queued (its run cancelled by tune stop and collected) whose supervisor has written its
+// exit record but not exited yet when the next tuner starts: the tuner re-attached it, collected the
+// same record again as cancelled ("re-attached", "interrupted; it will run again", a second requeue
+// event), and did so again at every launch until the supervisor let go. Staged by holding the
+// supervisor's lock, as the exiting supervisor does.
+TEST(TuneSessionsDogfood, AQueuedTrialsCollectedExitIsNotReattached) {
+  const fs::path d = fresh_dir("sessions-stale-exit");
+  const fs::path log = d / "runs.log", go = d / "go";
+  write(d / "c.yaml", waiting_campaign("q", waiting_trainer(d, log, go), 1, 1));
+  const pid_t first = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path trial = d / "q" / "trials" / "0";
+  const bool running = wait_until([&] { return fs::exists(trial / "supervisor.yaml"); });
+  const Result stop = running ? tune(d, {"stop", "q"}) : Result{};
+  const Result stopped = finish(d, first);
+  ASSERT_TRUE(running);
+  ASSERT_EQ(stop.code, 0) << stop.err;
+  ASSERT_EQ(stopped.code, 3) << stopped.err;
+  ASSERT_EQ(state_of(d / "q")["runs"][0]["status"].as<std::string>(), "queued");
+  ASSERT_TRUE(fs::exists(trial / "exit.yaml"));
+  const int requeues = count_events(d / "q", "requeue", 0);
+  ASSERT_EQ(requeues, 1);
+
+  const int lock = ::open((trial / "supervisor.lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(lock, 0);
+  ASSERT_EQ(::flock(lock, LOCK_EX), 0);
+  write(go, "");
+  const pid_t resumed = start(d, {"resume", "q"});
+  // The old tuner re-attached the trial before it wrote session_start; let the "supervisor" exit then.
+  const bool began = wait_until([&] { return count_events(d / "q", "session_start") == 2; });
+  ::close(lock);
+  const Result r = finish(d, resumed);
+  ASSERT_TRUE(began);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(count_events(d / "q", "reattach"), 0);
+  EXPECT_EQ(count_events(d / "q", "requeue", 0), requeues);
+  EXPECT_EQ(r.out.find("re-attached"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("interrupted"), std::string::npos) << r.out;
+  const YAML::Node s = state_of(d / "q");
+  EXPECT_EQ(s["runs"][0]["status"].as<std::string>(), "complete");
+  EXPECT_EQ(s["runs"][0]["attempts"].as<int>(), 2);
+  EXPECT_EQ(starts(log).at("0"), 2);
+  EXPECT_TRUE(fs::exists(trial / "attempts" / "1" / "exit.yaml"));
+}
+
 bool zombie(pid_t pid) { return ::kill(pid, 0) == 0 && !alive(pid); }
 
 // Whether process `pid` has the file `path` open.
