@@ -56,6 +56,81 @@ std::string waiting_campaign(const std::string& name, const fs::path& trainer, i
          "budget: {trials: " + std::to_string(trials) + "}\nexecutor: {workers: " + std::to_string(workers) + "}\n";
 }
 
+// A campaign directory moved (renamed) while its trials ran: the supervisors were given the old
+// paths, so the resumed tuner found none of them ("its run was lost"), ran both trials again beside
+// the first runs, and the first runs' exit records, written to the old path, were lost. Now the
+// supervisors are recognised by the supervisor.lock they hold open and write their records where
+// the directory is now: the runs are re-attached and collected, each trial ran once.
+TEST(TuneSessionsDogfood, ACampaignMovedWhileItsTrialsRunReattachesThem) {
+  const fs::path d = fresh_dir("sessions-moved");
+  const fs::path log = d / "runs.log", go = d / "go";
+  write(d / "c.yaml", waiting_campaign("p", waiting_trainer(d, log, go), 2, 2));
+  const pid_t first = start(d, {"run", "c.yaml", "--quiet"});
+  const bool both_started = wait_until([&] {
+    return fs::exists(d / "p" / "trials" / "0" / "supervisor.yaml") &&
+           fs::exists(d / "p" / "trials" / "1" / "supervisor.yaml") && starts(log).size() == 2;
+  });
+  ::kill(first, SIGKILL);
+  finish(d, first);
+  if (!both_started) write(go, "");
+  ASSERT_TRUE(both_started);
+  fs::rename(d / "p", d / "moved");
+
+  const pid_t resumed = start(d, {"resume", "moved", "--quiet"});
+  // Released once the resumed tuner has decided what to do with the running trials (they wait so
+  // long, both decisions happen while they run).
+  const bool began = wait_until([&] { return count_events(d / "moved", "session_start") == 2; });
+  write(go, "");
+  const Result r = finish(d, resumed);
+  ASSERT_TRUE(began);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto started = starts(log);
+  EXPECT_EQ(started.at("0"), 1) << "trial 0 ran again";
+  EXPECT_EQ(started.at("1"), 1) << "trial 1 ran again";
+  const YAML::Node s = state_of(d / "moved");
+  for (int id : {0, 1}) {
+    EXPECT_EQ(s["runs"][id]["status"].as<std::string>(), "complete") << "trial " << id;
+    EXPECT_EQ(s["runs"][id]["attempts"].as<int>(), 1) << "trial " << id;
+    EXPECT_EQ(count_events(d / "moved", "reattach", id), 1) << "trial " << id;
+    EXPECT_EQ(count_events(d / "moved", "complete", id), 1) << "trial " << id;
+    EXPECT_TRUE(fs::exists(d / "moved" / "trials" / std::to_string(id) / "exit.yaml")) << "trial " << id;
+  }
+  EXPECT_EQ(count_events(d / "moved", "requeue"), 0);
+}
+
+// The same move, with the trial's supervisor killed (-9, the OOM killer) while no tuner ran: what is
+// left of its command is found by the resume through TUNE_TRIAL_DIR, which names the old place, so
+// its child ran on beside the trial's next attempt. It works in the trial directory, wherever that
+// has moved: found by that now, and killed.
+TEST(TuneSessionsDogfood, AMovedCampaignsDeadSupervisorLeavesNothingRunning) {
+  const fs::path d = fresh_dir("sessions-moved-leftover");
+  const fs::path trainer = write_script(d, "stay.sh",
+                                        "#!/bin/sh\nif [ -e first-attempt ]; then echo \"loss=1\"; exit 0; fi\n"
+                                        "touch first-attempt\nsleep 1000 &\necho $! > child.pid\nwait\n");
+  write(d / "c.yaml", waiting_campaign("s", trainer, 1, 1));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path trial = d / "s" / "trials" / "0";
+  const bool running = wait_until([&] { return !slurp(trial / "child.pid").empty() && fs::exists(trial / "supervisor.yaml"); });
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  ASSERT_TRUE(running);
+  const pid_t child = static_cast<pid_t>(std::stol(slurp(trial / "child.pid")));
+  const pid_t supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
+  ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
+  ASSERT_TRUE(wait_until([&] { return !alive(supervisor); }));
+  ASSERT_TRUE(alive(child));  // the leftover this test is about
+  fs::rename(d / "s", d / "moved");
+
+  const Result r = tune(d, {"resume", "moved", "--quiet"});
+  const bool gone = wait_until([&] { return !alive(child); });
+  if (!gone) ::kill(child, SIGKILL);  // not left behind by a failing test
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "moved")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete");
+  EXPECT_EQ(run["attempts"].as<int>(), 2);
+  EXPECT_TRUE(gone) << "the child " << child << " of the first attempt ran on beside the second";
+}
+
 // A trial re-queued (its run cancelled by tune stop and collected) whose supervisor has written its
 // exit record but not exited yet when the next tuner starts: the tuner re-attached it, collected the
 // same record again as cancelled ("re-attached", "interrupted; it will run again", a second requeue
