@@ -175,6 +175,26 @@ TEST(TuneSessionsDogfood, AQueuedTrialsCollectedExitIsNotReattached) {
   EXPECT_TRUE(fs::exists(trial / "attempts" / "1" / "exit.yaml"));
 }
 
+// A launch that throws (here the supervisor's command.yaml cannot be written: a directory is in its
+// place) is no attempt: the session ends with session_end saying why and the attempt number is
+// handed out again, but the run record kept the failed launch's start time, so a trial that never
+// ran had one (tune export's started_at, tune status's times).
+TEST(TuneSessionsDogfood, ALaunchThatNeverStartedLeavesTheRunRecordAsItWas) {
+  const fs::path d = fresh_dir("sessions-launch-error");
+  write(d / "c.yaml", quadratic_campaign_with("e", 1, "{workers: 1}"));
+  const fs::path blocker = d / "e" / "trials" / "0" / "command.yaml";
+  fs::create_directories(blocker);
+  const Result failed = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(failed.code, 1) << failed.err;
+  const YAML::Node run = state_of(d / "e")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "queued");
+  EXPECT_EQ(run["attempts"].as<int>(), 0);
+  EXPECT_EQ(run["started_at"].as<double>(), 0.0);
+  EXPECT_FALSE(run["exit"].IsDefined());
+  EXPECT_EQ(count_events(d / "e", "session_end"), 1);
+  EXPECT_EQ(count_events(d / "e", "launch"), 0);
+}
+
 bool zombie(pid_t pid) { return ::kill(pid, 0) == 0 && !alive(pid); }
 
 // Whether process `pid` has the file `path` open.

@@ -283,6 +283,7 @@ class Runner {
     launch.attempt = r.attempts + 1;
     // Recorded as running before the supervisor starts: a crash in between leaves a record that
     // resume checks against the trial directory, never a process the state does not know about.
+    const TrialRun before = r;
     r.status = RunStatus::running;
     ++r.attempts;
     r.started_at = now_seconds();
@@ -294,9 +295,10 @@ class Runner {
       r.job = executor_->launch(launch);
     } catch (const std::exception&) {
       // It never started (the cluster refused it, the supervisor is missing): not an attempt, so the
-      // number is handed out again and attempt numbers (events, attempts/<n>/) count runs that started.
-      r.status = RunStatus::queued;
-      --r.attempts;
+      // number is handed out again and attempt numbers (events, attempts/<n>/) count runs that started,
+      // and the run record is as it was (the last real attempt's start and exit, not the failed
+      // launch's start time on a trial that never ran).
+      r = before;
       checkpoint();
       throw;
     }
