@@ -74,13 +74,29 @@ std::optional<long> flock_holder(const std::filesystem::path& path) {
   return std::nullopt;
 }
 
+// Whether process `pid` has ended: gone, or a zombie its parent has not reaped yet (it runs nothing
+// and holds no descriptor, but kill(pid, 0) still succeeds on it).
+bool process_ended(pid_t pid) {
+  if (::kill(pid, 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  // "pid (comm) state ...": comm may hold spaces and parentheses, so the state follows the last ')'.
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 >= text.size()) return text.empty();  // gone since the kill
+  const char state = text[close + 2];
+  return state == 'Z' || state == 'X';
+}
+
 // A tuner killed with SIGKILL just after it forked a supervisor leaves its locks held for a moment
 // by the child, whose copies of the descriptors close at its exec (O_CLOEXEC). The kernel still
 // names the dead tuner as the holder (as 0 where its pid cannot be translated into our pid
-// namespace), so such a lock is let go soon: waited for, not refused.
+// namespace), so such a lock is let go soon: waited for, not refused. The dead tuner may still be a
+// zombie (the shell that started it has not reaped it yet): a `tune resume` typed right after the
+// kill -9 was refused as "driven by the tuner (process N)", N the killed tuner.
 bool held_by_dead_tuner(const std::filesystem::path& dir) {
   const std::optional<long> holder = flock_holder(dir / kTunerLockFile);
-  return holder && (*holder <= 0 || (::kill(static_cast<pid_t>(*holder), 0) != 0 && errno == ESRCH));
+  return holder && (*holder <= 0 || process_ended(static_cast<pid_t>(*holder)));
 }
 
 std::string first_line(const std::filesystem::path& path) {

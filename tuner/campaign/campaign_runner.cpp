@@ -89,6 +89,10 @@ class StopSignals {
   struct sigaction old_pipe_ {};
 };
 
+// How long a launch waits for the supervisor of a trial's collected run to exit (it has written its
+// exit record; what remains is reaping the command's leftovers, at most 2 s, and exiting).
+constexpr std::chrono::seconds kSupervisorExitPatience{30};
+
 const char* signal_name(int sig) {
   switch (sig) {
     case SIGKILL: return "SIGKILL";
@@ -170,7 +174,7 @@ class Runner {
       // A re-queued trial's last run was collected (or given up for lost), so an exit record in its
       // directory is that run's, to be set aside at the next launch, not collected again; only a
       // supervisor still alive (started just as the previous tuner died) is followed.
-      if (r.status == RunStatus::queued && !adapters::trial_is_supervised(std::filesystem::absolute(tdir))) continue;
+      if (r.status == RunStatus::queued && !supervises_new_run(std::filesystem::absolute(tdir))) continue;
       const adapters::RunRecord run{.id = std::to_string(r.id), .dir = std::filesystem::absolute(tdir),
                                     .attempt = r.attempts, .job = r.job, .requeued = r.status == RunStatus::queued};
       if (std::filesystem::exists(tdir) && executor_->attach(run)) {
@@ -228,10 +232,28 @@ class Runner {
     return nullptr;
   }
 
+  // Whether a supervisor holds a re-queued trial's directory for a run the state does not know of
+  // (started just as the previous tuner died). One that has written its exit record is the run
+  // collected already, exiting: re-attached, it was collected a second time, as cancelled, with a
+  // "re-attached" and an "interrupted; it will run again" line and a requeue event of its own.
+  static bool supervises_new_run(const std::filesystem::path& tdir) {
+    return adapters::trial_is_supervised(tdir) && !std::filesystem::exists(tdir / adapters::kExitFile);
+  }
+
+  // Waits (up to kSupervisorExitPatience) for the supervisor of a re-queued trial's collected run,
+  // which has written its exit record, to exit and let go of the trial directory: a supervisor
+  // started meanwhile would find the directory taken and back off without running the trial.
+  static void wait_for_collected_supervisor(const std::filesystem::path& tdir) {
+    const auto deadline = std::chrono::steady_clock::now() + kSupervisorExitPatience;
+    while (adapters::trial_is_supervised(tdir) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+
   void launch(TrialRun& r) {
     const Trial& t = state_.study.trial(r.id);
     const std::filesystem::path tdir = std::filesystem::absolute(trial_dir(dir_, r.id));
-    if (adapters::trial_is_supervised(tdir) &&
+    if (r.attempts > 0 && !supervises_new_run(tdir)) wait_for_collected_supervisor(tdir);
+    if (supervises_new_run(tdir) &&
         executor_->attach(
             {.id = std::to_string(r.id), .dir = tdir, .attempt = r.attempts, .job = r.job, .requeued = true})) {
       // An earlier attempt is still alive after all (its supervisor started just as the previous
@@ -261,6 +283,7 @@ class Runner {
     launch.attempt = r.attempts + 1;
     // Recorded as running before the supervisor starts: a crash in between leaves a record that
     // resume checks against the trial directory, never a process the state does not know about.
+    const TrialRun before = r;
     r.status = RunStatus::running;
     ++r.attempts;
     r.started_at = now_seconds();
@@ -272,9 +295,10 @@ class Runner {
       r.job = executor_->launch(launch);
     } catch (const std::exception&) {
       // It never started (the cluster refused it, the supervisor is missing): not an attempt, so the
-      // number is handed out again and attempt numbers (events, attempts/<n>/) count runs that started.
-      r.status = RunStatus::queued;
-      --r.attempts;
+      // number is handed out again and attempt numbers (events, attempts/<n>/) count runs that started,
+      // and the run record is as it was (the last real attempt's start and exit, not the failed
+      // launch's start time on a trial that never ran).
+      r = before;
       checkpoint();
       throw;
     }

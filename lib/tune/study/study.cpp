@@ -266,10 +266,29 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
     throw std::invalid_argument("tell: trial " + std::to_string(id) +
                                 ": this study measures its levels' costs against a cost budget; give the trial's "
                                 "cost (its run time) as tell's third argument");
+  // All or nothing: the strategy takes the result in with the trial complete (as it must see it),
+  // and if it throws (it refuses the value, an internal error) the trial is pending again and the
+  // strategy restored to its state before the tell. Completed first, a refused tell left a trial
+  // the strategy had not seen, or had half taken in (ei's model naming it while it was not
+  // complete), in every later save, and the trial could then be neither told again nor failed.
+  const YAML::Node before = strategy_->save();
   t.value = value;
   t.cost = cost;
   t.status = TrialStatus::complete;
-  strategy_->on_complete(context(), t);
+  try {
+    strategy_->on_complete(context(), t);
+  } catch (const std::exception& e) {
+    t.value.reset();
+    t.cost.reset();
+    t.status = TrialStatus::pending;
+    try {
+      strategy_->restore(before, context());
+    } catch (const std::exception& restore_error) {
+      throw std::logic_error("tell: trial " + std::to_string(id) + ": " + e.what() +
+                             "; the strategy could not be restored to its state before the tell: " + restore_error.what());
+    }
+    throw;
+  }
 }
 
 void Study::fail(std::uint64_t id, std::string reason, std::optional<double> cost) {

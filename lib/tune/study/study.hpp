@@ -103,7 +103,10 @@ class Study {
   std::size_t enqueued_count() const { return enqueued_.size(); }
   // The objective value of a pending trial. Throws std::invalid_argument for an unknown id, a trial
   // that is not pending, a non-finite value (report those with fail()), or one beyond
-  // +-kMaxObjectiveMagnitude; the trial then stays pending.
+  // +-kMaxObjectiveMagnitude; the trial then stays pending. All or nothing: if the strategy throws
+  // while taking the result in (it refuses it, an internal error), the exception propagates with the
+  // trial pending, without a value, and the strategy as before the call (restored from its save(),
+  // taken at every tell), so the trial can be told again or failed, and a save holds no trace of it.
   // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
   // With declared costs a cost is optional; given, it replaces the level's declared cost for this
   // trial in spent_cost() and the budget, so it must be in the declared costs' unit.

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,13 +90,36 @@ bool any_proc_entry(const std::string& pid, const char* file, const Holds& holds
   return false;
 }
 
-// True if `pid` is alive and is the supervisor of `dir` (guards against a reused pid). A zombie has
-// an empty command line, so a supervisor that exited but is not reaped counts as gone.
+// Whether process `pid` has a descriptor open on the file at `path` (the same inode): the kernel
+// follows a file that was moved, so this holds after the campaign directory is renamed, when the
+// paths the process was given no longer name anything.
+bool holds_open(const std::string& pid, const std::filesystem::path& path) {
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0) return false;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc/" + pid + "/fd", ec), end; !ec && it != end; it.increment(ec)) {
+    struct stat st {};
+    if (::stat(it->path().c_str(), &st) == 0 && st.st_dev == target.st_dev && st.st_ino == target.st_ino) return true;
+  }
+  return false;
+}
+
+// Whether `pid`'s working directory is `dir` (the same inode, wherever it has been moved since).
+bool works_in(const std::string& pid, const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::equivalent("/proc/" + pid + "/cwd", dir, ec) && !ec;
+}
+
+// True if `pid` is alive and is the supervisor of `dir` (guards against a reused pid): its command
+// line names the directory, or, the campaign having been moved (renamed) since it started, it holds
+// the directory's supervisor.lock open. A zombie has an empty command line and no descriptors, so a
+// supervisor that exited but is not reaped counts as gone.
 bool is_supervisor_of(pid_t pid, const std::filesystem::path& dir) {
   if (pid <= 0) return false;
   if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-  return any_proc_entry(std::to_string(pid), "cmdline",
-                        [&](std::string_view arg) { return same_directory(arg, dir); });
+  const std::string id = std::to_string(pid);
+  return any_proc_entry(id, "cmdline", [&](std::string_view arg) { return same_directory(arg, dir); }) ||
+         holds_open(id, dir / kSupervisorLockFile);
 }
 
 bool exit_record_exists(const std::filesystem::path& dir) {
@@ -138,12 +162,18 @@ void kill_group_left_by(const std::filesystem::path& dir, pid_t supervisor) {
 }
 
 // Whether /proc/<pid>/environ holds TUNE_TRIAL_DIR naming `dir`: the process descends from this
-// trial's command (every command gets it, and its children inherit it). False when unreadable.
+// trial's command (every command gets it, and its children inherit it); or, the campaign having been
+// moved since the command started (its TUNE_TRIAL_DIR names the old place), whether it works in the
+// trial directory, where the command starts. False when unreadable.
 bool runs_for_trial(const std::string& pid, const std::filesystem::path& dir) {
   constexpr std::string_view key = "TUNE_TRIAL_DIR=";
-  return any_proc_entry(pid, "environ", [&](std::string_view variable) {
-    return variable.starts_with(key) && same_directory(variable.substr(key.size()), dir);
+  bool named = false;
+  const bool has_variable = any_proc_entry(pid, "environ", [&](std::string_view variable) {
+    if (!variable.starts_with(key)) return false;
+    named = same_directory(variable.substr(key.size()), dir);
+    return true;
   });
+  return named || (has_variable && works_in(pid, dir));
 }
 
 // A supervisor that died while no tuner ran (kill -9, the OOM killer, after the tuner had stopped)

@@ -329,7 +329,19 @@ void reap_leftovers(pid_t group) {
 
 enum class Termination { none, timeout, cancelled };
 
-int supervise(const Arguments& args, const sigset_t& handled) {
+// The trial directory where it is now, found through the supervisor.lock we hold open (`lock_fd`):
+// the campaign directory may have been moved (renamed) while the trial ran, and an exit record
+// written to the path we were given failed, so that the tuner resumed in the new place lost the
+// trial's result and ran it again. The given path if the lock's cannot be read, or names a deleted
+// file (" (deleted)": the directory was removed, or copied to another filesystem and removed).
+std::filesystem::path trial_dir_now(const std::filesystem::path& given, int lock_fd) {
+  std::error_code ec;
+  const std::filesystem::path lock = std::filesystem::read_symlink("/proc/self/fd/" + std::to_string(lock_fd), ec);
+  if (ec || !lock.is_absolute() || lock.filename() != kSupervisorLockFile) return given;
+  return lock.parent_path();
+}
+
+int supervise(const Arguments& args, const sigset_t& handled, int lock_fd) {
   const double attempted_at = wall_seconds();
   TrialExit exit;
   std::map<std::string, std::string> additions;
@@ -338,7 +350,7 @@ int supervise(const Arguments& args, const sigset_t& handled) {
   } catch (const std::exception& e) {
     exit = {.kind = ExitKind::launch_failed, .code = 0, .signal = 0, .started_at = attempted_at,
             .finished_at = wall_seconds(), .message = e.what()};
-    write_trial_exit(args.trial_dir, exit);
+    write_trial_exit(trial_dir_now(args.trial_dir, lock_fd), exit);
     return 0;
   }
 
@@ -348,7 +360,7 @@ int supervise(const Arguments& args, const sigset_t& handled) {
   if (command.failure) {
     exit = {.kind = ExitKind::launch_failed, .code = 0, .signal = 0, .started_at = started_at,
             .finished_at = wall_seconds(), .message = *command.failure};
-    write_trial_exit(args.trial_dir, exit);
+    write_trial_exit(trial_dir_now(args.trial_dir, lock_fd), exit);
     return 0;
   }
   const pid_t group = command.pid;
@@ -430,7 +442,7 @@ int supervise(const Arguments& args, const sigset_t& handled) {
       exit.message = how;
       break;
   }
-  write_trial_exit(args.trial_dir, exit);
+  write_trial_exit(trial_dir_now(args.trial_dir, lock_fd), exit);
   return 0;
 }
 
@@ -466,7 +478,7 @@ int supervise_main(int argc, char** argv) {
   // Orphaned grandchildren are reparented to us, so we can kill and reap them.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   try {
-    return supervise(*args, handled);
+    return supervise(*args, handled, lock_fd);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tune supervisor: %s\n", e.what());
     return 1;
