@@ -32,6 +32,15 @@ std::string whole_number(const std::string& v) {
              : "expected a whole number, not '" + v + "'";
 }
 
+// "tune status": who an error line of the command that ran (or was being parsed) comes from; "tune"
+// before any is known. A script running several commands could not tell which one a bare "tune: ..."
+// came from.
+std::string command_name(const CLI::App& app) {
+  std::string name = "tune";
+  for (const CLI::App* sub : app.get_subcommands()) name += " " + sub->get_name();
+  return name;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -45,6 +54,10 @@ int main(int argc, char** argv) {
                "(`objective=0.93`); tune decides what to run next and checkpoints every event."};
   app.footer(kExitCodes);
   app.require_subcommand(1);
+  // A bad option of a command is named by the command ("tune run: --trials: expected ..."), as its
+  // other errors are.
+  app.failure_message(
+      [](const CLI::App* a, const CLI::Error& e) { return command_name(*a) + ": " + CLI::FailureMessage::simple(a, e); });
 
   SessionFlags flags;
   std::optional<std::filesystem::path> dir;
@@ -292,7 +305,7 @@ int main(int argc, char** argv) {
     }
     if (*stop_cmd) return tune::tuner::stop(campaign_dir);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tune: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", command_name(app).c_str(), e.what());
     return kExitError;
   }
   return kExitUsage;
