@@ -733,12 +733,24 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   }
   // The campaign file's refusal would say "declare a 'resolution' ..., or use budget.trials /
   // budget.wall": keys the inline form has no way to write. Say how this form declares the levels.
+  constexpr const char* kDeclareLevels =
+      "declare them with an argument NAME~'levels(...)' after -- (e.g. --epochs~'levels(1,3,9,27)': each trial gets "
+      "its level's value there, and cmets chooses the level)";
   if (s.cost_budget && !inline_campaign.resolution) {
-    std::fprintf(stderr,
-                 "tune run: --cost-budget %s: a cost budget counts the costs of resolution levels; declare them with "
-                 "an argument NAME~'levels(...)' after -- (e.g. --epochs~'levels(1,3,9,27)': each trial gets its "
-                 "level's value there, and cmets chooses the level), or give --trials instead\n",
-                 format_double(*s.cost_budget).c_str());
+    std::fprintf(stderr, "tune run: --cost-budget %s: a cost budget counts the costs of resolution levels; %s, or give "
+                         "--trials instead\n",
+                 format_double(*s.cost_budget).c_str(), kDeclareLevels);
+    return kExitUsage;
+  }
+  // cmets is there to choose each trial's level; asked for by name without levels it ran every trial
+  // in full, a tree search at one level, with a note that --quiet kept back and progress lines
+  // scrolled away: the user of this form forgot the levels, and a refusal costs a retyped line
+  // where the campaign would have spent its whole budget on full runs. (A campaign file may ask for
+  // that search on purpose: it is run, with the note.)
+  if (s.strategy_given && s.strategy == "cmets" && !inline_campaign.resolution) {
+    std::fprintf(stderr, "tune run: --strategy cmets: the campaign has no resolution, and cmets chooses each trial's "
+                         "level among the resolution's levels; %s, or give --strategy cmes or ei to run every trial in full\n",
+                 kDeclareLevels);
     return kExitUsage;
   }
   // Build the campaign as YAML so that it goes through exactly the checks of a campaign file.

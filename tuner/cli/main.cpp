@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
   run->add_flag("--maximize", inline_settings.maximize, "inline form: maximise the objective (default: minimise)");
   run->add_option("--strategy", inline_settings.strategy,
                   "inline form: ei, ucb, random, sobol, gpoo or bnb; cmets chooses each trial's resolution level, "
-                  "which an argument NAME~'levels(1,3,9,27)' declares (cmes runs every trial at the last); "
+                  "which an argument NAME~'levels(1,3,9,27)' declares (without one, cmets is refused; cmes runs every "
+                  "trial at the last); "
                   "default: ei, or cmets with such an argument")
       ->capture_default_str();
   run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
