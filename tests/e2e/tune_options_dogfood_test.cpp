@@ -203,6 +203,29 @@ TEST(TuneOptionsDogfood, AMisspeltKeyNamesTheKeyItMeant) {
   }
 }
 
+// A count past 2^64 - 1 was clamped to it by CLI11: `tune ask DIR --trials 99999999999999999999999`
+// set budget.trials to 18446744073709551615 and handed out a trial. It is refused, and nothing changes.
+TEST(TuneOptionsDogfood, ACountTooLargeForSixtyFourBitsIsRefused) {
+  const fs::path d = fresh_dir("options-huge-count");
+  write(d / "c.yaml", "name: c\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {trials: 1}\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  const std::string huge = "99999999999999999999999";
+  const Result ask = tune(d, {"ask", "c", "--trials", huge});
+  EXPECT_EQ(ask.code, 2);
+  EXPECT_TRUE(every_line_starts_with(ask.err, "tune ask: --trials: '" + huge + "' is too large (the largest is "
+                                              "18446744073709551615)"))
+      << ask.err;
+  EXPECT_EQ(ask.out, "");
+  EXPECT_EQ(state_of(d / "c")["campaign"]["budget"]["trials"].as<std::string>(), "1");
+  // The largest value itself is a number as typed (a trial budget far above the trials so far).
+  const Result largest = tune(d, {"status", "c", "--last", "18446744073709551615"});
+  EXPECT_EQ(largest.code, 0) << largest.err;
+  const Result seed = tune(d, {"run", "--name", "s", "--seed", huge, "--", "true", "--x~uniform(0,1)"});
+  EXPECT_EQ(seed.code, 2);
+  EXPECT_TRUE(every_line_starts_with(seed.err, "tune run: --seed: '" + huge + "' is too large")) << seed.err;
+  EXPECT_FALSE(fs::exists(d / "s"));
+}
+
 // `tune run --strategy cmets` inline without a resolution ran every trial in full (a tree search at
 // one level), with a note that --quiet kept back; it is refused now, saying how the inline form
 // declares the levels, and nothing is created. With levels it runs; a campaign file asking for

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -24,12 +25,17 @@ another tuner drives the campaign, or an ask/tell waited in vain for another (60
 variable TUNE_LOCK_WAIT, a duration such as 5s or 2m, sets how long); 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
 then ask again (tune ask exits 0 with nothing handed out once the campaign is finished).)";
 
-// CLI11 reads `--trials -1` into a std::size_t as 2^64 - 1 (no limit at all), so counts are checked
-// as typed: digits only.
+// CLI11 reads `--trials -1` into a std::size_t as 2^64 - 1 (no limit at all), and clamps a number
+// past 2^64 - 1 to it (`tune ask DIR --trials 99999999999999999999999` set budget.trials to
+// 18446744073709551615 without a word), so counts are checked as typed: digits only, and a value
+// that fits.
 std::string whole_number(const std::string& v) {
-  return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })
-             ? std::string()
-             : "expected a whole number, not '" + v + "'";
+  if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return "expected a whole number, not '" + v + "'";
+  std::uint64_t n = 0;
+  if (std::from_chars(v.data(), v.data() + v.size(), n).ec == std::errc::result_out_of_range)
+    return "'" + v + "' is too large (the largest is " + std::to_string(std::numeric_limits<std::uint64_t>::max()) + ")";
+  return {};
 }
 
 // "tune status": who an error line of the command that ran (or was being parsed) comes from; "tune"
