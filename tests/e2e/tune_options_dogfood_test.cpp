@@ -226,6 +226,27 @@ TEST(TuneOptionsDogfood, ACountTooLargeForSixtyFourBitsIsRefused) {
   EXPECT_FALSE(fs::exists(d / "s"));
 }
 
+// A binary file given as the campaign (a program, an archive) was refused as "not valid YAML (unknown
+// escape character: " cut short by the NUL byte it then printed; a count too large for 64 bits was
+// "expected a whole number". Each now says what is wrong.
+TEST(TuneOptionsDogfood, ABinaryCampaignFileAndAHugeCountSayWhatIsWrong) {
+  const fs::path d = fresh_dir("options-binary");
+  write(d / "b.yaml", std::string("\x7f" "ELF\x02\x01\x01\0\0\0\\\x01", 12) + "name: b\n");
+  for (const char* command : {"run", "ask"}) {
+    const Result r = tune(d, {command, "b.yaml"});
+    EXPECT_EQ(r.code, 1) << r.err;
+    EXPECT_EQ(r.err, "tune " + std::string(command) + ": b.yaml: not a text file (byte 7 is NUL); give a campaign "
+                      "file in YAML ('tune init' writes an example)\n");
+  }
+  write(d / "h.yaml", "name: h\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {trials: 99999999999999999999999}\n");
+  const Result huge = tune(d, {"ask", "h.yaml"});
+  EXPECT_EQ(huge.code, 1);
+  EXPECT_TRUE(has(huge.err, "h.yaml: field 'budget.trials' at line 4, column 18: '99999999999999999999999' is too "
+                            "large (the largest is 18446744073709551615)"))
+      << huge.err;
+  EXPECT_FALSE(fs::exists(d / "h"));
+}
+
 // `tune run --strategy cmets` inline without a resolution ran every trial in full (a tree search at
 // one level), with a note that --quiet kept back; it is refused now, saying how the inline form
 // declares the levels, and nothing is created. With levels it runs; a campaign file asking for

@@ -1,9 +1,12 @@
 #include "tuner/campaign/campaign_config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -69,6 +72,11 @@ std::size_t read_count(const YAML::Node& node, const std::string& field, std::si
   try {
     v = read_uint(node, field);
   } catch (const StateError&) {
+    const std::string text = node.IsScalar() ? node.Scalar() : std::string();
+    // 99999999999999999999999 is a whole number: "expected a whole number" sent the user looking for a typo.
+    if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+      fail(node, field, "'" + text + "' is too large (the largest is " +
+                            std::to_string(std::numeric_limits<std::uint64_t>::max()) + ")");
     fail(node, field, "expected a whole number >= " + std::to_string(minimum) + ", found '" +
                           (node.IsScalar() ? node.Scalar() : std::string("a list or map")) + "'");
   }
@@ -562,6 +570,17 @@ std::string level_values_text(const Resolution& resolution) {
 }
 
 CampaignConfig load_campaign_file(const std::filesystem::path& path) {
+  // A binary file (a program, an archive) given by mistake was refused as "not valid YAML (unknown
+  // escape character: " and then the raw byte, a NUL that cut the message short.
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(64 * 1024, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (const std::size_t nul = head.find('\0'); nul != std::string::npos)
+      throw CampaignError(path.string() + ": not a text file (byte " + std::to_string(nul) +
+                          " is NUL); give a campaign file in YAML ('tune init' writes an example)");
+  }
   YAML::Node root;
   try {
     root = load_yaml_file(path);
