@@ -42,6 +42,15 @@ TEST(StrategyOptions, AnOptionOfAnotherStrategyIsRefusedNamingWhoseItIs) {
       {"gpoo", "{beta: theory, beta_scale: 2}",
        "strategy option 'beta_scale' is gpoo's with beta: code; gpoo with beta: theory does not use it ("},
       {"cmes", "{max_depth: 4}", "strategy option 'max_depth' is cmets's; cmes does not use it ("},
+      {"ei",
+       "{fit_hyperparameters: false, hyperparameters: {lengthscales: [0.2], outputscale: 1, noise_variance: 0.01}, "
+       "output_transform: log}",
+       "strategy option 'output_transform' is fit_hyperparameters: true's; ei with fit_hyperparameters: false does not "
+       "use it ("},
+      {"ucb",
+       "{fit_hyperparameters: false, hyperparameters: {lengthscales: [0.2], outputscale: 1, noise_variance: 0.01}, "
+       "fit: {noise_min: 0.001}}",
+       "strategy option 'fit' is fit_hyperparameters: true's; ucb with fit_hyperparameters: false does not use it ("},
       {"cmets", "{initial_design: 4}", "strategy option 'initial_design' is cmes's (and ei's, ucb's); cmets does not use it ("},
   };
   for (const Case& c : refused) EXPECT_EQ(refusal(c.name, c.options).rfind(c.message, 0), 0u) << c.name << " " << c.options << ": " << refusal(c.name, c.options);
@@ -57,6 +66,7 @@ TEST(StrategyOptions, AnOptionOfAnotherStrategyIsRefusedNamingWhoseItIs) {
   for (const char* ok : {"{fit: {discrepancy_min: 0.001, noise_pooling_log_sd: 1}}", "{max_depth: 4}"})
     EXPECT_EQ(refusal("cmets", ok), "") << ok;
   EXPECT_EQ(refusal("cmes", "{initial_design: 4}"), "");
+  EXPECT_EQ(refusal("ei", "{output_transform: log, fit: {noise_min: 0.001}}"), "");
 }
 
 // The options a strategy saves list every field, those its mode does not use among them (ei's

@@ -55,6 +55,10 @@ const std::vector<UnusedOption>& unused_options() {
     t.push_back({{"ei", "ucb"}, "max_skipped_steps", "on_reject: literal's",
                  "it counts the rejections in a row of the literal policy; the others stop, or go on, by their own rule",
                  "on_reject", "next_informative", {"next_informative", "evaluate_no_add", "stop"}});
+    for (const char* key : {"output_transform", "fit"})
+      t.push_back({{"ei", "ucb"}, key, "fit_hyperparameters: true's",
+                   "its kernel is the hyperparameters as given, never fitted, and the results as told", "fit_hyperparameters",
+                   "true", {"false"}});
     t.push_back({{"gpoo"}, "beta_scale", "gpoo's with beta: code",
                  "beta: theory is 2 log(M pi^2 t^2 / (6 beta_theta)), with no factor", "beta", "theory", {"theory"}});
     t.push_back({{"gpoo"}, "delta_c", "gpoo's with delta: paper", "delta: geometric is delta_z sigma_f D1(cell)",
