@@ -70,7 +70,11 @@ TEST(TuneOptionsDogfood, EveryCommandNamesItselfInItsErrors) {
   EXPECT_TRUE(every_line_starts_with(stop.err, "tune stop: no tuner is running")) << stop.err;
   const Result init = tune(d, {"init", "c.yaml"});
   EXPECT_EQ(init.code, 1);
-  EXPECT_TRUE(every_line_starts_with(init.err, "tune init: ")) << init.err;
+  EXPECT_TRUE(every_line_starts_with(init.err, "tune init: c.yaml exists; not overwriting it")) << init.err;
+  // A directory exists too, but is no file to overwrite: say what to give.
+  const Result init_dir = tune(d, {"init", "c"});
+  EXPECT_EQ(init_dir.code, 1);
+  EXPECT_EQ(init_dir.err, "tune init: c is a directory; give the file to write, e.g. c/campaign.yaml\n");
 
   // A damaged state: every command that reads it says which command refused it.
   write(d / "c" / "state.yaml", "garbage: [\n");

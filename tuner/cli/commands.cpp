@@ -871,6 +871,12 @@ int resume(const std::filesystem::path& dir, const SessionFlags& flags, const Bu
 }
 
 int init(const std::filesystem::path& file) {
+  // A directory "exists" too, but "not overwriting it" told the user of `tune init DIR` nothing.
+  if (std::error_code ec; std::filesystem::is_directory(file, ec)) {
+    std::fprintf(stderr, "tune init: %s is a directory; give the file to write, e.g. %s\n", file.c_str(),
+                 (file / "campaign.yaml").c_str());
+    return kExitError;
+  }
   if (std::filesystem::exists(file)) {
     std::fprintf(stderr, "tune init: %s exists; not overwriting it\n", file.c_str());
     return kExitError;
