@@ -1816,12 +1816,13 @@ TEST(TuneCli, InvalidTreeStrategyOptionsNameTheLineTheFieldAndTheFix) {
   const std::vector<Case> cases{
       {head + "strategy: {name: gpoo, representatives: 0}\n", "strategy.representatives", "must be >= 1"},
       {head + "strategy:\n  name: gpoo\n  beta_theta: 3\n", "strategy.beta_theta", "(0, 1)"},
-      {head + "strategy: {name: gpoo, aggregation: sometimes}\n", "strategy", "expected 'representatives', 'cell'"},
+      {head + "strategy: {name: gpoo, aggregation: sometimes}\n", "strategy.aggregation",
+       "expected 'representatives', 'cell'"},
       {head + "strategy: {name: gpoo, representative: 2}\n", "strategy.representative", "known keys: aggregation"},
       {head + "strategy: {name: bnb, alpha: 2}\n", "strategy.alpha", "(0, 1)"},
       {head + "strategy: {name: cmets, options: {level_trends: true}}\n", "strategy.options",
        "write them in the strategy map itself"},
-      {head + "strategy: {name: bnb, max_level: many}\n", "strategy", "max_level"},
+      {head + "strategy: {name: bnb, max_level: many}\n", "strategy.max_level", "expected a non-negative integer"},
       {head + "strategy: gpo\n", "strategy", "gpoo"},
       {head + "objective: {name: loss, deterministic: maybe}\n", "objective.deterministic", "expected true"},
   };

@@ -175,10 +175,10 @@ TEST(TunePolish, AValueTooLargeForADoubleIsSaidToBeSo) {
   const fs::path d = ask_tell_campaign("polish-range");
   const Result tell = tune(d, {"tell", "c", "0", "1e400"});
   EXPECT_EQ(tell.code, 2);
-  EXPECT_EQ(tell.err, "tune: '1e400' is too large for a double (the largest is about 1.8e308)\n");
+  EXPECT_EQ(tell.err, "tune tell: '1e400' is too large for a double (the largest is about 1.8e308)\n");
   const Result garbage = tune(d, {"tell", "c", "0", "1e4x"});
   EXPECT_EQ(garbage.code, 2);
-  EXPECT_EQ(garbage.err, "tune: '1e4x' is not a number\n");
+  EXPECT_EQ(garbage.err, "tune tell: '1e4x' is not a number\n");
   const Result enqueue = tune(d, {"enqueue", "c", "x=-1e400"});
   EXPECT_EQ(enqueue.code, 2);
   EXPECT_EQ(enqueue.err,

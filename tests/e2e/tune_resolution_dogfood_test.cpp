@@ -108,22 +108,25 @@ TEST(TuneResolutionDogfood, InlineLevelsAreCheckedAsACampaignFilesAre) {
   EXPECT_TRUE(has(with_file.err, "set 'budget.cost' in c.yaml")) << with_file.err;
 }
 
-// `--strategy cmets` without a resolution ran every trial in full without a word; it now says so
+// `strategy: cmets` without a resolution ran every trial in full without a word; it now says so
 // when the campaign is made (tune run without --quiet, or tune ask), and how to declare levels. Other
-// strategies, and cmets with levels, say nothing.
+// strategies, and cmets with levels, say nothing. (The inline form's `--strategy cmets` without levels
+// is refused: tests/e2e/tune_options_dogfood_test.cpp.)
 TEST(TuneResolutionDogfood, CmetsWithoutAResolutionSaysEveryTrialIsAFullRun) {
   const fs::path d = fresh_dir("dogfood-cmets-no-resolution");
   const std::string trainer = (kTrainers / "quadratic.sh").string();
-  const Result r = tune(d, {"run", "--name", "n", "--strategy", "cmets", "--objective", "loss", "--trials", "2", "--",
-                            trainer, "--x~uniform(-1,1)", "--y~uniform(-3,1)"});
+  const std::string file = "command: [" + trainer + ", \"{x}\", \"{y}\"]\nspace:\n  x: {type: float, low: -1, high: 1}\n"
+                           "  y: {type: float, low: -3, high: 1}\nobjective: loss\nstrategy: cmets\n";
+  write(d / "n.yaml", "name: n\n" + file + "budget: {trials: 2}\n");
+  const Result r = tune(d, {"run", "n.yaml"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(has(r.err, "tune run: note: strategy cmets without a resolution runs every trial in full")) << r.err;
   EXPECT_TRUE(has(r.err, "--epochs~'levels(1,3,9,27)'")) << r.err;
   // Resumed, it is not said again; --quiet prints nothing but errors.
   const Result again = tune(d, {"resume", "n"});
   EXPECT_FALSE(has(again.err, "note:")) << again.err;
-  const Result quiet = tune(d, {"run", "--name", "q", "--strategy", "cmets", "--trials", "1", "--quiet", "--", trainer,
-                                "--x~uniform(-1,1)", "--y~uniform(-3,1)"});
+  write(d / "q.yaml", "name: q\n" + file + "budget: {trials: 1}\n");
+  const Result quiet = tune(d, {"run", "q.yaml", "--quiet"});
   EXPECT_EQ(quiet.out + quiet.err, "");
   const Result ask = ask_new_campaign(d, "a", "strategy: cmets\n");
   ASSERT_EQ(ask.code, 0) << ask.err;

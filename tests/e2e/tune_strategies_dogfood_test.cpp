@@ -25,9 +25,9 @@ struct Placed {
 TEST(TuneStrategiesDogfood, AStrategyOptionsErrorNamesItsOwnLine) {
   const fs::path d = fresh_dir("strategies-dogfood-lines");
   const std::vector<Placed> cases{
-      {"strategy:\n  name: ucb\n  epsilon: abc\n", "field 'epsilon' at line 7, column 12", "expected a number"},
-      {"strategy:\n  name: bnb\n\n  max_level: many\n", "field 'max_level' at line 8, column 14", "non-negative integer"},
-      {"strategy:\n  name: gpoo\n  beta: sometimes\n", "field 'beta' at line 7, column 9", "expected 'theory', 'code'"},
+      {"strategy:\n  name: ucb\n  epsilon: abc\n", "field 'strategy.epsilon' at line 7, column 12", "expected a number"},
+      {"strategy:\n  name: bnb\n\n  max_level: many\n", "field 'strategy.max_level' at line 8, column 14", "non-negative integer"},
+      {"strategy:\n  name: gpoo\n  beta: sometimes\n", "field 'strategy.beta' at line 7, column 9", "expected 'theory', 'code'"},
       {"strategy:\n  name: ei\n  fit:\n    lengthscale_min: 5\n    lengthscale_max: 1\n",
        "field 'strategy.fit.lengthscale_min' at line 8, column 22", "give fit.lengthscale_min <= fit.lengthscale_max"},
       {"strategy:\n  name: ei\n  optimizer: {perturbation_fraction: 2}\n",

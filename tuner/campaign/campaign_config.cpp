@@ -1,9 +1,12 @@
 #include "tuner/campaign/campaign_config.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -12,6 +15,7 @@
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
 #include "tune/strategy/gpoo_strategy.hpp"
+#include "tune/strategy/option_fields.hpp"
 #include "tune/strategy/strategy_factory.hpp"
 #include "tuner/campaign/duration.hpp"
 
@@ -23,6 +27,23 @@ std::string where(const YAML::Node& node) { return position_of(node); }
 
 [[noreturn]] void fail(const YAML::Node& node, const std::string& field, const std::string& what) {
   throw CampaignError("field '" + field + "' at " + where(node) + ": " + what, field, what);
+}
+
+// check_known_keys, with the key a typo meant: `budgt:` was refused with the list of ten keys to
+// compare by eye; now "unknown key (did you mean 'budget'?); expected one of: ...".
+void refuse_unknown_keys(const YAML::Node& node, const std::string& field, const std::set<std::string>& known) {
+  if (node.IsMap())
+    for (const auto& kv : node) {
+      const std::string key = kv.first.Scalar();
+      if (known.contains(key)) continue;
+      const std::string nearest = option_fields::nearest_name(key, known);
+      if (nearest.empty()) break;  // the first unknown key, refused below as before
+      std::string list;
+      for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+      fail(kv.first, field.empty() ? key : field + "." + key,
+           "unknown key (did you mean '" + nearest + "'?); expected one of: " + list);
+    }
+  tune::check_known_keys(node, field, known);
 }
 
 // YAML 1.1's merge key (`y: {<<: *x, high: 2}`) is not YAML 1.2, and yaml-cpp reads `<<` as a key
@@ -51,6 +72,11 @@ std::size_t read_count(const YAML::Node& node, const std::string& field, std::si
   try {
     v = read_uint(node, field);
   } catch (const StateError&) {
+    const std::string text = node.IsScalar() ? node.Scalar() : std::string();
+    // 99999999999999999999999 is a whole number: "expected a whole number" sent the user looking for a typo.
+    if (!text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+      fail(node, field, "'" + text + "' is too large (the largest is " +
+                            std::to_string(std::numeric_limits<std::uint64_t>::max()) + ")");
     fail(node, field, "expected a whole number >= " + std::to_string(minimum) + ", found '" +
                           (node.IsScalar() ? node.Scalar() : std::string("a list or map")) + "'");
   }
@@ -79,7 +105,7 @@ constexpr const char* kResolutionExample = "{param: epochs, levels: [1, 3, 9, 27
 // defaults to measured (the trials' run times in seconds).
 Resolution read_resolution(const YAML::Node& node, const Space& space) {
   if (!node.IsMap()) fail(node, "resolution", std::string("expected a map such as ") + kResolutionExample);
-  check_known_keys(node, "resolution", {"param", "levels", "cost"});
+  refuse_unknown_keys(node, "resolution", {"param", "levels", "cost"});
   Resolution r;
   const YAML::Node param = node["param"];
   if (!param)
@@ -195,11 +221,11 @@ ExecutorSpec read_executor(const YAML::Node& e) {
     for (const auto& kv : e)
       if (slurm.contains(kv.first.as<std::string>()))
         fail(kv.first, "executor." + kv.first.as<std::string>(), "an option of the Slurm executor; add 'kind: slurm' (or remove it)");
-    check_known_keys(e, "executor", common);
+    refuse_unknown_keys(e, "executor", common);
   } else if (x.kind == "slurm") {
     std::set<std::string> all = common;
     all.insert(slurm.begin(), slurm.end());
-    check_known_keys(e, "executor", all);
+    refuse_unknown_keys(e, "executor", all);
   } else {
     fail(e["kind"], "executor.kind", "expected 'local' (subprocesses on this machine) or 'slurm' (batch jobs), found '" + x.kind + "'");
   }
@@ -321,7 +347,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
                           "(run 'tune init' for a commented example)");
     std::set<std::size_t> visited;
     refuse_merge_keys(root, "", visited);
-    check_known_keys(root, "", {std::begin(kCampaignKeys), std::end(kCampaignKeys)});
+    refuse_unknown_keys(root, "", {std::begin(kCampaignKeys), std::end(kCampaignKeys)});
     CampaignConfig c;
     c.name = read_string(require(root, "name"), "name");
     if (c.name.empty() || c.name.find('/') != std::string::npos)
@@ -355,7 +381,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
           fail(o, "objective", "expected the name the trial reports its value as, e.g. val_acc (printed as "
                                "val_acc=0.93), or a map {name: val_acc, direction: maximize}");
       } else {
-        check_known_keys(o, "objective", {"name", "direction", "deterministic"});
+        refuse_unknown_keys(o, "objective", {"name", "direction", "deterministic"});
         if (o["name"]) c.objective.name = read_string(o["name"], "objective.name");
         // No trial can print an empty key: every trial would fail with "no value reported".
         if (c.objective.name.empty())
@@ -365,7 +391,10 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
           try {
             c.objective.direction = direction_from_string(read_string(o["direction"], "objective.direction"));
           } catch (const std::invalid_argument& e) {
-            fail(o["direction"], "objective.direction", e.what());
+            // `maximise`, the British spelling, was refused without a word of the one meant.
+            const std::string meant = option_fields::nearest_name(o["direction"].Scalar(), {"minimize", "maximize"});
+            fail(o["direction"], "objective.direction",
+                 e.what() + (meant.empty() ? std::string() : " (did you mean '" + meant + "'?)"));
           }
         }
         if (const YAML::Node det = o["deterministic"]) {
@@ -415,39 +444,53 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
           }
         }
         // The option a message names ("fit.noise_min": the map's path), if the file has it.
-        const auto option_node = [&s](const std::string& key) {
-          YAML::Node node;
-          node.reset(s);  // reset, not =: assigning to a node that refers to the document rewrites it
-          std::size_t from = 0;
-          for (std::size_t dot = key.find('.'); node && node.IsMap(); dot = key.find('.', from)) {
-            // The const operator[]: the other one adds the key it looks up to the map.
-            node.reset(std::as_const(node)[key.substr(from, dot == std::string::npos ? std::string::npos : dot - from)]);
-            if (dot == std::string::npos) return node;
-            from = dot + 1;
-          }
-          return YAML::Node(YAML::NodeType::Undefined);
-        };
+        const auto option_node = [&s](const std::string& key) { return option_fields::node_at(s, key); };
         // "strategy option 'beta_theta' must ...": name the option's own line and field.
         const std::string prefix = "strategy option '";
         if (what.rfind(prefix, 0) == 0 && s.IsMap()) {
           const std::string key = what.substr(prefix.size(), what.find('\'', prefix.size()) - prefix.size());
           if (const YAML::Node option = option_node(key)) fail(option, "strategy." + key, what);
         }
-        // "unknown key 'alhpa' in strategy options ...": the key's own line.
+        // "unknown key 'alhpa' in strategy options ..." (or "in fit", a group of options): the key's
+        // own line.
         const std::string unknown = "unknown key '";
         if (const std::size_t at = what.find(unknown); at != std::string::npos && s.IsMap()) {
           const std::size_t from = at + unknown.size();
           const std::string key = what.substr(from, what.find('\'', from) - from);
+          const std::size_t in = what.find("' in ", from) + 5, in_end = what.find(" at ", in);
+          const std::string group = in_end == std::string::npos ? std::string() : what.substr(in, in_end - in);
+          YAML::Node map;
+          map.reset(s);
+          std::string path = "strategy.";
+          if (group != "strategy options")
+            if (const YAML::Node g = option_node(group); g && g.IsMap()) {
+              map.reset(g);
+              path += group + ".";
+            }
           // Other tools nest a strategy's settings under `options:`; here they sit beside `name`.
           const std::string nested =
               key == "options" ? "; write them in the strategy map itself, beside its name: strategy: {name: " +
                                      c.strategy + ", OPTION: VALUE}"
                                : "";
-          for (const auto& kv : s)
+          for (const auto& kv : map)
             if (kv.first.Scalar() == key)
-              fail(kv.first, "strategy." + key,
+              fail(kv.first, path + key,
                    "unknown option of strategy '" + c.strategy + "'" + nested +
                        what.substr(what.find(';') == std::string::npos ? what.size() : what.find(';')));
+        }
+        // "field 'epsilon' at line 1, column 1: expected a number" from the options' reader (a group's
+        // field by its own name: 'noise_min' of fit): the option's line, and its path in the file.
+        const std::string field_prefix = "field '";
+        if (what.rfind(field_prefix, 0) == 0 && s.IsMap()) {
+          const std::string key = what.substr(field_prefix.size(), what.find('\'', field_prefix.size()) - field_prefix.size());
+          const std::size_t colon = what.find(": ", field_prefix.size());
+          const std::string problem = colon == std::string::npos ? what : what.substr(colon + 2);
+          if (const YAML::Node option = option_node(key)) fail(option, "strategy." + key, problem);
+          for (const auto& group : s)
+            if (group.second.IsMap())
+              for (const auto& kv : group.second)
+                if (kv.first.Scalar() == key)
+                  fail(kv.second, "strategy." + group.first.Scalar() + "." + key, problem);
         }
         fail(s, "strategy", what);
       }
@@ -464,7 +507,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       c.strategy_options["repeat_configurations"] = false;
 
     if (const YAML::Node b = root["budget"]) {
-      check_known_keys(b, "budget", {"trials", "cost", "wall", "failures"});
+      refuse_unknown_keys(b, "budget", {"trials", "cost", "wall", "failures"});
       if (b["trials"]) c.budget.trials = read_count(b["trials"], "budget.trials", 1);
       if (const YAML::Node cost = b["cost"]) {
         if (!c.resolution)
@@ -527,6 +570,17 @@ std::string level_values_text(const Resolution& resolution) {
 }
 
 CampaignConfig load_campaign_file(const std::filesystem::path& path) {
+  // A binary file (a program, an archive) given by mistake was refused as "not valid YAML (unknown
+  // escape character: " and then the raw byte, a NUL that cut the message short.
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::string head(64 * 1024, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    if (const std::size_t nul = head.find('\0'); nul != std::string::npos)
+      throw CampaignError(path.string() + ": not a text file (byte " + std::to_string(nul) +
+                          " is NUL); give a campaign file in YAML ('tune init' writes an example)");
+  }
   YAML::Node root;
   try {
     root = load_yaml_file(path);

@@ -46,7 +46,7 @@ std::vector<std::string> supervisor_command() {
 }
 
 // Runs the campaign in this process, or in a detached daemon (setsid, output to DIR/tuner.log).
-int drive(const std::filesystem::path& dir, const SessionFlags& flags) {
+int drive(const std::filesystem::path& dir, const SessionFlags& flags, const char* command) {
   RunOptions options;
   options.supervisor_command = supervisor_command();
   options.quiet = flags.quiet;
@@ -58,7 +58,7 @@ int drive(const std::filesystem::path& dir, const SessionFlags& flags) {
   const std::filesystem::path log = std::filesystem::absolute(dir / campaign_files::kTunerLog);
   const pid_t pid = ::fork();
   if (pid < 0) {
-    std::perror("tune: fork");
+    std::perror(("tune " + std::string(command) + ": fork").c_str());
     return kExitError;
   }
   if (pid > 0) {
@@ -456,7 +456,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
     return kExitError;
   }
   if (!b && !rec) {
-    std::fprintf(stderr, "tune: no full-resolution trial (%s = %s) of %s has completed yet, and the model has no "
+    std::fprintf(stderr, "tune best: no full-resolution trial (%s = %s) of %s has completed yet, and the model has no "
                          "recommendation yet\n",
                  res.parameter.c_str(), level_value(res, res.top()).c_str(), dir.c_str());
     return kExitError;
@@ -719,7 +719,7 @@ int run_campaign_file(const std::filesystem::path& file, std::optional<std::file
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
   if (refuse_unstartable_command(config, d, file.string(), "run")) return kExitError;
   if (const std::optional<int> refused = prepare_run(config, d, file.string(), flags)) return *refused;
-  return drive(d, flags);
+  return drive(d, flags, "run");
 }
 
 int run_inline(const InlineSettings& s, const std::vector<std::string>& command, std::optional<std::filesystem::path> dir,
@@ -733,12 +733,24 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   }
   // The campaign file's refusal would say "declare a 'resolution' ..., or use budget.trials /
   // budget.wall": keys the inline form has no way to write. Say how this form declares the levels.
+  constexpr const char* kDeclareLevels =
+      "declare them with an argument NAME~'levels(...)' after -- (e.g. --epochs~'levels(1,3,9,27)': each trial gets "
+      "its level's value there, and cmets chooses the level)";
   if (s.cost_budget && !inline_campaign.resolution) {
-    std::fprintf(stderr,
-                 "tune run: --cost-budget %s: a cost budget counts the costs of resolution levels; declare them with "
-                 "an argument NAME~'levels(...)' after -- (e.g. --epochs~'levels(1,3,9,27)': each trial gets its "
-                 "level's value there, and cmets chooses the level), or give --trials instead\n",
-                 format_double(*s.cost_budget).c_str());
+    std::fprintf(stderr, "tune run: --cost-budget %s: a cost budget counts the costs of resolution levels; %s, or give "
+                         "--trials instead\n",
+                 format_double(*s.cost_budget).c_str(), kDeclareLevels);
+    return kExitUsage;
+  }
+  // cmets is there to choose each trial's level; asked for by name without levels it ran every trial
+  // in full, a tree search at one level, with a note that --quiet kept back and progress lines
+  // scrolled away: the user of this form forgot the levels, and a refusal costs a retyped line
+  // where the campaign would have spent its whole budget on full runs. (A campaign file may ask for
+  // that search on purpose: it is run, with the note.)
+  if (s.strategy_given && s.strategy == "cmets" && !inline_campaign.resolution) {
+    std::fprintf(stderr, "tune run: --strategy cmets: the campaign has no resolution, and cmets chooses each trial's "
+                         "level among the resolution's levels; %s, or give --strategy cmes or ei to run every trial in full\n",
+                 kDeclareLevels);
     return kExitUsage;
   }
   // Build the campaign as YAML so that it goes through exactly the checks of a campaign file.
@@ -773,7 +785,7 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
   if (refuse_unstartable_command(config, d, "the command line", "run")) return kExitError;
   if (const std::optional<int> refused = prepare_run(config, d, "the command line", flags)) return *refused;
-  return drive(d, flags);
+  return drive(d, flags, "run");
 }
 
 namespace {
@@ -855,12 +867,18 @@ int resume(const std::filesystem::path& dir, const SessionFlags& flags, const Bu
     if (raise.any())
       if (const std::optional<int> refused = raise_budgets(dir, s, raise, "resume")) return *refused;
   }
-  return drive(dir, flags);
+  return drive(dir, flags, "resume");
 }
 
 int init(const std::filesystem::path& file) {
+  // A directory "exists" too, but "not overwriting it" told the user of `tune init DIR` nothing.
+  if (std::error_code ec; std::filesystem::is_directory(file, ec)) {
+    std::fprintf(stderr, "tune init: %s is a directory; give the file to write, e.g. %s\n", file.c_str(),
+                 (file / "campaign.yaml").c_str());
+    return kExitError;
+  }
   if (std::filesystem::exists(file)) {
-    std::fprintf(stderr, "tune: %s exists; not overwriting it\n", file.c_str());
+    std::fprintf(stderr, "tune init: %s exists; not overwriting it\n", file.c_str());
     return kExitError;
   }
   write_file_atomically(file, example_campaign_text(file.string()));
@@ -1256,12 +1274,12 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
   if (cost) {
     // Only measured costs are told: with declared costs the level's cost counts, in the declared units.
     if (!s.config.resolution || !s.config.resolution->measured()) {
-      std::fprintf(stderr, "tune: --cost is for campaigns whose resolution has 'cost: measured'; %s\n",
+      std::fprintf(stderr, "tune tell: --cost is for campaigns whose resolution has 'cost: measured'; %s\n",
                    s.config.resolution ? "this one declares its costs per level" : "this one has no resolution");
       return kExitUsage;
     }
     if (!std::isfinite(*cost) || *cost < 0) {
-      std::fprintf(stderr, "tune: --cost must be a finite number of seconds >= 0\n");
+      std::fprintf(stderr, "tune tell: --cost must be a finite number of seconds >= 0\n");
       return kExitUsage;
     }
   } else if (s.config.resolution && s.config.resolution->measured() && s.config.budget.cost && !failure) {
@@ -1270,7 +1288,7 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
     // advice for a trial it could not hand out is --failed "lost"), and it is charged its level's
     // mean measured cost.
     std::fprintf(stderr,
-                 "tune: this campaign measures its costs (resolution.cost: measured) against budget.cost: give the "
+                 "tune tell: this campaign measures its costs (resolution.cost: measured) against budget.cost: give the "
                  "trial's run time in seconds with --cost SECONDS (a --failed report may leave it out if unknown)\n");
     return kExitUsage;
   }
@@ -1284,17 +1302,17 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
     std::string problem;
     const std::optional<double> number = parse_number(*value, problem);
     if (!number) {
-      std::fprintf(stderr, "tune: '%s' %s\n", value->c_str(), problem.c_str());
+      std::fprintf(stderr, "tune tell: '%s' %s\n", value->c_str(), problem.c_str());
       return kExitUsage;
     }
     const double v = *number;
     if (!std::isfinite(v)) {
-      std::fprintf(stderr, "tune: the value must be finite; report a failure with --failed REASON\n");
+      std::fprintf(stderr, "tune tell: the value must be finite; report a failure with --failed REASON\n");
       return kExitUsage;
     }
     if (std::abs(v) > kMaxObjectiveMagnitude) {
       std::fprintf(stderr,
-                   "tune: the value %s is beyond +-%s, which the models cannot compute with; report a diverged run "
+                   "tune tell: the value %s is beyond +-%s, which the models cannot compute with; report a diverged run "
                    "with --failed REASON, or rescale the objective (e.g. tell its logarithm)\n",
                    format_double(v).c_str(), format_double(kMaxObjectiveMagnitude).c_str());
       return kExitUsage;
@@ -1318,15 +1336,15 @@ int stop(const std::filesystem::path& dir) {
   std::istringstream in(CampaignLock::tuner_pid(dir));
   long pid = 0;
   if (!(in >> pid) || pid <= 0) {
-    std::fprintf(stderr, "tune: no tuner is running for %s (no tuner.pid)\n", dir.c_str());
+    std::fprintf(stderr, "tune stop: no tuner is running for %s (no tuner.pid)\n", dir.c_str());
     return kExitError;
   }
   if (const LockHolder h = CampaignLock::probe(dir); h == LockHolder::none || h == LockHolder::command) {
-    std::fprintf(stderr, "tune: no tuner is running for %s (stale tuner.pid)\n", dir.c_str());
+    std::fprintf(stderr, "tune stop: no tuner is running for %s (stale tuner.pid)\n", dir.c_str());
     return kExitError;
   }
   if (!request_stop(static_cast<pid_t>(pid))) {
-    std::perror("tune: sigqueue");
+    std::perror("tune stop: sigqueue");
     return kExitError;
   }
   std::printf("asked the tuner (pid %ld) to stop; it checkpoints and exits\n", pid);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -24,12 +25,26 @@ another tuner drives the campaign, or an ask/tell waited in vain for another (60
 variable TUNE_LOCK_WAIT, a duration such as 5s or 2m, sets how long); 6 (tune ask) nothing to hand out now: results of trials handed out are awaited; tell them,
 then ask again (tune ask exits 0 with nothing handed out once the campaign is finished).)";
 
-// CLI11 reads `--trials -1` into a std::size_t as 2^64 - 1 (no limit at all), so counts are checked
-// as typed: digits only.
+// CLI11 reads `--trials -1` into a std::size_t as 2^64 - 1 (no limit at all), and clamps a number
+// past 2^64 - 1 to it (`tune ask DIR --trials 99999999999999999999999` set budget.trials to
+// 18446744073709551615 without a word), so counts are checked as typed: digits only, and a value
+// that fits.
 std::string whole_number(const std::string& v) {
-  return !v.empty() && std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); })
-             ? std::string()
-             : "expected a whole number, not '" + v + "'";
+  if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return "expected a whole number, not '" + v + "'";
+  std::uint64_t n = 0;
+  if (std::from_chars(v.data(), v.data() + v.size(), n).ec == std::errc::result_out_of_range)
+    return "'" + v + "' is too large (the largest is " + std::to_string(std::numeric_limits<std::uint64_t>::max()) + ")";
+  return {};
+}
+
+// "tune status": who an error line of the command that ran (or was being parsed) comes from; "tune"
+// before any is known. A script running several commands could not tell which one a bare "tune: ..."
+// came from.
+std::string command_name(const CLI::App& app) {
+  std::string name = "tune";
+  for (const CLI::App* sub : app.get_subcommands()) name += " " + sub->get_name();
+  return name;
 }
 
 }  // namespace
@@ -45,6 +60,10 @@ int main(int argc, char** argv) {
                "(`objective=0.93`); tune decides what to run next and checkpoints every event."};
   app.footer(kExitCodes);
   app.require_subcommand(1);
+  // A bad option of a command is named by the command ("tune run: --trials: expected ..."), as its
+  // other errors are.
+  app.failure_message(
+      [](const CLI::App* a, const CLI::Error& e) { return command_name(*a) + ": " + CLI::FailureMessage::simple(a, e); });
 
   SessionFlags flags;
   std::optional<std::filesystem::path> dir;
@@ -81,7 +100,8 @@ int main(int argc, char** argv) {
   run->add_flag("--maximize", inline_settings.maximize, "inline form: maximise the objective (default: minimise)");
   run->add_option("--strategy", inline_settings.strategy,
                   "inline form: ei, ucb, random, sobol, gpoo or bnb; cmets chooses each trial's resolution level, "
-                  "which an argument NAME~'levels(1,3,9,27)' declares (cmes runs every trial at the last); "
+                  "which an argument NAME~'levels(1,3,9,27)' declares (without one, cmets is refused; cmes runs every "
+                  "trial at the last); "
                   "default: ei, or cmets with such an argument")
       ->capture_default_str();
   run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
@@ -292,7 +312,7 @@ int main(int argc, char** argv) {
     }
     if (*stop_cmd) return tune::tuner::stop(campaign_dir);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tune: %s\n", e.what());
+    std::fprintf(stderr, "%s: %s\n", command_name(app).c_str(), e.what());
     return kExitError;
   }
   return kExitUsage;

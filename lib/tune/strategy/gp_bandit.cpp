@@ -148,6 +148,11 @@ GpBandit::GpBandit(GpBanditOptions options) : options_(std::move(options)) {
     throw std::invalid_argument("strategy option 'epsilon' (" + format_double(options_.epsilon) +
                                 ") would be replaced by the schedule of 'horizon' and 'schedule_alpha' (epsilon " +
                                 format_double(options_.effective_epsilon()) + "); give one or the other");
+  // The literal policy stops at the max_skipped_steps-th rejection in a row; 0 ("stop before any
+  // rejection") cannot be done, and stopped at the first, as 1 does, with no word.
+  if (options_.max_skipped_steps == 0)
+    throw std::invalid_argument("strategy option 'max_skipped_steps' must be >= 1 (got 0): the rejections in a row "
+                                "after which on_reject: literal stops the study, 1 at the first");
   if (!(options_.delta > 0.0 && options_.delta < 1.0))
     throw std::invalid_argument("strategy option 'delta' must lie in (0, 1)");
   // An infinite factor made every UCB score infinite, so the first candidate won every ask.

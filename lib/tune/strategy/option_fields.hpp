@@ -1,12 +1,16 @@
 #pragma once
 // Strategy options as YAML: each options struct lists its plain fields once in a visitor function,
 // and FieldWriter / FieldReader walk that list to write or read them, so the two directions cannot
-// drift apart. Unknown keys are refused with the list of known ones.
+// drift apart. Unknown keys are refused with the list of known ones, and the one a typo meant.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tune/io/yaml_values.hpp"
 
@@ -84,13 +88,73 @@ struct FieldReader {
   }
 };
 
+// The node at a dotted path of maps ("fit.noise_min"), or an undefined node. Read only: the const
+// operator[] (the other adds the key it looks up), and no reset to a missing key's zombie node
+// (which throws "invalid node").
+inline YAML::Node node_at(const YAML::Node& map, const std::string& dotted) {
+  YAML::Node node;
+  node.reset(map);  // reset, not =: assigning to a node that refers to a document rewrites it
+  for (std::size_t from = 0;;) {
+    const std::size_t dot = dotted.find('.', from);
+    if (!node.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+    const YAML::Node child = std::as_const(node)[dotted.substr(from, dot == std::string::npos ? dot : dot - from)];
+    if (!child) return YAML::Node(YAML::NodeType::Undefined);
+    node.reset(child);
+    if (dot == std::string::npos) return node;
+    from = dot + 1;
+  }
+}
+
+// The known name a misspelt `name` most likely meant (`epsilonn`, `trails`, `ie`): the nearest by
+// edits (insert, delete, substitute, swap two neighbours; case ignored), if it is 1 edit away (2 for
+// names of 5 letters or more) and no other is as near; else empty.
+inline std::string nearest_name(const std::string& name, const std::set<std::string>& known) {
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  const std::string a = lower(name);
+  const std::size_t limit = a.size() >= 5 ? 2 : 1;
+  std::string best;
+  std::size_t best_distance = limit + 1;
+  bool tie = false;
+  for (const std::string& k : known) {
+    const std::string b = lower(k);
+    // Optimal string alignment distance, row by row.
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+      for (std::size_t j = 1; j <= b.size(); ++j) {
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    const std::size_t distance = d[a.size()][b.size()];
+    if (distance < best_distance) {
+      best = k;
+      best_distance = distance;
+      tie = false;
+    } else if (distance == best_distance) {
+      tie = true;
+    }
+  }
+  return best_distance <= limit && !tie ? best : std::string();
+}
+
+// "did you mean 'epsilon'? " for a misspelt key, or nothing.
+inline std::string did_you_mean(const std::string& name, const std::set<std::string>& known) {
+  const std::string nearest = nearest_name(name, known);
+  return nearest.empty() ? std::string() : "did you mean '" + nearest + "'? ";
+}
+
 inline void reject_unknown(const YAML::Node& node, const std::set<std::string>& known, const std::string& where) {
   for (const auto& kv : node) {
     const std::string key = kv.first.as<std::string>();
     if (!known.count(key)) {
       std::string list;
       for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw StateError("unknown key '" + key + "' in " + where + " at " + position_of(kv.first) + "; known keys: " + list);
+      throw StateError("unknown key '" + key + "' in " + where + " at " + position_of(kv.first) + "; " +
+                       did_you_mean(key, known) + "known keys: " + list);
     }
   }
 }

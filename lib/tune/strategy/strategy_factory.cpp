@@ -1,11 +1,14 @@
 #include "tune/strategy/strategy_factory.hpp"
 
+#include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "tune/io/yaml_values.hpp"
 #include "tune/strategy/bnb_strategy.hpp"
 #include "tune/strategy/gpoo_strategy.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
+#include "tune/strategy/option_fields.hpp"
 #include "tune/strategy/random_strategy.hpp"
 
 namespace tune {
@@ -20,6 +23,89 @@ std::unique_ptr<Strategy> make_gp_bandit(AcquisitionType acquisition, GpBanditOp
 
 namespace {
 
+// An option one strategy reads (so the shared reader accepts it for every strategy with that reader)
+// but another does not use: `{name: ei, beta_scale: 0.5}` was accepted and changed nothing, and the
+// user believed ei explored less. Refused like an unknown key, saying whose option it is.
+struct UnusedOption {
+  std::vector<std::string> strategies;  // the strategies that do not use it
+  std::string key;                      // dotted: fit.discrepancy_min
+  std::string owner;                    // "ucb's"
+  std::string why;                      // what the strategy does instead
+  // Unused only in some modes of the strategy: the mode's option, its default, and the modes that
+  // leave `key` unused (the reader has refused an unknown mode by then).
+  std::string mode_key{}, mode_default{};
+  std::vector<std::string> unused_in{};
+};
+
+const std::vector<UnusedOption>& unused_options() {
+  static const std::vector<UnusedOption> table = [] {
+    std::vector<UnusedOption> t;
+    const std::string ei_why = "its exploration is set by the expected improvement itself, which has no such "
+                               "parameter; strategy ucb has one";
+    t.push_back({{"ei"}, "beta_scale", "ucb's", ei_why});
+    t.push_back({{"ei"}, "delta", "ucb's", ei_why});
+    // The model of how cheaper resolution levels relate to the full one (offsets, discrepancies,
+    // scales, trends, per-level noise pooling): ei, ucb and gpoo model one level.
+    for (const char* group : {"discrepancy", "scale", "trend", "discrepancy_lengthscale_factor"})
+      for (const char* part : {"_min", "_max", "_prior_log_median", "_prior_log_sd"})
+        t.push_back({{"ei", "ucb", "gpoo"}, std::string("fit.") + group + part, "cmets's and cmes's",
+                     "it fits how cheaper resolution levels relate to the full one; this strategy's model has one level"});
+    t.push_back({{"ei", "ucb", "gpoo"}, "fit.noise_pooling_log_sd", "cmets's and cmes's",
+                 "it pools the noise of the resolution levels; this strategy's model has one level"});
+    t.push_back({{"ei", "ucb"}, "max_skipped_steps", "on_reject: literal's",
+                 "it counts the rejections in a row of the literal policy; the others stop, or go on, by their own rule",
+                 "on_reject", "next_informative", {"next_informative", "evaluate_no_add", "stop"}});
+    for (const char* key : {"output_transform", "fit"})
+      t.push_back({{"ei", "ucb"}, key, "fit_hyperparameters: true's",
+                   "its kernel is the hyperparameters as given, never fitted, and the results as told", "fit_hyperparameters",
+                   "true", {"false"}});
+    t.push_back({{"gpoo"}, "beta_scale", "gpoo's with beta: code",
+                 "beta: theory is 2 log(M pi^2 t^2 / (6 beta_theta)), with no factor", "beta", "theory", {"theory"}});
+    t.push_back({{"gpoo"}, "delta_c", "gpoo's with delta: paper", "delta: geometric is delta_z sigma_f D1(cell)",
+                 "delta", "geometric", {"geometric"}});
+    t.push_back({{"gpoo"}, "delta_z", "gpoo's with delta: geometric", "delta: paper is delta_c 2^-h", "delta",
+                 "geometric", {"paper"}});
+    for (const char* key : {"max_depth", "variant", "full_resolution_depths", "level_choice", "full_resolution_point",
+                            "continue_after_tree"})
+      t.push_back({{"cmes"}, key, "cmets's",
+                   "cmes searches no tree of cells: every trial is a full run chosen by CMES over the whole space"});
+    t.push_back({{"cmets"}, "initial_design", "cmes's (and ei's, ucb's)",
+                 "cmets starts from its tree's root cell, not from a Sobol design"});
+    return t;
+  }();
+  return table;
+}
+
+// Whether `options` are as a strategy's save() writes them: every key of its options, the unused
+// ones too (GpBandit's to_yaml writes beta_scale for ei). A saved study loads as it was saved; a
+// user's options name a few keys, and those are checked.
+bool saved_form(const std::string& name, const YAML::Node& options) {
+  const YAML::Node all = name == "gpoo"                      ? to_yaml(GpooStrategyOptions{})
+                         : name == "cmes" || name == "cmets" ? to_yaml(MultiResolutionOptions{})
+                                                             : to_yaml(GpBanditOptions{});
+  for (const auto& kv : all)
+    if (!options[kv.first.Scalar()]) return false;
+  return true;
+}
+
+void refuse_unused_options(const std::string& name, const YAML::Node& options) {
+  if (!options || !options.IsMap() || saved_form(name, options)) return;
+  for (const UnusedOption& u : unused_options()) {
+    if (std::find(u.strategies.begin(), u.strategies.end(), name) == u.strategies.end()) continue;
+    const YAML::Node value = option_fields::node_at(options, u.key);
+    if (!value) continue;
+    std::string user = name;
+    if (!u.mode_key.empty()) {
+      const YAML::Node mode = options[u.mode_key];
+      const std::string m = mode && mode.IsScalar() ? mode.Scalar() : u.mode_default;
+      if (std::find(u.unused_in.begin(), u.unused_in.end(), m) == u.unused_in.end()) continue;
+      user += " with " + u.mode_key + ": " + m;
+    }
+    throw std::invalid_argument("strategy option '" + u.key + "' is " + u.owner + "; " + user +
+                                " does not use it (" + u.why + ")");
+  }
+}
+
 std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAML::Node& options) {
   const bool has_options = options && !options.IsNull() && !(options.IsMap() && options.size() == 0);
   if (name == "random" || name == "sobol") {
@@ -27,19 +113,31 @@ std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAM
     if (name == "random") return std::make_unique<RandomStrategy>();
     return std::make_unique<SobolStrategy>();
   }
+  // Read first (a misspelt key, a wrong type, an unknown value are the reader's), then refuse an
+  // option this strategy does not use, then construct (which checks the ranges of those it uses).
   if (name == "ucb" || name == "ei") {
     GpBanditOptions o = gp_bandit_options_from_yaml(options);
     if (options && options["acquisition"] && o.acquisition != acquisition_type_from_string(name))
       throw std::invalid_argument("strategy '" + name + "' with a different 'acquisition' option");
+    refuse_unused_options(name, options);
     return make_gp_bandit(acquisition_type_from_string(name), std::move(o));
   }
-  if (name == "cmes" || name == "cmets")
-    return std::make_unique<MultiResolutionSearch>(multi_resolution_options_from_yaml(options, name == "cmets"));
-  if (name == "gpoo") return std::make_unique<GpooStrategy>(gpoo_strategy_options_from_yaml(options));
+  if (name == "cmes" || name == "cmets") {
+    MultiResolutionOptions o = multi_resolution_options_from_yaml(options, name == "cmets");
+    refuse_unused_options(name, options);
+    return std::make_unique<MultiResolutionSearch>(std::move(o));
+  }
+  if (name == "gpoo") {
+    GpooStrategyOptions o = gpoo_strategy_options_from_yaml(options);
+    refuse_unused_options(name, options);
+    return std::make_unique<GpooStrategy>(std::move(o));
+  }
   if (name == "bnb") return std::make_unique<BnbStrategy>(bnb_strategy_options_from_yaml(options));
   std::string list;
   for (const std::string& n : strategy_names()) list += (list.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown strategy '" + name + "': expected one of " + list);
+  const std::vector<std::string> names = strategy_names();
+  const std::string hint = option_fields::did_you_mean(name, {names.begin(), names.end()});
+  throw std::invalid_argument("unknown strategy '" + name + "': " + hint + "expected one of " + list);
 }
 
 }  // namespace
