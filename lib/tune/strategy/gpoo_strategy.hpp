@@ -75,6 +75,7 @@ struct GpooStrategyOptions {
 
 class GpooStrategy final : public Strategy {
  public:
+  bool updates_on_complete() const override { return false; }  // on_complete is the base's no-op
   // Throws std::invalid_argument naming the option and the fix.
   explicit GpooStrategy(GpooStrategyOptions options);
 

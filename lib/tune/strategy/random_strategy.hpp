@@ -7,6 +7,7 @@ namespace tune {
 
 class RandomStrategy final : public Strategy {
  public:
+  bool updates_on_complete() const override { return false; }  // on_complete is the base's no-op
   std::string name() const override { return "random"; }
   ProposalResult propose(const StrategyContext& context) override;
   YAML::Node save() const override;
@@ -15,6 +16,7 @@ class RandomStrategy final : public Strategy {
 
 class SobolStrategy final : public Strategy {
  public:
+  bool updates_on_complete() const override { return false; }  // on_complete is the base's no-op
   std::string name() const override { return "sobol"; }
   ProposalResult propose(const StrategyContext& context) override;
   YAML::Node save() const override;

@@ -103,6 +103,10 @@ class Strategy {
     (void)context;
     (void)trial;
   }
+  // Whether on_complete may change the strategy. Study::tell saves the strategy before calling it,
+  // to restore it if it throws; a strategy whose on_complete is the no-op above says false and is
+  // spared that save (gpoo's took 28 ms at 2000 trials, more than its ask).
+  virtual bool updates_on_complete() const { return true; }
 
   // The model's recommendation (argmax of the posterior mean of f at the full resolution), for
   // strategies that have a model; nothing otherwise or before there is data.

@@ -271,7 +271,7 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
   // strategy restored to its state before the tell. Completed first, a refused tell left a trial
   // the strategy had not seen, or had half taken in (ei's model naming it while it was not
   // complete), in every later save, and the trial could then be neither told again nor failed.
-  const YAML::Node before = strategy_->save();
+  const YAML::Node before = strategy_->updates_on_complete() ? strategy_->save() : YAML::Node();
   t.value = value;
   t.cost = cost;
   t.status = TrialStatus::complete;
@@ -281,6 +281,7 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
     t.value.reset();
     t.cost.reset();
     t.status = TrialStatus::pending;
+    if (!strategy_->updates_on_complete()) throw;
     try {
       strategy_->restore(before, context());
     } catch (const std::exception& restore_error) {

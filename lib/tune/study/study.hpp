@@ -106,7 +106,8 @@ class Study {
   // +-kMaxObjectiveMagnitude; the trial then stays pending. All or nothing: if the strategy throws
   // while taking the result in (it refuses it, an internal error), the exception propagates with the
   // trial pending, without a value, and the strategy as before the call (restored from its save(),
-  // taken at every tell), so the trial can be told again or failed, and a save holds no trace of it.
+  // taken at every tell unless its on_complete changes nothing), so the trial can be told again or
+  // failed, and a save holds no trace of it.
   // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
   // With declared costs a cost is optional; given, it replaces the level's declared cost for this
   // trial in spent_cost() and the budget, so it must be in the declared costs' unit.
