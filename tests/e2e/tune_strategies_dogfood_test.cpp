@@ -163,5 +163,16 @@ TEST(TuneStrategiesDogfood, BnbWarnsWhenItsReRunOfTheBestDisagrees) {
   EXPECT_EQ(tune(d, {"best", "steady"}).out.find("warning"), std::string::npos);
 }
 
+// bnb never fits a noise variance; `fit: {fit_noise: true}` was accepted and ignored.
+TEST(TuneStrategiesDogfood, BnbRefusesToFitANoise) {
+  const fs::path d = fresh_dir("strategies-dogfood-bnb-fit-noise");
+  write(d / "c.yaml", kHead + "strategy:\n  name: bnb\n  fit: {fit_noise: true}\n");
+  const Result r = tune(d, {"ask", "c.yaml"});
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.err.find("'fit.fit_noise'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("use ei or ucb for a noisy objective"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(d / "opts"));
+}
+
 }  // namespace
 }  // namespace tune_test

@@ -52,6 +52,10 @@ TEST(StrategyOptions, AnOptionOfAnotherStrategyIsRefusedNamingWhoseItIs) {
        "fit: {noise_min: 0.001}}",
        "strategy option 'fit' is fit_hyperparameters: true's; ucb with fit_hyperparameters: false does not use it ("},
       {"cmets", "{initial_design: 4}", "strategy option 'initial_design' is cmes's (and ei's, ucb's); cmets does not use it ("},
+      {"bnb", "{fit: {fit_noise: true}}",
+       "strategy option 'fit.fit_noise' is the noise-fitting strategies'; bnb does not use it (bnb never fits a noise"},
+      {"bnb", "{fit: {smooth_start_noise: 0.1}}", "strategy option 'fit.smooth_start_noise' is the noise-fitting"},
+      {"bnb", "{fit: {trend_max: 10}}", "strategy option 'fit.trend_max' is cmets's and cmes's; bnb does not use it ("},
   };
   for (const Case& c : refused) EXPECT_EQ(refusal(c.name, c.options).rfind(c.message, 0), 0u) << c.name << " " << c.options << ": " << refusal(c.name, c.options);
 
@@ -66,6 +70,7 @@ TEST(StrategyOptions, AnOptionOfAnotherStrategyIsRefusedNamingWhoseItIs) {
   for (const char* ok : {"{fit: {discrepancy_min: 0.001, noise_pooling_log_sd: 1}}", "{max_depth: 4}"})
     EXPECT_EQ(refusal("cmets", ok), "") << ok;
   EXPECT_EQ(refusal("cmes", "{initial_design: 4}"), "");
+  EXPECT_EQ(refusal("bnb", "{fit: {noise_min: 1e-8, lengthscale_max: 5}}"), "");
   EXPECT_EQ(refusal("ei", "{output_transform: log, fit: {noise_min: 0.001}}"), "");
 }
 
@@ -73,7 +78,7 @@ TEST(StrategyOptions, AnOptionOfAnotherStrategyIsRefusedNamingWhoseItIs) {
 // beta_scale, gpoo's delta_c, cmes's max_depth): a saved study loads, and asks what the original asks.
 TEST(StrategyOptions, ASavedStudyWithEveryOptionLoads) {
   const Space space({Parameter::floating("x", -1, 1), Parameter::floating("y", -1, 1)});
-  for (const std::string name : {"ei", "ucb", "gpoo", "cmes", "cmets"}) {
+  for (const std::string name : {"ei", "ucb", "gpoo", "cmes", "cmets", "bnb"}) {
     SCOPED_TRACE(name);
     StudyOptions options{.seed = 3, .max_trials = 8};
     Study study(space, make_strategy(name), options);

@@ -45,12 +45,12 @@ const std::vector<UnusedOption>& unused_options() {
     t.push_back({{"ei"}, "beta_scale", "ucb's", ei_why});
     t.push_back({{"ei"}, "delta", "ucb's", ei_why});
     // The model of how cheaper resolution levels relate to the full one (offsets, discrepancies,
-    // scales, trends, per-level noise pooling): ei, ucb and gpoo model one level.
+    // scales, trends, per-level noise pooling): ei, ucb, gpoo and bnb model one level.
     for (const char* group : {"discrepancy", "scale", "trend", "discrepancy_lengthscale_factor"})
       for (const char* part : {"_min", "_max", "_prior_log_median", "_prior_log_sd"})
-        t.push_back({{"ei", "ucb", "gpoo"}, std::string("fit.") + group + part, "cmets's and cmes's",
+        t.push_back({{"ei", "ucb", "gpoo", "bnb"}, std::string("fit.") + group + part, "cmets's and cmes's",
                      "it fits how cheaper resolution levels relate to the full one; this strategy's model has one level"});
-    t.push_back({{"ei", "ucb", "gpoo"}, "fit.noise_pooling_log_sd", "cmets's and cmes's",
+    t.push_back({{"ei", "ucb", "gpoo", "bnb"}, "fit.noise_pooling_log_sd", "cmets's and cmes's",
                  "it pools the noise of the resolution levels; this strategy's model has one level"});
     t.push_back({{"ei", "ucb"}, "max_skipped_steps", "on_reject: literal's",
                  "it counts the rejections in a row of the literal policy; the others stop, or go on, by their own rule",
@@ -71,6 +71,13 @@ const std::vector<UnusedOption>& unused_options() {
                    "cmes searches no tree of cells: every trial is a full run chosen by CMES over the whole space"});
     t.push_back({{"cmets"}, "initial_design", "cmes's (and ei's, ucb's)",
                  "cmets starts from its tree's root cell, not from a Sobol design"});
+    // bnb assumes a noise-free objective: its noise stays at fit.noise_min, never fitted.
+    // `fit: {fit_noise: true}` was accepted and ignored, the user believing bnb allowed for noise.
+    const std::string bnb_noise = "bnb never fits a noise: it assumes a noise-free objective and keeps the noise at "
+                                  "fit.noise_min; use ei or ucb for a noisy objective";
+    for (const char* key : {"fit.fit_noise", "fit.noise_max", "fit.noise_prior_log_median", "fit.noise_prior_log_sd",
+                            "fit.smooth_start_noise"})
+      t.push_back({{"bnb"}, key, "the noise-fitting strategies'", bnb_noise});
     return t;
   }();
   return table;
@@ -81,6 +88,7 @@ const std::vector<UnusedOption>& unused_options() {
 // user's options name a few keys, and those are checked.
 bool saved_form(const std::string& name, const YAML::Node& options) {
   const YAML::Node all = name == "gpoo"                      ? to_yaml(GpooStrategyOptions{})
+                         : name == "bnb"                     ? to_yaml(BnbStrategyOptions{})
                          : name == "cmes" || name == "cmets" ? to_yaml(MultiResolutionOptions{})
                                                              : to_yaml(GpBanditOptions{});
   for (const auto& kv : all)
@@ -132,7 +140,11 @@ std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAM
     refuse_unused_options(name, options);
     return std::make_unique<GpooStrategy>(std::move(o));
   }
-  if (name == "bnb") return std::make_unique<BnbStrategy>(bnb_strategy_options_from_yaml(options));
+  if (name == "bnb") {
+    BnbStrategyOptions o = bnb_strategy_options_from_yaml(options);
+    refuse_unused_options(name, options);
+    return std::make_unique<BnbStrategy>(std::move(o));
+  }
   std::string list;
   for (const std::string& n : strategy_names()) list += (list.empty() ? "" : ", ") + n;
   const std::vector<std::string> names = strategy_names();
