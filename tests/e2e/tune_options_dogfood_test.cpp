@@ -155,6 +155,30 @@ TEST(TuneOptionsDogfood, AnOptionAStrategyDoesNotUseIsRefusedSayingWhoseItIs) {
   }
 }
 
+// A campaign started by an earlier version with an option its strategy does not use (accepted and
+// ignored then) holds it in its state.yaml: refused there too, it could no longer be resumed, nor
+// its status or best shown ("restore it from a backup"). What was saved loads as it was.
+TEST(TuneOptionsDogfood, ACampaignSavedWithAnOptionNowRefusedStillResumes) {
+  const fs::path d = fresh_dir("options-unused-saved");
+  write(d / "c.yaml", campaign("old", "{name: ei}"));
+  ASSERT_EQ(tune(d, {"ask", "c.yaml", "--dir", "old"}).code, 0);
+  // The state as the earlier version wrote it: the user's strategy map held beta_scale.
+  std::string state = slurp(d / "old" / "state.yaml");
+  const std::string user_map = "  strategy:\n    name: ei\n";
+  ASSERT_NE(state.find(user_map), std::string::npos) << state;
+  state.replace(state.find(user_map), user_map.size(), user_map + "    beta_scale: 0.5\n");
+  write(d / "old" / "state.yaml", state);
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"status", "old"}, {"tell", "old", "0", "0.25"}, {"ask", "old"}}) {
+    const Result r = tune(d, command);
+    EXPECT_EQ(r.code, 0) << command[0] << "\n" << r.err;
+  }
+  EXPECT_EQ(state_of(d / "old")["campaign"]["strategy"]["beta_scale"].as<double>(), 0.5);
+  // Written now, the same option is refused.
+  write(d / "new.yaml", campaign("new", "{name: ei, beta_scale: 0.5}"));
+  EXPECT_EQ(tune(d, {"ask", "new.yaml", "--dir", "new"}).code, 1);
+}
+
 // `max_skipped_steps: 0` stopped at the first rejection, as 1 does; the README counts the rejections
 // in a row before the study stops, and 0 of them cannot be: refused.
 TEST(TuneOptionsDogfood, ZeroSkippedStepsIsRefused) {

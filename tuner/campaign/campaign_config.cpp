@@ -299,7 +299,7 @@ std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignC
   const std::string example = "e.g. enqueue: [{" + c.space.parameters().front().name + ": ...}]";
   if (!list.IsSequence() || list.size() == 0)
     fail(list, "enqueue", "expected a list of configurations to run first, " + example);
-  if (!make_strategy(c.strategy, c.strategy_options)->accepts_enqueued_trials())
+  if (!make_strategy(c.strategy, c.strategy_options, UnusedOptions::accept)->accepts_enqueued_trials())
     fail(list, "enqueue", "strategy " + c.strategy + " runs only configurations it chose itself (gpoo evaluates cells "
                           "of its partition, bnb the points of its lattice); remove 'enqueue' or use ei, ucb, cmets, "
                           "cmes, random or sobol");
@@ -340,7 +340,7 @@ std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignC
 
 }  // namespace
 
-CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& source) {
+CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& source, UnusedOptions unused) {
   try {
     if (!root || !root.IsMap())
       throw CampaignError("expected a campaign: a map with name, command, space, objective, ... "
@@ -426,7 +426,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       }
       try {
         // The name and every option, and the options that depend on the number of levels.
-        make_strategy(c.strategy, options)->check_levels(c.resolution ? c.resolution->levels() : 1);
+        make_strategy(c.strategy, options, unused)->check_levels(c.resolution ? c.resolution->levels() : 1);
       } catch (const std::exception& e) {
         std::string what = e.what();
         // `options` holds copies, which carry no position: a reader's "field 'epsilon' at line 1,
@@ -438,7 +438,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
           for (const auto& kv : s)
             if (kv.first.as<std::string>() != "name") located[kv.first.as<std::string>()] = kv.second;
           try {
-            make_strategy(c.strategy, located)->check_levels(c.resolution ? c.resolution->levels() : 1);
+            make_strategy(c.strategy, located, unused)->check_levels(c.resolution ? c.resolution->levels() : 1);
           } catch (const std::exception& again) {
             what = again.what();
           }

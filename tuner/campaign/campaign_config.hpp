@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tune/space/space.hpp"
+#include "tune/strategy/strategy_factory.hpp"
 #include "tune/study/resolution.hpp"
 #include "tune/study/trial.hpp"
 
@@ -118,7 +119,10 @@ std::string level_values_text(const Resolution& resolution);
 
 CampaignConfig load_campaign_file(const std::filesystem::path& path);
 // `source` names the origin in messages (a file name, or "state.yaml: campaign").
-CampaignConfig campaign_from_yaml(const YAML::Node& node, const std::string& source);
+// `unused`: UnusedOptions::accept for a campaign read back from its state.yaml, whose strategy
+// options an earlier version may have taken while the strategy does not use them.
+CampaignConfig campaign_from_yaml(const YAML::Node& node, const std::string& source,
+                                  UnusedOptions unused = UnusedOptions::refuse);
 
 // The commented example written by `tune init` to `file` (as typed), whose header names it.
 std::string example_campaign_text(const std::string& file = "campaign.yaml");

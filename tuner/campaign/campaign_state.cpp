@@ -316,7 +316,7 @@ CampaignState state_from_yaml(const YAML::Node& root, const RecordLines* lines) 
                      std::to_string(kSchema) + ")");
   check_known_keys(root, "", {"kind", "schema", "created_at", "updated_at", "active_seconds", "finished", "stop_reason",
                               "failed_at_failures_stop", "campaign", "runs", "study"});
-  CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign");
+  CampaignConfig config = campaign_from_yaml(require(root, "campaign"), "campaign", UnusedOptions::accept);
   // A file cut short at a line's end (a crash on a filesystem that does not keep rename atomic) ends
   // inside the study's trial list, its last section, and the study would only say that its strategy
   // names a trial it does not hold. The run records, written before it, say how many there were.

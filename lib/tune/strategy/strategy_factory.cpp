@@ -96,8 +96,8 @@ bool saved_form(const std::string& name, const YAML::Node& options) {
   return true;
 }
 
-void refuse_unused_options(const std::string& name, const YAML::Node& options) {
-  if (!options || !options.IsMap() || saved_form(name, options)) return;
+void refuse_unused_options(const std::string& name, const YAML::Node& options, UnusedOptions unused) {
+  if (unused == UnusedOptions::accept || !options || !options.IsMap() || saved_form(name, options)) return;
   for (const UnusedOption& u : unused_options()) {
     if (std::find(u.strategies.begin(), u.strategies.end(), name) == u.strategies.end()) continue;
     const YAML::Node value = option_fields::node_at(options, u.key);
@@ -114,7 +114,7 @@ void refuse_unused_options(const std::string& name, const YAML::Node& options) {
   }
 }
 
-std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAML::Node& options) {
+std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAML::Node& options, UnusedOptions unused) {
   const bool has_options = options && !options.IsNull() && !(options.IsMap() && options.size() == 0);
   if (name == "random" || name == "sobol") {
     if (has_options) throw std::invalid_argument("strategy '" + name + "' takes no options");
@@ -127,22 +127,22 @@ std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAM
     GpBanditOptions o = gp_bandit_options_from_yaml(options);
     if (options && options["acquisition"] && o.acquisition != acquisition_type_from_string(name))
       throw std::invalid_argument("strategy '" + name + "' with a different 'acquisition' option");
-    refuse_unused_options(name, options);
+    refuse_unused_options(name, options, unused);
     return make_gp_bandit(acquisition_type_from_string(name), std::move(o));
   }
   if (name == "cmes" || name == "cmets") {
     MultiResolutionOptions o = multi_resolution_options_from_yaml(options, name == "cmets");
-    refuse_unused_options(name, options);
+    refuse_unused_options(name, options, unused);
     return std::make_unique<MultiResolutionSearch>(std::move(o));
   }
   if (name == "gpoo") {
     GpooStrategyOptions o = gpoo_strategy_options_from_yaml(options);
-    refuse_unused_options(name, options);
+    refuse_unused_options(name, options, unused);
     return std::make_unique<GpooStrategy>(std::move(o));
   }
   if (name == "bnb") {
     BnbStrategyOptions o = bnb_strategy_options_from_yaml(options);
-    refuse_unused_options(name, options);
+    refuse_unused_options(name, options, unused);
     return std::make_unique<BnbStrategy>(std::move(o));
   }
   std::string list;
@@ -154,9 +154,9 @@ std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAM
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Node& options) {
+std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Node& options, UnusedOptions unused) {
   try {
-    return make_named_strategy(name, options);
+    return make_named_strategy(name, options, unused);
   } catch (const StateError& e) {
     // The options' reader reports a misspelt key, a wrong type or an unknown value as a StateError
     // (a std::runtime_error), which a program catching std::invalid_argument for its bad options,

@@ -17,7 +17,12 @@
 namespace tune {
 
 std::vector<std::string> strategy_names();
-std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Node& options = YAML::Node());
+// What to do with an option the named strategy reads but does not use (`{name: ei, beta_scale: 0.5}`):
+// refused in what a user writes now; accepted in what was saved, which an earlier version took
+// (a campaign's state.yaml must still load, resume and report).
+enum class UnusedOptions { refuse, accept };
+std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Node& options = YAML::Node(),
+                                        UnusedOptions unused = UnusedOptions::refuse);
 std::unique_ptr<Strategy> make_gp_bandit(AcquisitionType acquisition, GpBanditOptions options = {});
 
 }  // namespace tune
