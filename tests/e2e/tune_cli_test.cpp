@@ -705,7 +705,14 @@ TEST(TuneCli, DetachOnACampaignAnotherTunerDrivesExitsFive) {
     EXPECT_EQ(r.code, 5) << args[0] << ": " << r.err;
     EXPECT_NE(r.err.find("is driven by the tuner (process "), std::string::npos) << r.err;
     EXPECT_EQ(r.out.find("background"), std::string::npos) << r.out;
+    // Like every other error of a command, it names the command (it said "tune: ").
+    EXPECT_EQ(r.err.rfind("tune " + args[0] + ": ", 0), 0u) << r.err;
   }
+  // Without --detach the refusal comes from the session itself.
+  const Result r = tune(d, {"resume", "dl"});
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_EQ(r.err.rfind("tune resume: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("is driven by the tuner (process "), std::string::npos) << r.err;
   ::kill(first, SIGINT);
   EXPECT_EQ(finish(d, first).code, 3);
 }

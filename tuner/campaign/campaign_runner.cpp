@@ -552,11 +552,11 @@ bool request_stop(pid_t tuner) {
   return ::sigqueue(tuner, SIGTERM, value) == 0;
 }
 
-bool driven_by_another_tuner(const std::filesystem::path& dir) {
+bool driven_by_another_tuner(const std::filesystem::path& dir, const std::string& command) {
   // A read-only probe, no waiting: a short command's hold is the background's to wait for.
   if (CampaignLock::probe(dir) != LockHolder::tuner) return false;
   const CampaignLock::Refusal tuner{LockHolder::tuner, CampaignLock::describe_holder(dir, LockHolder::tuner)};
-  std::fprintf(stderr, "tune: %s\n", tuner.text(dir).c_str());
+  std::fprintf(stderr, "%s: %s\n", command.c_str(), tuner.text(dir).c_str());
   return true;
 }
 
@@ -564,7 +564,7 @@ int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
   CampaignLock::Refusal refusal;
   auto lock = CampaignLock::acquire(dir, CampaignLock::Role::tuner, "tune run", &refusal);
   if (!lock) {
-    std::fprintf(stderr, "tune: %s\n", refusal.text(dir).c_str());
+    std::fprintf(stderr, "%s: %s\n", options.command.c_str(), refusal.text(dir).c_str());
     return kExitLocked;
   }
   // Installed before tuner.pid names this process to `tune stop`, and kept until it is removed: a stop

@@ -28,6 +28,7 @@ struct RunOptions {
   bool quiet = false;
   bool wait_on_stop = false;  // on the first SIGINT/SIGTERM: wait for running trials (else terminate them)
   double poll_interval_seconds = 0.01;
+  std::string command = "tune run";  // what errors start with: "tune resume: ..."
 };
 
 // `tune stop` asks a tuner to stop with SIGTERM, sent by sigqueue with this value: the tuner's
@@ -46,6 +47,6 @@ int run_campaign(const std::filesystem::path& dir, const RunOptions& options);
 
 // True if another tuner drives the campaign in `dir` now (the refusal run_campaign would print is
 // printed), for a caller that must know before it detaches: run_campaign itself checks again.
-bool driven_by_another_tuner(const std::filesystem::path& dir);
+bool driven_by_another_tuner(const std::filesystem::path& dir, const std::string& command);
 
 }  // namespace tune::tuner

@@ -51,9 +51,10 @@ int drive(const std::filesystem::path& dir, const SessionFlags& flags, const cha
   options.supervisor_command = supervisor_command();
   options.quiet = flags.quiet;
   options.wait_on_stop = flags.wait_on_stop;
+  options.command = "tune " + std::string(command);
   if (!flags.detach) return run_campaign(dir, options);
   // Refused here, with its exit code, rather than by the background process into its log.
-  if (driven_by_another_tuner(dir)) return kExitLocked;
+  if (driven_by_another_tuner(dir, options.command)) return kExitLocked;
 
   const std::filesystem::path log = std::filesystem::absolute(dir / campaign_files::kTunerLog);
   const pid_t pid = ::fork();
@@ -215,7 +216,7 @@ std::optional<int> prepare_run(const CampaignConfig& config, const std::filesyst
     return std::nullopt;
   }
   // Refused before "continuing ...", which would say the opposite of the refusal after it.
-  if (driven_by_another_tuner(dir)) return kExitLocked;
+  if (driven_by_another_tuner(dir, "tune run")) return kExitLocked;
   if (!flags.quiet) std::fprintf(stderr, "tune: continuing the campaign in %s\n", dir.c_str());
   return std::nullopt;
 }
