@@ -83,8 +83,10 @@ TEST(StudyApiDogfood, BadFitBoundsAndPriorsAreRefusedByMakeStrategy) {
   // The defaults, equal bounds (a fixed value) and a prior switched off (log_sd <= 0) are accepted.
   for (const std::string name : {"ei", "ucb", "cmets", "cmes", "gpoo", "bnb"}) {
     EXPECT_NO_THROW((void)make_strategy(name)) << name;
-    EXPECT_NO_THROW((void)make_strategy(name, YAML::Load("{fit: {noise_min: 0.01, noise_max: 0.01, noise_prior_log_sd: 0}}")))
-        << name;
+    // bnb fits no noise and refuses the noise's bounds and prior: the same for its outputscale.
+    const char* fixed = name == "bnb" ? "{fit: {outputscale_min: 2, outputscale_max: 2, outputscale_prior_log_sd: 0}}"
+                                      : "{fit: {noise_min: 0.01, noise_max: 0.01, noise_prior_log_sd: 0}}";
+    EXPECT_NO_THROW((void)make_strategy(name, YAML::Load(fixed))) << name;
   }
   // minimize() builds its GP bandit from the struct: the same check.
   MinimizeOptions m{.evaluations = 3};
