@@ -133,10 +133,16 @@ TEST(TuneStrategiesDogfood, BnbWarnsWhenItsReRunOfTheBestDisagrees) {
                                     (d / (name + ".count")).string() + "\", \"" + drift +
                                     "\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: loss\n"
                                     "strategy: {name: bnb, max_level: 4, repeat_best_after: 6}\nbudget: {trials: 12}\n");
-    const Result r = tune(d, {"run", name + ".yaml", "--quiet"});
+    const Result r = tune(d, {"run", name + ".yaml"});
     EXPECT_EQ(r.code, 0) << r.err;
+    return r.out + r.err;
   };
-  campaign("drifting", "0.01");
+  // The tuner says so as the re-run's result comes in (once), not only when asked afterwards.
+  const std::string output = campaign("drifting", "0.01");
+  const std::size_t said = output.find("warning: trial 6 re-ran trial ");
+  EXPECT_NE(said, std::string::npos) << output;
+  EXPECT_EQ(output.find("warning:", said + 1), std::string::npos) << output;
+  EXPECT_LT(said, output.find("trial 7 started")) << output;
   const Result st = tune(d, {"status", "drifting"});
   ASSERT_EQ(st.code, 0) << st.err;
   EXPECT_NE(st.out.find("warning: trial 6 re-ran trial "), std::string::npos) << st.out;
@@ -156,7 +162,7 @@ TEST(TuneStrategiesDogfood, BnbWarnsWhenItsReRunOfTheBestDisagrees) {
   EXPECT_TRUE(same_config) << st.out;
 
   // Without drift the same campaign reports agreement, and `tune best` has no warning.
-  campaign("steady", "0");
+  EXPECT_EQ(campaign("steady", "0").find("warning"), std::string::npos);
   const Result steady = tune(d, {"status", "steady"});
   EXPECT_NE(steady.out.find("noise check: trial 6 re-ran trial "), std::string::npos) << steady.out;
   EXPECT_NE(steady.out.find("got the same value"), std::string::npos) << steady.out;

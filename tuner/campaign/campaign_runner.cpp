@@ -126,6 +126,7 @@ class Runner {
     try {
       events_.recover_outcomes(state_);
       for (const auto& [event, fields] : resumed) events_.write(event, fields);
+      report_new_warning();  // one found in an earlier session is said again as this one starts
       code = loop(signals);
     } catch (const std::exception& e) {
       // An error ends the session too, and the state and the event log say so like any other end
@@ -247,6 +248,14 @@ class Runner {
     const auto deadline = std::chrono::steady_clock::now() + kSupervisorExitPatience;
     while (adapters::trial_is_supervised(tdir) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+
+  // Says the strategy's warning about the results (Strategy::warning) when it first appears, so the
+  // user can stop a campaign whose premise failed (bnb on a noisy objective) before its budget goes.
+  void report_new_warning() {
+    std::optional<std::string> warning = state_.study.strategy().warning(state_.study.trials());
+    if (warning && warning != warned_) progress_.log("warning: " + *warning);
+    warned_ = std::move(warning);
   }
 
   void launch(TrialRun& r) {
@@ -398,6 +407,7 @@ class Runner {
           state_.study.tell(id, *report.objective, cost);
           r.status = RunStatus::complete;
           progress_.log("trial " + f.id + " " + state_.config.objective.name + "=" + format_double(*report.objective));
+          report_new_warning();
         }
       } catch (const std::exception& ex) {
         reason = ex.what();
@@ -541,6 +551,7 @@ class Runner {
   std::chrono::steady_clock::time_point started_;
   double base_active_ = 0.0;
   bool ask_blocked_ = false;  // the last ask() proposed nothing; no trial has been told since
+  std::optional<std::string> warned_;  // the strategy's warning last shown (Strategy::warning)
   std::vector<std::uint64_t> unsaved_outcomes_;  // told, not yet in state.yaml (see collect)
 };
 

@@ -941,10 +941,12 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     const BranchAndBound asked = *bnb->search_as_asked(s.study.trials());
     std::printf("model: %zu points told to branch and bound, lattice level %zu (%.4g%% of it pruned), %zu kernel refits\n",
                 bnb->search()->samples(), asked.level(), 100.0 * asked.pruned_fraction(), bnb->model().refresh_count);
-    if (const std::optional<RepeatCheck> check = bnb->repeat_check(s.study.trials()))
-      std::printf("%s%s\n", check->outcome == RepeatCheck::Outcome::different ? "warning: " : "noise check: ",
-                  check->describe().c_str());
+    if (const std::optional<RepeatCheck> check = bnb->repeat_check(s.study.trials());
+        check && check->outcome != RepeatCheck::Outcome::different)
+      std::printf("noise check: %s\n", check->describe().c_str());
   }
+  if (const std::optional<std::string> warning = s.study.strategy().warning(s.study.trials()))
+    std::printf("warning: %s\n", warning->c_str());
   print_floored_results(s);
   if (const Trial* b = s.study.best())
     std::printf("best: trial %llu, %s = %s, %s%s\n", static_cast<unsigned long long>(b->id), s.config.objective.name.c_str(),
@@ -1020,11 +1022,7 @@ int best(const std::filesystem::path& dir, bool json) {
   // the best single result is an optimistic draw, and the model's mean there is the honest estimate.
   std::optional<StudyRecommendation> rec = s.study.recommendation();
   // bnb takes its best result at face value: say so when its re-run of a configuration disagreed.
-  std::optional<std::string> warning;
-  if (const auto* bnb = dynamic_cast<const BnbStrategy*>(&s.study.strategy()))
-    if (const std::optional<RepeatCheck> check = bnb->repeat_check(s.study.trials());
-        check && check->outcome == RepeatCheck::Outcome::different)
-      warning = check->describe();
+  const std::optional<std::string> warning = s.study.strategy().warning(s.study.trials());
   const TrialRecommendation trial_rec = gp_bandit_recommendation(s, rec);
   if (rec && !rec->region) rec = trial_rec.rec;
   const Trial* recommended = trial_rec.trial;  // the trial a point recommendation is (its config as it ran)

@@ -171,6 +171,12 @@ std::string RepeatCheck::describe() const {
          "'s configuration to check that the objective is deterministic";
 }
 
+std::optional<std::string> BnbStrategy::warning(const std::vector<Trial>& trials) const {
+  const std::optional<RepeatCheck> check = repeat_check(trials);
+  if (!check || check->outcome != RepeatCheck::Outcome::different) return std::nullopt;
+  return check->describe();
+}
+
 std::optional<RepeatCheck> BnbStrategy::repeat_check(const std::vector<Trial>& trials) const {
   if (!repeat_ || repeat_->trial >= trials.size() || repeat_->original >= trials.size()) return std::nullopt;
   RepeatCheck c;

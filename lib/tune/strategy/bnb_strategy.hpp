@@ -130,6 +130,8 @@ class BnbStrategy final : public Strategy {
   const std::vector<Refit>& refits() const { return history_; }
   // The re-run of the best configuration (none before it is proposed), with its outcome in `trials`.
   std::optional<RepeatCheck> repeat_check(const std::vector<Trial>& trials) const;
+  // The repeat check's description when the two results differ.
+  std::optional<std::string> warning(const std::vector<Trial>& trials) const override;
 
  private:
   BranchAndBoundOptions search_options(std::size_t dim) const;

@@ -108,6 +108,14 @@ class Strategy {
   // spared that save (gpoo's took 28 ms at 2000 trials, more than its ask).
   virtual bool updates_on_complete() const { return true; }
 
+  // What the user must know about the results before trusting the recommendation, if anything
+  // (bnb: its re-run of a configuration gave another value, so the objective is not deterministic).
+  // Shown by the tuner as soon as it appears, by `tune status` and by `tune best`.
+  virtual std::optional<std::string> warning(const std::vector<Trial>& trials) const {
+    (void)trials;
+    return std::nullopt;
+  }
+
   // The model's recommendation (argmax of the posterior mean of f at the full resolution), for
   // strategies that have a model; nothing otherwise or before there is data.
   virtual std::optional<Recommendation> recommend(const StrategyContext& context) const {
