@@ -2,6 +2,7 @@
 // every new row) against the same observations added one at a time (append_row, Eigen's forward
 // substitution per row): the same factor and whitened targets to the bit, whatever the sizes, the
 // model's size before, exact zeros in the covariances, duplicated points and the pivot's clamp.
+// Each test runs with the AVX loops and with them switched off (the SSE2 paths; SimdPaths).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,10 +10,14 @@
 #include <random>
 #include <vector>
 
+#include "simd_paths_fixture.hpp"
 #include "tune/gp/gaussian_process.hpp"
 #include "tune/random/rng.hpp"
 
 namespace {
+
+using GaussianProcessBlockedRows = SimdPaths;
+TUNE_SIMD_PATHS_SUITE(GaussianProcessBlockedRows);
 
 using tune::GaussianProcess;
 using tune::GpHyperparameters;
@@ -63,7 +68,7 @@ void expect_same_model(const GaussianProcess& blocked, const GaussianProcess& on
   EXPECT_EQ(blocked.predict(probe).variance, one_by_one.predict(probe).variance);
 }
 
-TEST(GaussianProcessBlockedRows, ManyAtOnceEqualOneAtATimeToTheBit) {
+TEST_P(GaussianProcessBlockedRows, ManyAtOnceEqualOneAtATimeToTheBit) {
   // Lengthscale 0.01: most covariances underflow to exactly 0 (Eigen skips a zero entry's division).
   for (double lengthscale : {0.3, 0.05, 0.01})
     for (int before : {0, 1, 7, 8, 13, 40})
@@ -80,7 +85,7 @@ TEST(GaussianProcessBlockedRows, ManyAtOnceEqualOneAtATimeToTheBit) {
       }
 }
 
-TEST(GaussianProcessBlockedRows, ResetRebuildsTheSameFactorAsAddingAfresh) {
+TEST_P(GaussianProcessBlockedRows, ResetRebuildsTheSameFactorAsAddingAfresh) {
   std::mt19937_64 rng(7);
   const std::vector<Observation> obs = observations(rng, 333);
   GaussianProcess gp(2, level_hyperparameters(0.3), {0.0, 1.0});
@@ -91,7 +96,7 @@ TEST(GaussianProcessBlockedRows, ResetRebuildsTheSameFactorAsAddingAfresh) {
   expect_same_model(gp, fresh);
 }
 
-TEST(GaussianProcessBlockedRows, TrackedPointsAndTargetsAreTheSame) {
+TEST_P(GaussianProcessBlockedRows, TrackedPointsAndTargetsAreTheSame) {
   std::mt19937_64 rng(11);
   const std::vector<Observation> obs = observations(rng, 120);
   Eigen::MatrixXd X(2, 5);
@@ -119,7 +124,7 @@ TEST(GaussianProcessBlockedRows, TrackedPointsAndTargetsAreTheSame) {
 // Points tracked after a blocked add (track() fills their rows then) and points tracked before the
 // observations came one at a time have the same bits, whatever the number of points and rows: a
 // loaded model's candidates predict as the running model's did.
-TEST(GaussianProcessBlockedRows, PointsTrackedAfterTheRowsEqualPointsTrackedBefore) {
+TEST_P(GaussianProcessBlockedRows, PointsTrackedAfterTheRowsEqualPointsTrackedBefore) {
   for (int points : {1, 2, 3, 8, 9, 37})
     for (int rows : {1, 2, 7, 30, 101}) {
       std::mt19937_64 rng(static_cast<std::uint64_t>(100 * points + rows));

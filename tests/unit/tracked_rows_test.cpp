@@ -5,16 +5,21 @@
 // points, offset groups and boxes, and after reset(). The same for tracked targets: a batch tracked
 // on a full model (fill_target_columns, four columns per pass of a row of L where the processor has
 // AVX) against targets tracked first, their rows appended one observation at a time.
+// Each test runs with the AVX loops and with them switched off (the SSE2 paths; SimdPaths).
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <random>
 #include <vector>
 
+#include "simd_paths_fixture.hpp"
 #include "tune/gp/gaussian_process.hpp"
 #include "tune/random/rng.hpp"
 
 namespace {
+
+using GaussianProcessTrackedRows = SimdPaths;
+TUNE_SIMD_PATHS_SUITE(GaussianProcessTrackedRows);
 
 using tune::GaussianProcess;
 using tune::Observation;
@@ -57,7 +62,7 @@ Eigen::MatrixXd points(std::mt19937_64& rng, Eigen::Index m) {
   return X;
 }
 
-TEST(GaussianProcessTrackedRows, TrackingAFullModelIsTrackingRowByRowToTheBit) {
+TEST_P(GaussianProcessTrackedRows, TrackingAFullModelIsTrackingRowByRowToTheBit) {
   std::mt19937_64 rng(11);
   for (const tune::KernelType kernel : {tune::KernelType::squared_exponential, tune::KernelType::matern52})
     for (const int n : {0, 1, 2, 3, 8, 31, 32, 33, 34, 65, 130, 300})
@@ -89,7 +94,7 @@ TEST(GaussianProcessTrackedRows, TrackingAFullModelIsTrackingRowByRowToTheBit) {
       }
 }
 
-TEST(GaussianProcessTrackedRows, TargetsTrackedOnAFullModelHaveTheAppendedColumnsToTheBit) {
+TEST_P(GaussianProcessTrackedRows, TargetsTrackedOnAFullModelHaveTheAppendedColumnsToTheBit) {
   std::mt19937_64 rng(13);
   for (const int n : {3, 4, 5, 6, 7, 41, 150}) {
     const std::vector<Observation> obs = observations(rng, n);
@@ -119,7 +124,7 @@ TEST(GaussianProcessTrackedRows, TargetsTrackedOnAFullModelHaveTheAppendedColumn
 
 // predict_tracked_pair(a, a) skips the sums it would make twice: the same bits as a pair of two
 // slots holding the same target (every sum made).
-TEST(GaussianProcessTrackedRows, APairOfOneTargetIsAPairOfTwoCopies) {
+TEST_P(GaussianProcessTrackedRows, APairOfOneTargetIsAPairOfTwoCopies) {
   std::mt19937_64 rng(17);
   for (const int n : {0, 1, 5, 40}) {
     const std::vector<Observation> obs = observations(rng, n);

@@ -26,6 +26,7 @@
 #endif
 
 #include "tune/gp/gaussian_process.hpp"
+#include "tune/gp/simd_paths.hpp"
 
 // The replay holds where Eigen's forward substitution is the one it replays: panels of 8 and an
 // SSE2 gemv without fused multiply-add, on x86-64 (the Debian build, where the test holds it to the
@@ -51,11 +52,6 @@ inline double panel_sum(const double* l, const double* data, Eigen::Index stride
   return s;
 }
 #if defined(__x86_64__) && defined(__GNUC__)
-bool has_avx() {
-  static const bool avx = __builtin_cpu_supports("avx");
-  return avx;
-}
-
 // The SSE2 loop of append_rows four rows at a time: 256-bit multiplies and adds, no FMA. Returns the
 // first row it did not do.
 // The panel's columns are read from `panel` (column k at panel + k * panel_stride, row r at r - r0):
@@ -147,7 +143,7 @@ void GaussianProcess::append_rows(std::size_t count) {
         Eigen::Index r = first;
 #if defined(__x86_64__) && defined(__GNUC__)
         // Four rows per step where the processor has AVX (each row a lane: the same operations).
-        if (has_avx()) r = panel_group_avx(data, stride, l, panel.data(), panel_stride, r0, j, r, r1);
+        if (avx_loops_enabled()) r = panel_group_avx(data, stride, l, panel.data(), panel_stride, r0, j, r, r1);
 #endif
 #ifdef __SSE2__
         // Two rows per step in SSE2 registers: separate multiplies and adds, lane by lane the

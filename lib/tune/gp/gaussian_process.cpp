@@ -1,4 +1,5 @@
 #include "tune/gp/gaussian_process.hpp"
+#include "tune/gp/simd_paths.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -240,15 +241,11 @@ __attribute__((target("avx"))) void accumulate_tracked_pairs_avx(const double* l
   _mm256_storeu_pd(a + 8, o0);
   _mm256_storeu_pd(a + 12, o1);
 }
-bool tracked_rows_have_avx() {
-  static const bool avx = __builtin_cpu_supports("avx");
-  return avx;
-}
 #endif
 void accumulate_tracked_pairs(const double* l, Eigen::Index ls, const double* v, Eigen::Index k0, Eigen::Index k1,
                               double* a) {
 #if defined(__GNUC__)
-  if (tracked_rows_have_avx()) {
+  if (avx_loops_enabled()) {
     accumulate_tracked_pairs_avx(l, ls, v, k0, k1, a);
     return;
   }

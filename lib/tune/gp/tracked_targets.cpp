@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tune/gp/gaussian_process.hpp"
+#include "tune/gp/simd_paths.hpp"
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__SSE2__) && !defined(EIGEN_VECTORIZE_AVX) && \
     !defined(EIGEN_VECTORIZE_FMA)
@@ -19,11 +20,6 @@
 namespace tune {
 namespace {
 #if TUNE_REPLAYS_EIGEN_DOT
-bool targets_have_avx() {
-  static const bool avx = __builtin_cpu_supports("avx");
-  return avx;
-}
-
 // Eigen's l.dot(v.head(size)) for four columns v at once, size >= 4: its redux (SSE2, packets of
 // two, no fused multiply-add) starts one packet from the products of k = 0, 1 and another from
 // k = 2, 3, adds the products of each later four in the same way, adds the second packet to the
@@ -141,7 +137,7 @@ void GaussianProcess::fill_target_columns(const std::vector<std::size_t>& slots,
       std::size_t j = first;
 #if TUNE_REPLAYS_EIGEN_DOT
       // Four columns at a time where the processor has AVX (fill_target_row's numbers, dot4_avx).
-      if (i >= 4 && targets_have_avx())
+      if (i >= 4 && avx_loops_enabled())
         for (; j + 4 <= last; j += 4) {
           const double* v[4];
           double k[4], dot[4];
