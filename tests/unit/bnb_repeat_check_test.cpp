@@ -63,6 +63,7 @@ TEST(BnbRepeatCheck, TheBestOfTheFirstTenIsReRunOnceAndNotToldToTheSearch) {
   EXPECT_EQ(check->original, original);
   EXPECT_EQ(check->repeat, repeat->id);
   EXPECT_NE(check->describe().find("the same value"), std::string::npos) << check->describe();
+  EXPECT_FALSE(study.warning());  // agreement is no warning
   // The search was told the ten, not the re-run; and no second re-run comes.
   EXPECT_EQ(strategy_of(study).search()->samples(), 10u);
   for (int i = 0; i < 20; ++i) {
@@ -89,6 +90,7 @@ TEST(BnbRepeatCheck, ADifferentResultIsReportedAndTheConvergenceSaysSo) {
   EXPECT_EQ(check->outcome, RepeatCheck::Outcome::different);
   EXPECT_EQ(check->first, *study.trial(check->original).value);
   EXPECT_EQ(check->second, *study.trial(check->repeat).value);
+  EXPECT_EQ(study.warning(), check->describe());  // what the API's user and the tuner are told
   EXPECT_NE(study.stop_reason().find("converged"), std::string::npos) << study.stop_reason();
   EXPECT_NE(study.stop_reason().find("not deterministic"), std::string::npos) << study.stop_reason();
   EXPECT_NE(study.stop_reason().find("trial " + std::to_string(check->repeat) + " re-ran trial " +

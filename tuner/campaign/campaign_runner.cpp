@@ -253,7 +253,7 @@ class Runner {
   // Says the strategy's warning about the results (Strategy::warning) when it first appears, so the
   // user can stop a campaign whose premise failed (bnb on a noisy objective) before its budget goes.
   void report_new_warning() {
-    std::optional<std::string> warning = state_.study.strategy().warning(state_.study.trials());
+    std::optional<std::string> warning = state_.study.warning();
     if (warning && warning != warned_) progress_.log("warning: " + *warning);
     warned_ = std::move(warning);
   }

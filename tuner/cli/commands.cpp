@@ -945,7 +945,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
         check && check->outcome != RepeatCheck::Outcome::different)
       std::printf("noise check: %s\n", check->describe().c_str());
   }
-  if (const std::optional<std::string> warning = s.study.strategy().warning(s.study.trials()))
+  if (const std::optional<std::string> warning = s.study.warning())
     std::printf("warning: %s\n", warning->c_str());
   print_floored_results(s);
   if (const Trial* b = s.study.best())
@@ -1022,7 +1022,7 @@ int best(const std::filesystem::path& dir, bool json) {
   // the best single result is an optimistic draw, and the model's mean there is the honest estimate.
   std::optional<StudyRecommendation> rec = s.study.recommendation();
   // bnb takes its best result at face value: say so when its re-run of a configuration disagreed.
-  const std::optional<std::string> warning = s.study.strategy().warning(s.study.trials());
+  const std::optional<std::string> warning = s.study.warning();
   const TrialRecommendation trial_rec = gp_bandit_recommendation(s, rec);
   if (rec && !rec->region) rec = trial_rec.rec;
   const Trial* recommended = trial_rec.trial;  // the trial a point recommendation is (its config as it ran)

@@ -140,6 +140,9 @@ class Study {
   double spent_cost() const;
   // The strategy's model recommendation, if it has a model and data.
   std::optional<StudyRecommendation> recommendation() const;
+  // What to know about the results before trusting the recommendation, if anything (bnb: its
+  // re-run of a configuration gave another value, so the objective is not deterministic).
+  std::optional<std::string> warning() const { return strategy_->warning(trials_); }
 
   const Space& space() const { return space_; }
   const Strategy& strategy() const { return *strategy_; }
