@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -128,6 +129,98 @@ TEST(ShellQuote, KeepsEveryByteOfAWord) {
   EXPECT_EQ(tune::adapters::shell_quote("a b"), "'a b'");
   EXPECT_EQ(tune::adapters::shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(tune::adapters::shell_quote(""), "''");
+}
+
+
+// Fake Slurm client commands (shell scripts in `d`): each call appends its arguments to
+// d/calls.log; sbatch and squeue answer as the controller that does not answer while d/down exists.
+struct FakeSlurm {
+  explicit FakeSlurm(const fs::path& d) : dir(d) {
+    write("sbatch", "echo \"sbatch $*\" >> '" + (d / "calls.log").string() + "'\n"
+          "if [ -e '" + (d / "down").string() + "' ]; then echo 'sbatch: error: Batch job submission failed: "
+          "Unable to contact slurm controller (connect failure)' >&2; exit 1; fi\necho 77\n");
+    write("squeue", "echo \"squeue $*\" >> '" + (d / "calls.log").string() + "'\n"
+          "if [ -e '" + (d / "down").string() + "' ]; then echo 'slurm_load_jobs error: Unable to contact slurm "
+          "controller (connect failure)' >&2; exit 1; fi\ncat '" + (d / "squeue.out").string() + "' 2>/dev/null\n");
+    write("scancel", "echo \"scancel $*\" >> '" + (d / "calls.log").string() + "'\n");
+  }
+  void write(const std::string& name, const std::string& body) const {
+    std::ofstream(dir / name) << "#!/bin/sh\n" << body;
+    fs::permissions(dir / name, fs::perms::owner_all);
+  }
+  SlurmOptions options() const {
+    return SlurmOptions{.supervisor_command = {"/bin/true"}, .job_name = "c", .sbatch = (dir / "sbatch").string(),
+                        .squeue = (dir / "squeue").string(), .scancel = (dir / "scancel").string()};
+  }
+  int calls(const std::string& program) const {
+    std::istringstream lines(slurp(dir / "calls.log"));
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) n += line.rfind(program + " ", 0) == 0;
+    return n;
+  }
+  fs::path dir;
+};
+
+// A controller that did not answer (restarting, overloaded) stopped the whole campaign with "the
+// cluster refused the job ... check executor.partition, ...", which is neither what happened nor
+// the fix. It defers the launch instead, and the next launch of that attempt first looks for a job
+// the controller accepted although its answer was lost, so the trial is never submitted twice.
+TEST(SlurmExecutorLaunch, AControllerThatDoesNotAnswerDefersTheLaunchAndNeverSubmitsTwice) {
+  const fs::path d = fresh_dir("slurm-controller-down");
+  const FakeSlurm slurm(d);
+  tune::adapters::SlurmExecutor executor(slurm.options());
+  const TrialLaunch trial{.id = "3", .dir = d / "trials" / "3", .argv = {"/bin/true"}, .attempt = 1};
+  std::ofstream(d / "down").close();
+  try {
+    executor.launch(trial);
+    ADD_FAILURE() << "launch did not throw";
+  } catch (const tune::adapters::LaunchDeferred& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("the Slurm controller did not answer sbatch"), std::string::npos) << message;
+    EXPECT_NE(message.find("Unable to contact slurm controller"), std::string::npos) << message;
+    EXPECT_EQ(message.find("refused"), std::string::npos) << message;
+  }
+  EXPECT_EQ(executor.running(), 0u);
+  // Still down: the lookup fails, and nothing is submitted.
+  EXPECT_THROW(executor.launch(trial), tune::adapters::LaunchDeferred);
+  EXPECT_EQ(slurm.calls("sbatch"), 1);
+  // Back, and the first sbatch had been accepted after all (job 55, this trial's name and directory):
+  // that job is followed, and no second one submitted. Job 99 of that name and directory was
+  // submitted before (an earlier campaign in this directory): it is not this trial's.
+  fs::remove(d / "down");
+  char now[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+  std::ofstream(d / "squeue.out") << "55|" << now << "|" << (d / "trials" / "3").string() << "\n"
+                                  << "99|2020-01-01T00:00:00|" << (d / "trials" / "3").string() << "\n";
+  EXPECT_EQ(executor.launch(trial), "55");
+  EXPECT_EQ(executor.job_of("3"), "55");
+  EXPECT_EQ(slurm.calls("sbatch"), 1);
+  EXPECT_NE(slurp(d / "calls.log").find("--name=c.3.1"), std::string::npos);
+  // Another trial whose sbatch was not answered and that Slurm does not know is submitted (job 77).
+  const TrialLaunch other{.id = "4", .dir = d / "trials" / "4", .argv = {"/bin/true"}, .attempt = 1};
+  std::ofstream(d / "down").close();
+  EXPECT_THROW(executor.launch(other), tune::adapters::LaunchDeferred);
+  fs::remove(d / "down");
+  EXPECT_EQ(executor.launch(other), "77");
+  EXPECT_EQ(slurm.calls("sbatch"), 3);
+}
+
+// A job the cluster refuses is still an error that names the options to check.
+TEST(SlurmExecutorLaunch, ARefusedJobIsAnErrorNotADeferral) {
+  const fs::path d = fresh_dir("slurm-refused-fake");
+  const FakeSlurm slurm(d);
+  slurm.write("sbatch", "echo 'sbatch: error: invalid partition specified: nope' >&2; exit 1\n");
+  tune::adapters::SlurmExecutor executor(slurm.options());
+  const TrialLaunch trial{.id = "0", .dir = d / "trials" / "0", .argv = {"/bin/true"}, .attempt = 1};
+  try {
+    executor.launch(trial);
+    ADD_FAILURE() << "launch did not throw";
+  } catch (const tune::adapters::LaunchDeferred& e) {
+    ADD_FAILURE() << "deferred: " << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the cluster refused the job"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -443,6 +443,52 @@ TEST(Slurm, RefusedJobIsAClearError) {
   EXPECT_EQ(state_of(d / "bad")["runs"][0]["status"].as<std::string>(), "queued");
 }
 
+// The directory on the PATH that holds `program`, or "" if none does.
+std::string program_on_path(const std::string& program) {
+  std::istringstream dirs(std::getenv("PATH") ? std::getenv("PATH") : "");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return (fs::path(dir) / program).string();
+  return "";
+}
+
+// A controller that does not answer sbatch (restarted, overloaded) ended the session with "the
+// cluster refused the job ... check executor.partition, ...": the campaign stopped for a passing
+// outage, with a fix that was not one. The tuner keeps the trial queued and submits it once the
+// controller answers. An sbatch wrapper answers as an unreachable controller while d/down exists.
+TEST(Slurm, AControllerThatDoesNotAnswerSbatchDelaysTheTrialAndEndsNoSession) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-controller-down");
+  const Cleanup cleanup{d};
+  const std::string sbatch = program_on_path("sbatch");
+  ASSERT_FALSE(sbatch.empty());
+  fs::create_directories(d / "bin");
+  write_script(d / "bin", "sbatch",
+               "#!/bin/sh\nif [ -e '" + (d / "down").string() + "' ]; then echo refused >> '" + (d / "refusals").string() +
+                   "'; echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect "
+                   "failure)' >&2; exit 1; fi\nexec '" + sbatch + "' \"$@\"\n");
+  write(d / "down", "");
+  write(d / "c.yaml", campaign("cd", 3, "{kind: slurm, workers: 1, cpus: 1, poll: 1s}"));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()},
+                                               {"PATH", (d / "bin").string() + ":" + std::getenv("PATH")}};
+  const pid_t tuner = start(d, {"run", "c.yaml"}, env);
+  ASSERT_TRUE(wait_for([&] { return fs::exists(d / "refusals") || !alive(tuner); }, 60s));
+  EXPECT_TRUE(alive(tuner)) << slurp(d / "cli.err");
+  fs::remove(d / "down");
+  const Result r = finish(d, tuner);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("the Slurm controller did not answer sbatch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("refused the job"), std::string::npos) << r.err;
+  const YAML::Node s = state_of(d / "cd");
+  ASSERT_EQ(s["runs"].size(), 3u);
+  for (const auto& run : s["runs"]) {
+    EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+    EXPECT_EQ(run["attempts"].as<int>(), 1) << run;
+  }
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 3u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id << " ran " << count << " times";
+}
+
 // Runs campaign `name` (one trial, partition 'low') and preempts its job as soon as it runs, with a
 // job in partition 'high' that needs every CPU of the node; returns the tuner's result. (The test
 // cluster's 'high' partition preempts 'low' by cancelling: state PREEMPTED.)

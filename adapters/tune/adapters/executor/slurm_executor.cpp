@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -25,6 +26,9 @@ namespace tune::adapters {
 
 namespace {
 
+
+// How far the controller's clock, which stamps a job's submission, may be behind this machine's.
+constexpr double kClockSkew = 5.0;
 
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -89,6 +93,26 @@ const std::set<std::string>& active_states() {
       "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED",
       "RESV_DEL_HOLD", "POWER_UP_NODE", "SPECIAL_EXIT", "UPDATE_DB"};
   return states;
+}
+
+// sbatch's and squeue's words for a controller that did not answer (down, restarting, overloaded):
+// the job was not refused, so the fix is to wait for the controller, not to change the campaign.
+bool controller_unreachable(const std::string& err) {
+  for (const char* words : {"Unable to contact slurm controller", "Socket timed out", "temporarily unable",
+                            "Zero Bytes were transmitted", "Connection refused", "Connection timed out"})
+    if (err.find(words) != std::string::npos) return true;
+  return false;
+}
+
+// A time as squeue prints it (%V: 2026-11-24T15:49:04, the local time), in seconds since the epoch;
+// 0 if it is not one (N/A, Unknown).
+double slurm_time_seconds(const std::string& text) {
+  std::tm tm{};
+  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end || *end != '\0') return 0.0;
+  tm.tm_isdst = -1;
+  const std::time_t t = std::mktime(&tm);
+  return t == static_cast<std::time_t>(-1) ? 0.0 : static_cast<double>(t);
 }
 
 }  // namespace
@@ -211,6 +235,23 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   if (trial.argv.empty()) throw std::runtime_error("trial " + trial.id + ": the command is empty");
   if (jobs_.contains(trial.id)) throw std::runtime_error("trial " + trial.id + " is already running");
   const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
+  const std::string name = name_of(trial.id, trial.attempt);
+  if (const auto unanswered = unanswered_.find(name); unanswered != unanswered_.end()) {
+    // An sbatch the controller did not answer may still have been accepted (a reply lost to a
+    // timeout): a job of this name and directory submitted since is that submission, followed rather
+    // than doubled (an older one is another campaign's that had this directory). Looked up before
+    // the trial directory is touched, since that job may already be writing there.
+    const std::optional<std::string> submitted =
+        find_job(RunRecord{.id = trial.id, .dir = dir, .attempt = trial.attempt}, unanswered->second - kClockSkew);
+    if (!submitted)
+      throw LaunchDeferred("trial " + trial.id + ": the Slurm controller still does not answer (squeue failed); "
+                           "the trial waits and is submitted when it answers");
+    if (!submitted->empty()) {
+      unanswered_.erase(name);
+      jobs_[trial.id] = Job{.dir = dir, .job = *submitted};
+      return *submitted;
+    }
+  }
   if (dir.string().find('%') != std::string::npos)
     throw std::runtime_error("trial " + trial.id + ": the trial directory '" + dir.string() +
                              "' contains '%', which sbatch expands in file names (%j, %u, ...); "
@@ -224,12 +265,20 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   argv.push_back((dir / kScriptFile).string());
 
   ProgramOutput out;
+  const double submitted_at = wall_seconds();
   try {
     out = run_program(argv);
   } catch (const std::exception& e) {
     throw std::runtime_error("trial " + trial.id + ": cannot submit the job: " + e.what());
   }
   const std::string err = trim(out.err);
+  if (out.status != 0 && controller_unreachable(err)) {
+    unanswered_.emplace(name, submitted_at);  // the first unanswered submission's time is kept
+    throw LaunchDeferred("trial " + trial.id + ": the Slurm controller did not answer sbatch (" + err +
+                         "); the trial waits and is submitted again when it answers (check the controller with "
+                         "'sinfo'; jobs already submitted are followed meanwhile)");
+  }
+  unanswered_.erase(name);
   if (out.status != 0)
     throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " +
                              (err.empty() ? "sbatch exited with status " + std::to_string(out.status) : err) +
@@ -244,27 +293,29 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   return job;
 }
 
-std::string SlurmExecutor::find_job(const RunRecord& run) {
+std::optional<std::string> SlurmExecutor::find_job(const RunRecord& run, std::optional<double> submitted_since) {
   const ProgramOutput out = [&] {
     try {
       return run_program({options_.squeue, "--noheader", "--states=all", "--name=" + name_of(run.id, run.attempt),
-                          "--format=%i|%Z"});
+                          "--format=%i|%V|%Z"});
     } catch (const std::exception& e) {
       return ProgramOutput{.status = 127, .err = e.what()};
     }
   }();
   if (out.status != 0) {
     warn("cannot look up the Slurm job of trial " + run.id + ": " + trim(out.err));
-    return {};
+    return std::nullopt;
   }
   std::string best;
   std::istringstream lines(out.out);
   std::string line;
   while (std::getline(lines, line)) {
     const std::size_t bar = line.find('|');
-    if (bar == std::string::npos) continue;
+    const std::size_t second = bar == std::string::npos ? bar : line.find('|', bar + 1);
+    if (second == std::string::npos) continue;
     const std::string job = trim(line.substr(0, bar));
-    if (!same_path(trim(line.substr(bar + 1)), run.dir)) continue;
+    if (!same_path(trim(line.substr(second + 1)), run.dir)) continue;
+    if (submitted_since && slurm_time_seconds(trim(line.substr(bar + 1, second - bar - 1))) < *submitted_since) continue;
     if (best.empty() || job.size() > best.size() || (job.size() == best.size() && job > best)) best = job;
   }
   return best;
@@ -277,7 +328,7 @@ bool SlurmExecutor::attach(const RunRecord& run) {
   // job's name and directory; a run already collected has nothing to look up.
   if (run.requeued && run.job.empty()) return false;
   std::string job = run.job;
-  if (job.empty()) job = find_job(RunRecord{.id = run.id, .dir = dir, .attempt = run.attempt});
+  if (job.empty()) job = find_job(RunRecord{.id = run.id, .dir = dir, .attempt = run.attempt}).value_or("");
   std::error_code ec;
   if (job.empty() && !std::filesystem::exists(dir / kExitFile, ec) && !trial_is_supervised(dir)) return false;
   jobs_[run.id] = Job{.dir = dir, .job = job, .state = "UNKNOWN"};

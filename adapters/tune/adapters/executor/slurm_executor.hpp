@@ -106,13 +106,17 @@ class SlurmExecutor : public Executor {
 
   // One squeue call for the given jobs: job id -> what Slurm says. nullopt if squeue failed.
   std::optional<std::map<std::string, SlurmJobView>> query(const std::vector<std::string>& jobs);
-  std::string find_job(const RunRecord& run);  // by name and directory, for a job id never recorded
+  // By name and directory (and submitted at `submitted_since` or later, in seconds since the epoch),
+  // for a job id never recorded: "" if there is none, nullopt if squeue failed.
+  std::optional<std::string> find_job(const RunRecord& run, std::optional<double> submitted_since = std::nullopt);
   std::string name_of(const std::string& id, std::size_t attempt) const;
   void scancel(const std::vector<std::string>& jobs);
   void warn(const std::string& message) const;
 
   SlurmOptions options_;
   std::map<std::string, Job> jobs_;
+  // Jobs whose sbatch the controller did not answer: name -> when it was first submitted (epoch s).
+  std::map<std::string, double> unanswered_;
   Clock::time_point last_query_{};
   Clock::time_point last_file_check_{};
   bool query_soon_ = true;
