@@ -115,6 +115,19 @@ std::string slurm_state(const std::string& job) {
   return r.code == 0 ? r.out.substr(0, r.out.find('\n')) : "";
 }
 
+// Waits until the state of campaign `dir` records `running + pending` jobs, of which Slurm runs
+// `running` and holds the others pending; returns them (trial id -> job id), {} if that did not come.
+std::map<std::string, std::string> jobs_running_and_pending(const fs::path& dir, std::size_t running, std::size_t pending) {
+  std::map<std::string, std::string> jobs;
+  const bool held = wait_for([&] { return (jobs = jobs_in_state(dir)).size() == running + pending; }, 60s) &&
+                    wait_for([&] {
+                      std::multiset<std::string> states;
+                      for (const auto& [id, job] : jobs) states.insert(slurm_state(job));
+                      return states.count("RUNNING") == running && states.count("PENDING") == pending;
+                    }, 30s);
+  return held ? jobs : std::map<std::string, std::string>{};
+}
+
 // At the end of a test, whatever it passed or failed: kills the tuners it left running and cancels
 // the jobs it left on the cluster (those whose working directory is under its directory), so that a
 // failed test does not hold the node's CPUs for the next.
@@ -353,13 +366,8 @@ TEST(Slurm, KillNineWithJobsPendingAndRunningThenResumeCollectsEveryJobOnce) {
   const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "3"}};
   // Four jobs in flight on two CPUs: two run, two wait.
   pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
-  std::map<std::string, std::string> jobs;
-  ASSERT_TRUE(wait_for([&] { return (jobs = jobs_in_state(d / "k")).size() == 4; }, 60s));
-  ASSERT_TRUE(wait_for([&] {
-    std::multiset<std::string> states;
-    for (const auto& [id, job] : jobs) states.insert(slurm_state(job));
-    return states.count("RUNNING") == 2 && states.count("PENDING") == 2;
-  }, 30s));
+  const std::map<std::string, std::string> jobs = jobs_running_and_pending(d / "k", 2, 2);
+  ASSERT_FALSE(jobs.empty());
   ::kill(tuner, SIGKILL);
   finish(d, tuner);
   // While the tuner is dead the running jobs finish and the pending ones start.
@@ -487,6 +495,35 @@ TEST(Slurm, AControllerThatDoesNotAnswerSbatchDelaysTheTrialAndEndsNoSession) {
   const auto n = starts(d / "toy.log");
   EXPECT_EQ(n.size(), 3u);
   for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id << " ran " << count << " times";
+}
+
+// A campaign directory moved while the tuner was down is resumed at its new path (README: Crash
+// safety), but its jobs still waiting in the queue were submitted with the old path: they started
+// there, found nothing, and their trials failed with "the campaign directory must be on a file
+// system shared with the compute nodes". The resumed tuner cancels them and submits them again
+// from the new path; the job that ran through the move is collected as usual.
+TEST(Slurm, JobsPendingWhenTheCampaignMovedRunFromItsNewPath) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-moved");
+  const Cleanup cleanup{d};
+  write(d / "c.yaml", campaign("mv", 3, "{kind: slurm, workers: 3, cpus: 2, poll: 1s}"));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "3"}};
+  // Three jobs of two CPUs on the node's two: one runs, two wait.
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
+  const std::map<std::string, std::string> jobs = jobs_running_and_pending(d / "mv", 1, 2);
+  ASSERT_FALSE(jobs.empty());
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  fs::rename(d / "mv", d / "moved");
+  const Result r = tune(d, {"resume", "moved", "--quiet"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "moved");
+  ASSERT_EQ(s["runs"].size(), 3u);
+  for (const auto& run : s["runs"]) EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 3u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id << " ran " << count << " times";
+  for (const auto& [id, job] : jobs) EXPECT_NE(slurm_state(job), "PENDING") << "job " << job << " left in the queue";
 }
 
 // Runs campaign `name` (one trial, partition 'low') and preempts its job as soon as it runs, with a

@@ -115,6 +115,15 @@ double slurm_time_seconds(const std::string& text) {
   return t == static_cast<std::time_t>(-1) ? 0.0 : static_cast<double>(t);
 }
 
+// Whether `job` was submitted for another directory than `trial_dir`, where its trial is now, and
+// has not run there: it waits in the queue, or ended (it found its directory gone). A running job
+// started before the move and runs on in the moved directory.
+bool moved_before_it_ran(const SlurmJobView& job, const std::filesystem::path& trial_dir) {
+  if (job.work_dir.empty() || same_path(job.work_dir, trial_dir)) return false;
+  const std::string state = job.state.substr(0, job.state.find(' '));
+  return state == "PENDING" || !active_states().contains(state);
+}
+
 }  // namespace
 
 std::string shell_quote(const std::string& word) {
@@ -341,7 +350,7 @@ std::optional<std::map<std::string, SlurmJobView>> SlurmExecutor::query(const st
   for (const std::string& j : jobs) list += (list.empty() ? "" : ",") + j;
   ProgramOutput out;
   try {
-    out = run_program({options_.squeue, "--noheader", "--states=all", "--jobs=" + list, "--format=%i|%T|%r|%l"});
+    out = run_program({options_.squeue, "--noheader", "--states=all", "--jobs=" + list, "--format=%i|%T|%r|%l|%Z"});
   } catch (const std::exception& e) {
     warn(std::string("squeue failed: ") + e.what());
     return std::nullopt;
@@ -359,9 +368,11 @@ std::optional<std::map<std::string, SlurmJobView>> SlurmExecutor::query(const st
     std::vector<std::string> f;
     std::istringstream fields(line);
     std::string field;
-    while (std::getline(fields, field, '|')) f.push_back(trim(field));
+    while (f.size() < 4 && std::getline(fields, field, '|')) f.push_back(trim(field));
     if (f.size() < 4) continue;
-    views[f[0]] = SlurmJobView{.job = f[0], .state = f[1], .reason = f[2], .time_limit = f[3]};
+    std::string work_dir;  // the rest of the line: a directory may hold a '|'
+    std::getline(fields, work_dir);
+    views[f[0]] = SlurmJobView{.job = f[0], .state = f[1], .reason = f[2], .time_limit = f[3], .work_dir = trim(work_dir)};
   }
   return views;
 }
@@ -416,6 +427,16 @@ std::vector<FinishedTrial> SlurmExecutor::poll() {
     const std::optional<TrialExit> record =
         std::filesystem::exists(j.dir / kExitFile, ec) ? read_record(j.dir) : std::nullopt;
     const auto v = views->find(j.job);
+    if (v != views->end() && !record && moved_before_it_ran(v->second, j.dir)) {
+      // The campaign directory moved (the tuner stopped or killed) while this job waited in the
+      // queue: it starts, or started, in a directory that is gone, and never ran the trial. Cancelled
+      // if it still waits, and the trial submitted again from where its directory is now.
+      if (v->second.state == "PENDING") scancel({j.job});
+      it = finish(it, ended(ExitKind::cancelled, j.dir,
+                            "Slurm job " + j.job + " was submitted for " + v->second.work_dir +
+                                ", which has moved to " + j.dir.string() + "; the trial is submitted again from there"));
+      continue;
+    }
     if (v != views->end()) {
       j.state = v->second.state;
       if (std::optional<TrialExit> exit = slurm_outcome(v->second, record, j.cancel_requested, j.dir)) {

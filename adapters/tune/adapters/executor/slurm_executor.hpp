@@ -73,6 +73,7 @@ struct SlurmJobView {
   std::string state;
   std::string reason;      // squeue's %r
   std::string time_limit;  // squeue's %l
+  std::string work_dir;    // squeue's %Z: the directory the job was submitted to run in
 };
 std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optional<TrialExit>& record,
                                        bool cancelled_by_us, const std::filesystem::path& trial_dir);
