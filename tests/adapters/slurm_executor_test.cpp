@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tune/adapters/executor/supervisor.hpp"
 #include "tune/adapters/executor/trial_exit.hpp"
 
 namespace {
@@ -160,6 +161,26 @@ struct FakeSlurm {
   }
   fs::path dir;
 };
+
+// A job whose supervisor was killed on the node (kill -9, the OOM killer) while the trial ran ends
+// FAILED with no exit record: it was reported as "could not start: ... before the trial started",
+// although the trial had started (the supervisor's record and the trainer's output were there), and
+// the trial failed for good. It is lost: it runs again, up to executor.retries.
+TEST(SlurmOutcome, AJobWhoseSupervisorDiedAfterTheTrialStartedIsLostNotNeverStarted) {
+  const fs::path dir = fresh_dir("slurm-supervisor-died");
+  std::ofstream(dir / "slurm.out").close();
+  tune::adapters::write_supervisor_record(dir, {.supervisor_pid = 123, .process_group = 124, .started_at = 1000.0});
+  for (const char* state : {"FAILED", "COMPLETED"}) {
+    const auto died = tune::adapters::slurm_outcome(
+        SlurmJobView{.job = "47", .state = state, .reason = "JobLaunchFailure", .time_limit = "1:00"}, std::nullopt, false, dir);
+    ASSERT_TRUE(died) << state;
+    EXPECT_EQ(died->kind, ExitKind::lost) << state;
+    EXPECT_EQ(died->started_at, 1000.0) << state;
+    EXPECT_EQ(died->message.find("before the trial started"), std::string::npos) << died->message;
+    EXPECT_NE(died->message.find("Slurm job 47"), std::string::npos) << died->message;
+    EXPECT_NE(died->message.find("supervisor"), std::string::npos) << died->message;
+  }
+}
 
 // A controller that did not answer (restarting, overloaded) stopped the whole campaign with "the
 // cluster refused the job ... check executor.partition, ...", which is neither what happened nor

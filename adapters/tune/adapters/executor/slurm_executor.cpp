@@ -183,6 +183,12 @@ std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optio
   if (state == "COMPLETED" || state == "FAILED") {
     if (record)  // the supervisor received SIGTERM, but not from the tuner nor from Slurm's limits
       return ended(ExitKind::aborted, trial_dir, which + " was terminated outside the tuner: " + record->message);
+    // The supervisor started the trial and died before recording its end (kill -9, the OOM killer):
+    // the trial's run is lost, not one that never started.
+    if (started_at_of(trial_dir) > 0)
+      return ended(ExitKind::lost, trial_dir,
+                   which + " ended " + state + why + " after the trial started, its supervisor killed before it "
+                   "recorded the trial's end (kill -9, the OOM killer; see " + kJobOutputFile + "); the trial runs again");
     const std::filesystem::path out = trial_dir / kJobOutputFile;
     std::error_code ec;
     if (!std::filesystem::exists(out, ec))

@@ -15,7 +15,8 @@
 // where Slurm ended it (it signals every process of the job, so the supervisor's record of a killed
 // command says nothing of the command itself):
 //   COMPLETED, FAILED           the supervisor's exit.yaml (none: the job failed before the trial
-//                               started, or the directory is not shared; the message says which)
+//                               started, or the directory is not shared; the message says which;
+//                               ExitKind::lost if the supervisor started the trial and was killed)
 //   TIMEOUT                     ExitKind::timeout (the job's Slurm time limit)
 //   CANCELLED                   ExitKind::cancelled if this executor cancelled it (re-queued),
 //                               ExitKind::aborted if someone else did (scancel outside the tuner)
