@@ -162,6 +162,21 @@ struct FakeSlurm {
   fs::path dir;
 };
 
+// sbatch splits a #SBATCH line at blanks outside quotes and drops quotes: an --option=value with
+// blanks or a quote in its value is quoted for it, and one the user quoted whole is kept.
+TEST(SlurmBatchScript, QuotesAnExtraOptionsValueSoThatSbatchReadsItWhole) {
+  const SlurmOptions options{.supervisor_command = {"/bin/tune", "__supervise"},
+                             .extra_directives = {"--comment=lr sweep 3, it's ok", "--comment=say \"hi\" now",
+                                                  "--comment=\"already quoted\"", "#SBATCH --exclusive", "--nodes 2",
+                                                  "--constraint=a100"}};
+  const TrialLaunch trial{.id = "0", .dir = "/tmp/c/trials/0", .argv = {"x"}};
+  const std::string script = tune::adapters::slurm_batch_script(options, trial, {"sbatch"});
+  for (const char* line : {"#SBATCH --comment=\"lr sweep 3, it's ok\"\n", "#SBATCH --comment='say \"hi\" now'\n",
+                           "#SBATCH --comment=\"already quoted\"\n", "#SBATCH --exclusive\n", "#SBATCH --nodes 2\n",
+                           "#SBATCH --constraint=a100\n"})
+    EXPECT_NE(script.find(line), std::string::npos) << line << " not in\n" << script;
+}
+
 // A job whose supervisor was killed on the node (kill -9, the OOM killer) while the trial ran ends
 // FAILED with no exit record: it was reported as "could not start: ... before the trial started",
 // although the trial had started (the supervisor's record and the trainer's output were there), and

@@ -60,6 +60,14 @@ std::string campaign(const std::string& name, int trials, const std::string& exe
   return quadratic_campaign_with(name, trials, executor, extra);
 }
 
+// Writes campaign `name` of `trials` trials with `executor` to DIR/c.yaml and runs it (`tune run
+// c.yaml --quiet` in `d`) to its end, with extra environment `env`.
+Result run_campaign(const fs::path& d, const std::string& name, int trials, const std::string& executor,
+                    const std::map<std::string, std::string>& env = {}) {
+  write(d / "c.yaml", campaign(name, trials, executor));
+  return tune(d, {"run", "c.yaml", "--quiet"}, env);
+}
+
 // The most trials the toy trainer ran at once, from its start/end log.
 int max_concurrent(const fs::path& log) {
   std::ifstream in(log);
@@ -195,8 +203,8 @@ TEST(Slurm, TwentyTrialsWithTwoJobsInFlightCompleteWithTheTrainersValues) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-twenty");
   const Cleanup cleanup{d};
-  write(d / "c.yaml", campaign("twenty", 20, "{kind: slurm, workers: 2, cpus: 1, poll: 1s}"));
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "0.5"}});
+  const Result r = run_campaign(d, "twenty", 20, "{kind: slurm, workers: 2, cpus: 1, poll: 1s}",
+                                {{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "0.5"}});
   ASSERT_EQ(r.code, 0) << r.err;
   const YAML::Node s = state_of(d / "twenty");
   ASSERT_EQ(s["study"]["trials"].size(), 20u);
@@ -227,8 +235,7 @@ TEST(Slurm, JobOverItsSlurmTimeLimitIsRecordedAsTimeout) {
   const fs::path d = fresh_dir("slurm-timeout");
   const Cleanup cleanup{d};
   // Slurm's smallest limit is a minute, checked every 30 s: this takes 60-100 s.
-  write(d / "c.yaml", campaign("tl", 1, "{kind: slurm, workers: 1, time: 1m, poll: 1s}"));
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "600"}});
+  const Result r = run_campaign(d, "tl", 1, "{kind: slurm, workers: 1, time: 1m, poll: 1s}", {{"TOY_SLEEP", "600"}});
   ASSERT_EQ(r.code, 0) << r.err;
   const YAML::Node run = state_of(d / "tl")["runs"][0];
   EXPECT_EQ(run["status"].as<std::string>(), "failed") << run;
@@ -441,8 +448,7 @@ TEST(Slurm, RefusedJobIsAClearError) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-refused");
   const Cleanup cleanup{d};
-  write(d / "c.yaml", campaign("bad", 2, "{kind: slurm, partition: no-such-partition}"));
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  const Result r = run_campaign(d, "bad", 2, "{kind: slurm, partition: no-such-partition}");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("the cluster refused the job"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("invalid partition"), std::string::npos) << r.err;
@@ -526,6 +532,21 @@ TEST(Slurm, JobsPendingWhenTheCampaignMovedRunFromItsNewPath) {
   for (const auto& [id, job] : jobs) EXPECT_NE(slurm_state(job), "PENDING") << "job " << job << " left in the queue";
 }
 
+// executor.extra's lines are "written as sbatch reads them", but sbatch splits a #SBATCH line at
+// blanks: `--comment=lr sweep 3` was refused by the cluster ("Invalid directive found in batch
+// script: sweep") and ended the campaign. An --option=value is passed with its whole value.
+TEST(Slurm, AnExtraOptionWhoseValueHoldsSpacesReachesSlurmWhole) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-extra-spaces");
+  const Cleanup cleanup{d};
+  const Result r = run_campaign(d, "ex", 1, "{kind: slurm, extra: [\"--comment=lr sweep 3, it's ok\"], poll: 1s}");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "ex")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  const Result q = ::run({"squeue", "--noheader", "--states=all", "--jobs=" + run["job"].as<std::string>(), "--format=%k"});
+  EXPECT_EQ(q.out, "lr sweep 3, it's ok\n");
+}
+
 // Runs campaign `name` (one trial, partition 'low') and preempts its job as soon as it runs, with a
 // job in partition 'high' that needs every CPU of the node; returns the tuner's result. (The test
 // cluster's 'high' partition preempts 'low' by cancelling: state PREEMPTED.)
@@ -576,8 +597,7 @@ TEST(SlurmSerial, PreemptedJobRunsAgainUpToTheRetryLimit) {
 
 TEST(Slurm, MissingSbatchIsAClearError) {
   const fs::path d = fresh_dir("slurm-no-sbatch");
-  write(d / "c.yaml", campaign("nos", 2, "{kind: slurm}"));
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"PATH", "/nonexistent"}});
+  const Result r = run_campaign(d, "nos", 2, "{kind: slurm}", {{"PATH", "/nonexistent"}});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("'sbatch' is not on the PATH"), std::string::npos) << r.err;
 }

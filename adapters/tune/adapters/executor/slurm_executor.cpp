@@ -124,6 +124,23 @@ bool moved_before_it_ran(const SlurmJobView& job, const std::filesystem::path& t
   return state == "PENDING" || !active_states().contains(state);
 }
 
+// An executor.extra entry as a #SBATCH line's text. sbatch splits the line at blanks outside quotes
+// (' or ") and drops the quotes, so an --option=value whose value holds blanks or a quote is quoted
+// for it (`--comment=lr sweep 3` would be refused, "Invalid directive ... sweep"); a value quoted
+// whole already (`--comment="lr sweep 3"`) is the user's quoting, kept as written.
+std::string sbatch_directive(const std::string& entry) {
+  std::string d = trim(entry);
+  if (d.rfind("#SBATCH", 0) == 0) d = trim(d.substr(7));
+  const std::size_t eq = d.find('=');
+  if (d.rfind("--", 0) != 0 || eq == std::string::npos) return d;
+  const std::string value = d.substr(eq + 1);
+  const bool quoted_whole = value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0];
+  if (quoted_whole || value.find_first_of(" \t'\"") == std::string::npos) return d;
+  if (value.find('"') == std::string::npos) return d.substr(0, eq + 1) + '"' + value + '"';
+  if (value.find('\'') == std::string::npos) return d.substr(0, eq + 1) + '\'' + value + '\'';
+  return d;  // both quotes: as written (sbatch cannot take such a value in a #SBATCH line)
+}
+
 }  // namespace
 
 std::string shell_quote(const std::string& word) {
@@ -142,11 +159,7 @@ std::string slurm_batch_script(const SlurmOptions& options, const TrialLaunch& t
   s += "# Written by tune for trial " + trial.id + " (attempt " + std::to_string(trial.attempt) + "), submitted with:\n#  ";
   for (const std::string& a : sbatch_argv) s += " " + shell_quote(a);
   s += " " + shell_quote((dir / kScriptFile).string()) + "\n";
-  for (const std::string& directive : options.extra_directives) {
-    std::string d = trim(directive);
-    if (d.rfind("#SBATCH", 0) == 0) d = trim(d.substr(7));
-    s += "#SBATCH " + d + "\n";
-  }
+  for (const std::string& directive : options.extra_directives) s += "#SBATCH " + sbatch_directive(directive) + "\n";
   s += "# The trial directory must be visible on this node (a file system shared with the login node).\n";
   s += "cd " + shell_quote(dir.string()) + " || { echo \"tune: the trial directory \"" + shell_quote(dir.string()) +
        "\" is not visible on $(hostname): the campaign directory must be on a file system shared with the "
