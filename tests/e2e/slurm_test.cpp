@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -134,6 +135,33 @@ std::map<std::string, std::string> jobs_running_and_pending(const fs::path& dir,
                       return states.count("RUNNING") == running && states.count("PENDING") == pending;
                     }, 30s);
   return held ? jobs : std::map<std::string, std::string>{};
+}
+
+// Writes campaign `name` (`trials`, `executor`) to DIR/c.yaml and runs it (`tune run c.yaml` in `d`)
+// until Slurm runs `running` of its jobs and holds `pending` in the queue, then kills the tuner with
+// SIGKILL; returns the jobs (trial id -> job id), {} if they never were so.
+std::map<std::string, std::string> kill_tuner_when_jobs_are(const fs::path& d, const std::string& name, int trials,
+                                                            const std::string& executor,
+                                                            const std::map<std::string, std::string>& env,
+                                                            std::size_t running, std::size_t pending) {
+  write(d / "c.yaml", campaign(name, trials, executor));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
+  const std::map<std::string, std::string> jobs = jobs_running_and_pending(d / name, running, pending);
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  return jobs;
+}
+
+// Replaces in file `path` each `from` (the first occurrence) by its `to`; the first `from` missing, if any.
+std::optional<std::string> replace_in_file(const fs::path& path, const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::string text = slurp(path);
+  for (const auto& [from, to] : edits) {
+    const std::size_t at = text.find(from);
+    if (at == std::string::npos) return from;
+    text.replace(at, from.size(), to);
+  }
+  write(path, text);
+  return std::nullopt;
 }
 
 // At the end of a test, whatever it passed or failed: kills the tuners it left running and cancels
@@ -369,17 +397,14 @@ TEST(Slurm, KillNineWithJobsPendingAndRunningThenResumeCollectsEveryJobOnce) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-kill9");
   const Cleanup cleanup{d};
-  write(d / "c.yaml", campaign("k", 8, "{kind: slurm, workers: 4, cpus: 1, poll: 1s}"));
   const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "3"}};
   // Four jobs in flight on two CPUs: two run, two wait.
-  pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
-  const std::map<std::string, std::string> jobs = jobs_running_and_pending(d / "k", 2, 2);
+  const std::map<std::string, std::string> jobs =
+      kill_tuner_when_jobs_are(d, "k", 8, "{kind: slurm, workers: 4, cpus: 1, poll: 1s}", env, 2, 2);
   ASSERT_FALSE(jobs.empty());
-  ::kill(tuner, SIGKILL);
-  finish(d, tuner);
   // While the tuner is dead the running jobs finish and the pending ones start.
   std::this_thread::sleep_for(4s);
-  tuner = start(d, {"resume", "k", "--quiet"}, env);
+  const pid_t tuner = start(d, {"resume", "k", "--quiet"}, env);
   // Killed again a little later, in the middle of its second batch; then resumed to the end.
   std::this_thread::sleep_for(2500ms);
   ::kill(tuner, SIGKILL);
@@ -421,14 +446,9 @@ TEST(Slurm, ResumeFindsAnUnrecordedJobByNameAndJudgesAForgottenJobByItsDirectory
   finish(d, tuner);
   // As if the tuner had died between sbatch and its checkpoint (trial 0: no job id recorded), and as
   // if Slurm had forgotten trial 1's job (an id it does not know): the state is edited accordingly.
-  std::string text = slurp(d / "lk" / "state.yaml");
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {", job: " + jobs.at("0") + "}", "}"}, {", job: " + jobs.at("1") + "}", ", job: 999999}"}}) {
-    const std::size_t at = text.find(from);
-    ASSERT_NE(at, std::string::npos) << from << " in " << text;
-    text.replace(at, from.size(), to);
-  }
-  write(d / "lk" / "state.yaml", text);
+  const std::optional<std::string> missing = replace_in_file(
+      d / "lk" / "state.yaml", {{", job: " + jobs.at("0") + "}", "}"}, {", job: " + jobs.at("1") + "}", ", job: 999999}"}});
+  ASSERT_FALSE(missing) << *missing << " is not in the state";
   // Trial 1's job must be over before the tuner looks at it, so that its directory decides.
   ASSERT_TRUE(wait_for([&] { return fs::exists(d / "lk" / "trials" / "1" / "exit.yaml"); }, 60s));
   const Result r = tune(d, {"resume", "lk", "--quiet"}, env);
@@ -442,6 +462,37 @@ TEST(Slurm, ResumeFindsAnUnrecordedJobByNameAndJudgesAForgottenJobByItsDirectory
   const auto n = starts(d / "toy.log");
   EXPECT_EQ(n.size(), 2u);
   for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id;
+}
+
+// Slurm may declare a job's node failed (NODE_FAIL) while the node still runs it, cut off from the
+// controller: the trial is re-queued, but its supervisor still holds the trial directory. The tuner
+// submitted a second job anyway, whose supervisor backed off ("already supervised"), and the trial
+// failed with "before the trial started" while its first run went on unfollowed. A re-queued trial
+// whose directory a live supervisor holds is followed through that directory instead.
+TEST(Slurm, ARequeuedTrialWhoseFirstRunStillRunsIsFollowedNotSubmittedAgain) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-still-running");
+  const Cleanup cleanup{d};
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "5"}};
+  const std::map<std::string, std::string> jobs =
+      kill_tuner_when_jobs_are(d, "sr", 1, "{kind: slurm, workers: 1, cpus: 1, poll: 1s}", env, 1, 0);
+  ASSERT_FALSE(jobs.empty());
+  // As the tuner records a run lost to NODE_FAIL: re-queued, no job, one loss.
+  const std::optional<std::string> missing =
+      replace_in_file(d / "sr" / "state.yaml",
+                      {{"status: running", "status: queued"}, {", job: " + jobs.at("0") + "}", ", lost: 1}"}});
+  ASSERT_FALSE(missing) << *missing << " is not in the state";
+  const Result r = tune(d, {"resume", "sr", "--quiet"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "sr")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  EXPECT_EQ(run["attempts"].as<int>(), 1) << run;
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 1u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id;
+  // No second job since the first (one of an earlier run of this test may be remembered still).
+  std::istringstream second(::run({"squeue", "--noheader", "--states=all", "--name=sr.0.2", "--format=%i"}).out);
+  for (std::string job; second >> job;) EXPECT_LT(std::stol(job), std::stol(jobs.at("0"))) << "a second job, " << job;
 }
 
 TEST(Slurm, RefusedJobIsAClearError) {
@@ -512,14 +563,11 @@ TEST(Slurm, JobsPendingWhenTheCampaignMovedRunFromItsNewPath) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-moved");
   const Cleanup cleanup{d};
-  write(d / "c.yaml", campaign("mv", 3, "{kind: slurm, workers: 3, cpus: 2, poll: 1s}"));
   const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "3"}};
   // Three jobs of two CPUs on the node's two: one runs, two wait.
-  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
-  const std::map<std::string, std::string> jobs = jobs_running_and_pending(d / "mv", 1, 2);
+  const std::map<std::string, std::string> jobs =
+      kill_tuner_when_jobs_are(d, "mv", 3, "{kind: slurm, workers: 3, cpus: 2, poll: 1s}", env, 1, 2);
   ASSERT_FALSE(jobs.empty());
-  ::kill(tuner, SIGKILL);
-  finish(d, tuner);
   fs::rename(d / "mv", d / "moved");
   const Result r = tune(d, {"resume", "moved", "--quiet"}, env);
   ASSERT_EQ(r.code, 0) << r.err;

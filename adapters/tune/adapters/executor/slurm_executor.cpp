@@ -353,8 +353,15 @@ bool SlurmExecutor::attach(const RunRecord& run) {
   const std::filesystem::path dir = std::filesystem::absolute(run.dir).lexically_normal();
   if (const auto it = jobs_.find(run.id); it != jobs_.end()) return it->second.dir == dir;
   // A job id never recorded (the tuner died between sbatch and its checkpoint) is looked up by the
-  // job's name and directory; a run already collected has nothing to look up.
-  if (run.requeued && run.job.empty()) return false;
+  // job's name and directory; a run already collected has nothing to look up, unless a supervisor
+  // still holds its directory (Slurm declared the node failed, and the node runs it on): that run is
+  // followed through the directory, rather than a second job submitted whose supervisor backs off.
+  if (run.requeued && run.job.empty()) {
+    std::error_code ec;
+    if (!trial_is_supervised(dir) || std::filesystem::exists(dir / kExitFile, ec)) return false;
+    jobs_[run.id] = Job{.dir = dir, .state = "UNKNOWN"};
+    return true;
+  }
   std::string job = run.job;
   if (job.empty()) job = find_job(RunRecord{.id = run.id, .dir = dir, .attempt = run.attempt}).value_or("");
   std::error_code ec;
