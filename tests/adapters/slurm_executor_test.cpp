@@ -6,12 +6,14 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tune/adapters/executor/supervisor.hpp"
 #include "tune/adapters/executor/trial_exit.hpp"
 
 namespace {
@@ -128,6 +130,133 @@ TEST(ShellQuote, KeepsEveryByteOfAWord) {
   EXPECT_EQ(tune::adapters::shell_quote("a b"), "'a b'");
   EXPECT_EQ(tune::adapters::shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(tune::adapters::shell_quote(""), "''");
+}
+
+
+// Fake Slurm client commands (shell scripts in `d`): each call appends its arguments to
+// d/calls.log; sbatch and squeue answer as the controller that does not answer while d/down exists.
+struct FakeSlurm {
+  explicit FakeSlurm(const fs::path& d) : dir(d) {
+    write("sbatch", "echo \"sbatch $*\" >> '" + (d / "calls.log").string() + "'\n"
+          "if [ -e '" + (d / "down").string() + "' ]; then echo 'sbatch: error: Batch job submission failed: "
+          "Unable to contact slurm controller (connect failure)' >&2; exit 1; fi\necho 77\n");
+    write("squeue", "echo \"squeue $*\" >> '" + (d / "calls.log").string() + "'\n"
+          "if [ -e '" + (d / "down").string() + "' ]; then echo 'slurm_load_jobs error: Unable to contact slurm "
+          "controller (connect failure)' >&2; exit 1; fi\ncat '" + (d / "squeue.out").string() + "' 2>/dev/null\n");
+    write("scancel", "echo \"scancel $*\" >> '" + (d / "calls.log").string() + "'\n");
+  }
+  void write(const std::string& name, const std::string& body) const {
+    std::ofstream(dir / name) << "#!/bin/sh\n" << body;
+    fs::permissions(dir / name, fs::perms::owner_all);
+  }
+  SlurmOptions options() const {
+    return SlurmOptions{.supervisor_command = {"/bin/true"}, .job_name = "c", .sbatch = (dir / "sbatch").string(),
+                        .squeue = (dir / "squeue").string(), .scancel = (dir / "scancel").string()};
+  }
+  int calls(const std::string& program) const {
+    std::istringstream lines(slurp(dir / "calls.log"));
+    int n = 0;
+    for (std::string line; std::getline(lines, line);) n += line.rfind(program + " ", 0) == 0;
+    return n;
+  }
+  fs::path dir;
+};
+
+// sbatch splits a #SBATCH line at blanks outside quotes and drops quotes: an --option=value with
+// blanks or a quote in its value is quoted for it, and one the user quoted whole is kept.
+TEST(SlurmBatchScript, QuotesAnExtraOptionsValueSoThatSbatchReadsItWhole) {
+  const SlurmOptions options{.supervisor_command = {"/bin/tune", "__supervise"},
+                             .extra_directives = {"--comment=lr sweep 3, it's ok", "--comment=say \"hi\" now",
+                                                  "--comment=\"already quoted\"", "#SBATCH --exclusive", "--nodes 2",
+                                                  "--constraint=a100"}};
+  const TrialLaunch trial{.id = "0", .dir = "/tmp/c/trials/0", .argv = {"x"}};
+  const std::string script = tune::adapters::slurm_batch_script(options, trial, {"sbatch"});
+  for (const char* line : {"#SBATCH --comment=\"lr sweep 3, it's ok\"\n", "#SBATCH --comment='say \"hi\" now'\n",
+                           "#SBATCH --comment=\"already quoted\"\n", "#SBATCH --exclusive\n", "#SBATCH --nodes 2\n",
+                           "#SBATCH --constraint=a100\n"})
+    EXPECT_NE(script.find(line), std::string::npos) << line << " not in\n" << script;
+}
+
+// A job whose supervisor was killed on the node (kill -9, the OOM killer) while the trial ran ends
+// FAILED with no exit record: it was reported as "could not start: ... before the trial started",
+// although the trial had started (the supervisor's record and the trainer's output were there), and
+// the trial failed for good. It is lost: it runs again, up to executor.retries.
+TEST(SlurmOutcome, AJobWhoseSupervisorDiedAfterTheTrialStartedIsLostNotNeverStarted) {
+  const fs::path dir = fresh_dir("slurm-supervisor-died");
+  std::ofstream(dir / "slurm.out").close();
+  tune::adapters::write_supervisor_record(dir, {.supervisor_pid = 123, .process_group = 124, .started_at = 1000.0});
+  for (const char* state : {"FAILED", "COMPLETED"}) {
+    const auto died = tune::adapters::slurm_outcome(
+        SlurmJobView{.job = "47", .state = state, .reason = "JobLaunchFailure", .time_limit = "1:00"}, std::nullopt, false, dir);
+    ASSERT_TRUE(died) << state;
+    EXPECT_EQ(died->kind, ExitKind::lost) << state;
+    EXPECT_EQ(died->started_at, 1000.0) << state;
+    EXPECT_EQ(died->message.find("before the trial started"), std::string::npos) << died->message;
+    EXPECT_NE(died->message.find("Slurm job 47"), std::string::npos) << died->message;
+    EXPECT_NE(died->message.find("supervisor"), std::string::npos) << died->message;
+  }
+}
+
+// A controller that did not answer (restarting, overloaded) stopped the whole campaign with "the
+// cluster refused the job ... check executor.partition, ...", which is neither what happened nor
+// the fix. It defers the launch instead, and the next launch of that attempt first looks for a job
+// the controller accepted although its answer was lost, so the trial is never submitted twice.
+TEST(SlurmExecutorLaunch, AControllerThatDoesNotAnswerDefersTheLaunchAndNeverSubmitsTwice) {
+  const fs::path d = fresh_dir("slurm-controller-down");
+  const FakeSlurm slurm(d);
+  tune::adapters::SlurmExecutor executor(slurm.options());
+  const TrialLaunch trial{.id = "3", .dir = d / "trials" / "3", .argv = {"/bin/true"}, .attempt = 1};
+  std::ofstream(d / "down").close();
+  try {
+    executor.launch(trial);
+    ADD_FAILURE() << "launch did not throw";
+  } catch (const tune::adapters::LaunchDeferred& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("the Slurm controller did not answer sbatch"), std::string::npos) << message;
+    EXPECT_NE(message.find("Unable to contact slurm controller"), std::string::npos) << message;
+    EXPECT_EQ(message.find("refused"), std::string::npos) << message;
+  }
+  EXPECT_EQ(executor.running(), 0u);
+  // Still down: the lookup fails, and nothing is submitted.
+  EXPECT_THROW(executor.launch(trial), tune::adapters::LaunchDeferred);
+  EXPECT_EQ(slurm.calls("sbatch"), 1);
+  // Back, and the first sbatch had been accepted after all (job 55, this trial's name and directory):
+  // that job is followed, and no second one submitted. Job 99 of that name and directory was
+  // submitted before (an earlier campaign in this directory): it is not this trial's.
+  fs::remove(d / "down");
+  char now[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+  std::ofstream(d / "squeue.out") << "55|" << now << "|" << (d / "trials" / "3").string() << "\n"
+                                  << "99|2020-01-01T00:00:00|" << (d / "trials" / "3").string() << "\n";
+  EXPECT_EQ(executor.launch(trial), "55");
+  EXPECT_EQ(executor.job_of("3"), "55");
+  EXPECT_EQ(slurm.calls("sbatch"), 1);
+  EXPECT_NE(slurp(d / "calls.log").find("--name=c.3.1"), std::string::npos);
+  // Another trial whose sbatch was not answered and that Slurm does not know is submitted (job 77).
+  const TrialLaunch other{.id = "4", .dir = d / "trials" / "4", .argv = {"/bin/true"}, .attempt = 1};
+  std::ofstream(d / "down").close();
+  EXPECT_THROW(executor.launch(other), tune::adapters::LaunchDeferred);
+  fs::remove(d / "down");
+  EXPECT_EQ(executor.launch(other), "77");
+  EXPECT_EQ(slurm.calls("sbatch"), 3);
+}
+
+// A job the cluster refuses is still an error that names the options to check.
+TEST(SlurmExecutorLaunch, ARefusedJobIsAnErrorNotADeferral) {
+  const fs::path d = fresh_dir("slurm-refused-fake");
+  const FakeSlurm slurm(d);
+  slurm.write("sbatch", "echo 'sbatch: error: invalid partition specified: nope' >&2; exit 1\n");
+  tune::adapters::SlurmExecutor executor(slurm.options());
+  const TrialLaunch trial{.id = "0", .dir = d / "trials" / "0", .argv = {"/bin/true"}, .attempt = 1};
+  try {
+    executor.launch(trial);
+    ADD_FAILURE() << "launch did not throw";
+  } catch (const tune::adapters::LaunchDeferred& e) {
+    ADD_FAILURE() << "deferred: " << e.what();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("the cluster refused the job"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

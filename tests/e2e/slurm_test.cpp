@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -58,6 +59,14 @@ Result run(const std::vector<std::string>& argv, const std::map<std::string, std
 
 std::string campaign(const std::string& name, int trials, const std::string& executor, const std::string& extra = "") {
   return quadratic_campaign_with(name, trials, executor, extra);
+}
+
+// Writes campaign `name` of `trials` trials with `executor` to DIR/c.yaml and runs it (`tune run
+// c.yaml --quiet` in `d`) to its end, with extra environment `env`.
+Result run_campaign(const fs::path& d, const std::string& name, int trials, const std::string& executor,
+                    const std::map<std::string, std::string>& env = {}) {
+  write(d / "c.yaml", campaign(name, trials, executor));
+  return tune(d, {"run", "c.yaml", "--quiet"}, env);
 }
 
 // The most trials the toy trainer ran at once, from its start/end log.
@@ -113,6 +122,46 @@ std::map<std::string, std::string> jobs_in_state(const fs::path& dir) {
 std::string slurm_state(const std::string& job) {
   const Result r = run({"squeue", "--noheader", "--states=all", "--jobs=" + job, "--format=%T"});
   return r.code == 0 ? r.out.substr(0, r.out.find('\n')) : "";
+}
+
+// Waits until the state of campaign `dir` records `running + pending` jobs, of which Slurm runs
+// `running` and holds the others pending; returns them (trial id -> job id), {} if that did not come.
+std::map<std::string, std::string> jobs_running_and_pending(const fs::path& dir, std::size_t running, std::size_t pending) {
+  std::map<std::string, std::string> jobs;
+  const bool held = wait_for([&] { return (jobs = jobs_in_state(dir)).size() == running + pending; }, 60s) &&
+                    wait_for([&] {
+                      std::multiset<std::string> states;
+                      for (const auto& [id, job] : jobs) states.insert(slurm_state(job));
+                      return states.count("RUNNING") == running && states.count("PENDING") == pending;
+                    }, 30s);
+  return held ? jobs : std::map<std::string, std::string>{};
+}
+
+// Writes campaign `name` (`trials`, `executor`) to DIR/c.yaml and runs it (`tune run c.yaml` in `d`)
+// until Slurm runs `running` of its jobs and holds `pending` in the queue, then kills the tuner with
+// SIGKILL; returns the jobs (trial id -> job id), {} if they never were so.
+std::map<std::string, std::string> kill_tuner_when_jobs_are(const fs::path& d, const std::string& name, int trials,
+                                                            const std::string& executor,
+                                                            const std::map<std::string, std::string>& env,
+                                                            std::size_t running, std::size_t pending) {
+  write(d / "c.yaml", campaign(name, trials, executor));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
+  const std::map<std::string, std::string> jobs = jobs_running_and_pending(d / name, running, pending);
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  return jobs;
+}
+
+// Replaces in file `path` each `from` (the first occurrence) by its `to`; the first `from` missing, if any.
+std::optional<std::string> replace_in_file(const fs::path& path, const std::vector<std::pair<std::string, std::string>>& edits) {
+  std::string text = slurp(path);
+  for (const auto& [from, to] : edits) {
+    const std::size_t at = text.find(from);
+    if (at == std::string::npos) return from;
+    text.replace(at, from.size(), to);
+  }
+  write(path, text);
+  return std::nullopt;
 }
 
 // At the end of a test, whatever it passed or failed: kills the tuners it left running and cancels
@@ -182,8 +231,8 @@ TEST(Slurm, TwentyTrialsWithTwoJobsInFlightCompleteWithTheTrainersValues) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-twenty");
   const Cleanup cleanup{d};
-  write(d / "c.yaml", campaign("twenty", 20, "{kind: slurm, workers: 2, cpus: 1, poll: 1s}"));
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "0.5"}});
+  const Result r = run_campaign(d, "twenty", 20, "{kind: slurm, workers: 2, cpus: 1, poll: 1s}",
+                                {{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "0.5"}});
   ASSERT_EQ(r.code, 0) << r.err;
   const YAML::Node s = state_of(d / "twenty");
   ASSERT_EQ(s["study"]["trials"].size(), 20u);
@@ -214,8 +263,7 @@ TEST(Slurm, JobOverItsSlurmTimeLimitIsRecordedAsTimeout) {
   const fs::path d = fresh_dir("slurm-timeout");
   const Cleanup cleanup{d};
   // Slurm's smallest limit is a minute, checked every 30 s: this takes 60-100 s.
-  write(d / "c.yaml", campaign("tl", 1, "{kind: slurm, workers: 1, time: 1m, poll: 1s}"));
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "600"}});
+  const Result r = run_campaign(d, "tl", 1, "{kind: slurm, workers: 1, time: 1m, poll: 1s}", {{"TOY_SLEEP", "600"}});
   ASSERT_EQ(r.code, 0) << r.err;
   const YAML::Node run = state_of(d / "tl")["runs"][0];
   EXPECT_EQ(run["status"].as<std::string>(), "failed") << run;
@@ -349,22 +397,14 @@ TEST(Slurm, KillNineWithJobsPendingAndRunningThenResumeCollectsEveryJobOnce) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-kill9");
   const Cleanup cleanup{d};
-  write(d / "c.yaml", campaign("k", 8, "{kind: slurm, workers: 4, cpus: 1, poll: 1s}"));
   const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "3"}};
   // Four jobs in flight on two CPUs: two run, two wait.
-  pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, env);
-  std::map<std::string, std::string> jobs;
-  ASSERT_TRUE(wait_for([&] { return (jobs = jobs_in_state(d / "k")).size() == 4; }, 60s));
-  ASSERT_TRUE(wait_for([&] {
-    std::multiset<std::string> states;
-    for (const auto& [id, job] : jobs) states.insert(slurm_state(job));
-    return states.count("RUNNING") == 2 && states.count("PENDING") == 2;
-  }, 30s));
-  ::kill(tuner, SIGKILL);
-  finish(d, tuner);
+  const std::map<std::string, std::string> jobs =
+      kill_tuner_when_jobs_are(d, "k", 8, "{kind: slurm, workers: 4, cpus: 1, poll: 1s}", env, 2, 2);
+  ASSERT_FALSE(jobs.empty());
   // While the tuner is dead the running jobs finish and the pending ones start.
   std::this_thread::sleep_for(4s);
-  tuner = start(d, {"resume", "k", "--quiet"}, env);
+  const pid_t tuner = start(d, {"resume", "k", "--quiet"}, env);
   // Killed again a little later, in the middle of its second batch; then resumed to the end.
   std::this_thread::sleep_for(2500ms);
   ::kill(tuner, SIGKILL);
@@ -406,14 +446,9 @@ TEST(Slurm, ResumeFindsAnUnrecordedJobByNameAndJudgesAForgottenJobByItsDirectory
   finish(d, tuner);
   // As if the tuner had died between sbatch and its checkpoint (trial 0: no job id recorded), and as
   // if Slurm had forgotten trial 1's job (an id it does not know): the state is edited accordingly.
-  std::string text = slurp(d / "lk" / "state.yaml");
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {", job: " + jobs.at("0") + "}", "}"}, {", job: " + jobs.at("1") + "}", ", job: 999999}"}}) {
-    const std::size_t at = text.find(from);
-    ASSERT_NE(at, std::string::npos) << from << " in " << text;
-    text.replace(at, from.size(), to);
-  }
-  write(d / "lk" / "state.yaml", text);
+  const std::optional<std::string> missing = replace_in_file(
+      d / "lk" / "state.yaml", {{", job: " + jobs.at("0") + "}", "}"}, {", job: " + jobs.at("1") + "}", ", job: 999999}"}});
+  ASSERT_FALSE(missing) << *missing << " is not in the state";
   // Trial 1's job must be over before the tuner looks at it, so that its directory decides.
   ASSERT_TRUE(wait_for([&] { return fs::exists(d / "lk" / "trials" / "1" / "exit.yaml"); }, 60s));
   const Result r = tune(d, {"resume", "lk", "--quiet"}, env);
@@ -429,18 +464,135 @@ TEST(Slurm, ResumeFindsAnUnrecordedJobByNameAndJudgesAForgottenJobByItsDirectory
   for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id;
 }
 
+// Slurm may declare a job's node failed (NODE_FAIL) while the node still runs it, cut off from the
+// controller: the trial is re-queued, but its supervisor still holds the trial directory. The tuner
+// submitted a second job anyway, whose supervisor backed off ("already supervised"), and the trial
+// failed with "before the trial started" while its first run went on unfollowed. A re-queued trial
+// whose directory a live supervisor holds is followed through that directory instead.
+TEST(Slurm, ARequeuedTrialWhoseFirstRunStillRunsIsFollowedNotSubmittedAgain) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-still-running");
+  const Cleanup cleanup{d};
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "5"}};
+  const std::map<std::string, std::string> jobs =
+      kill_tuner_when_jobs_are(d, "sr", 1, "{kind: slurm, workers: 1, cpus: 1, poll: 1s}", env, 1, 0);
+  ASSERT_FALSE(jobs.empty());
+  // As the tuner records a run lost to NODE_FAIL: re-queued, no job, one loss.
+  const std::optional<std::string> missing =
+      replace_in_file(d / "sr" / "state.yaml",
+                      {{"status: running", "status: queued"}, {", job: " + jobs.at("0") + "}", ", lost: 1}"}});
+  ASSERT_FALSE(missing) << *missing << " is not in the state";
+  const Result r = tune(d, {"resume", "sr", "--quiet"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "sr")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  EXPECT_EQ(run["attempts"].as<int>(), 1) << run;
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 1u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id;
+  // No second job since the first (one of an earlier run of this test may be remembered still).
+  std::istringstream second(::run({"squeue", "--noheader", "--states=all", "--name=sr.0.2", "--format=%i"}).out);
+  for (std::string job; second >> job;) EXPECT_LT(std::stol(job), std::stol(jobs.at("0"))) << "a second job, " << job;
+}
+
 TEST(Slurm, RefusedJobIsAClearError) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-refused");
   const Cleanup cleanup{d};
-  write(d / "c.yaml", campaign("bad", 2, "{kind: slurm, partition: no-such-partition}"));
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  const Result r = run_campaign(d, "bad", 2, "{kind: slurm, partition: no-such-partition}");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("the cluster refused the job"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("invalid partition"), std::string::npos) << r.err;
   // Nothing is left running, and the trial is not recorded as running.
   EXPECT_FALSE(fs::exists(d / "bad" / "tuner.pid"));
   EXPECT_EQ(state_of(d / "bad")["runs"][0]["status"].as<std::string>(), "queued");
+}
+
+// The directory on the PATH that holds `program`, or "" if none does.
+std::string program_on_path(const std::string& program) {
+  std::istringstream dirs(std::getenv("PATH") ? std::getenv("PATH") : "");
+  for (std::string dir; std::getline(dirs, dir, ':');)
+    if (!dir.empty() && ::access((fs::path(dir) / program).c_str(), X_OK) == 0) return (fs::path(dir) / program).string();
+  return "";
+}
+
+// A controller that does not answer sbatch (restarted, overloaded) ended the session with "the
+// cluster refused the job ... check executor.partition, ...": the campaign stopped for a passing
+// outage, with a fix that was not one. The tuner keeps the trial queued and submits it once the
+// controller answers. An sbatch wrapper answers as an unreachable controller while d/down exists.
+TEST(Slurm, AControllerThatDoesNotAnswerSbatchDelaysTheTrialAndEndsNoSession) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-controller-down");
+  const Cleanup cleanup{d};
+  const std::string sbatch = program_on_path("sbatch");
+  ASSERT_FALSE(sbatch.empty());
+  fs::create_directories(d / "bin");
+  write_script(d / "bin", "sbatch",
+               "#!/bin/sh\nif [ -e '" + (d / "down").string() + "' ]; then echo refused >> '" + (d / "refusals").string() +
+                   "'; echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect "
+                   "failure)' >&2; exit 1; fi\nexec '" + sbatch + "' \"$@\"\n");
+  write(d / "down", "");
+  write(d / "c.yaml", campaign("cd", 3, "{kind: slurm, workers: 1, cpus: 1, poll: 1s}"));
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()},
+                                               {"PATH", (d / "bin").string() + ":" + std::getenv("PATH")}};
+  const pid_t tuner = start(d, {"run", "c.yaml"}, env);
+  ASSERT_TRUE(wait_for([&] { return fs::exists(d / "refusals") || !alive(tuner); }, 60s));
+  EXPECT_TRUE(alive(tuner)) << slurp(d / "cli.err");
+  fs::remove(d / "down");
+  const Result r = finish(d, tuner);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("the Slurm controller did not answer sbatch"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("refused the job"), std::string::npos) << r.err;
+  const YAML::Node s = state_of(d / "cd");
+  ASSERT_EQ(s["runs"].size(), 3u);
+  for (const auto& run : s["runs"]) {
+    EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+    EXPECT_EQ(run["attempts"].as<int>(), 1) << run;
+  }
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 3u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id << " ran " << count << " times";
+}
+
+// A campaign directory moved while the tuner was down is resumed at its new path (README: Crash
+// safety), but its jobs still waiting in the queue were submitted with the old path: they started
+// there, found nothing, and their trials failed with "the campaign directory must be on a file
+// system shared with the compute nodes". The resumed tuner cancels them and submits them again
+// from the new path; the job that ran through the move is collected as usual.
+TEST(Slurm, JobsPendingWhenTheCampaignMovedRunFromItsNewPath) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-moved");
+  const Cleanup cleanup{d};
+  const std::map<std::string, std::string> env{{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "3"}};
+  // Three jobs of two CPUs on the node's two: one runs, two wait.
+  const std::map<std::string, std::string> jobs =
+      kill_tuner_when_jobs_are(d, "mv", 3, "{kind: slurm, workers: 3, cpus: 2, poll: 1s}", env, 1, 2);
+  ASSERT_FALSE(jobs.empty());
+  fs::rename(d / "mv", d / "moved");
+  const Result r = tune(d, {"resume", "moved", "--quiet"}, env);
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node s = state_of(d / "moved");
+  ASSERT_EQ(s["runs"].size(), 3u);
+  for (const auto& run : s["runs"]) EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  const auto n = starts(d / "toy.log");
+  EXPECT_EQ(n.size(), 3u);
+  for (const auto& [id, count] : n) EXPECT_EQ(count, 1) << "trial " << id << " ran " << count << " times";
+  for (const auto& [id, job] : jobs) EXPECT_NE(slurm_state(job), "PENDING") << "job " << job << " left in the queue";
+}
+
+// executor.extra's lines are "written as sbatch reads them", but sbatch splits a #SBATCH line at
+// blanks: `--comment=lr sweep 3` was refused by the cluster ("Invalid directive found in batch
+// script: sweep") and ended the campaign. An --option=value is passed with its whole value.
+TEST(Slurm, AnExtraOptionWhoseValueHoldsSpacesReachesSlurmWhole) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-extra-spaces");
+  const Cleanup cleanup{d};
+  const Result r = run_campaign(d, "ex", 1, "{kind: slurm, extra: [\"--comment=lr sweep 3, it's ok\"], poll: 1s}");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(d / "ex")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  const Result q = ::run({"squeue", "--noheader", "--states=all", "--jobs=" + run["job"].as<std::string>(), "--format=%k"});
+  EXPECT_EQ(q.out, "lr sweep 3, it's ok\n");
 }
 
 // Runs campaign `name` (one trial, partition 'low') and preempts its job as soon as it runs, with a
@@ -493,8 +645,7 @@ TEST(SlurmSerial, PreemptedJobRunsAgainUpToTheRetryLimit) {
 
 TEST(Slurm, MissingSbatchIsAClearError) {
   const fs::path d = fresh_dir("slurm-no-sbatch");
-  write(d / "c.yaml", campaign("nos", 2, "{kind: slurm}"));
-  const Result r = tune(d, {"run", "c.yaml", "--quiet"}, {{"PATH", "/nonexistent"}});
+  const Result r = run_campaign(d, "nos", 2, "{kind: slurm}", {{"PATH", "/nonexistent"}});
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("'sbatch' is not on the PATH"), std::string::npos) << r.err;
 }

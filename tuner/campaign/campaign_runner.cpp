@@ -93,6 +93,10 @@ class StopSignals {
 // exit record; what remains is reaping the command's leftovers, at most 2 s, and exiting).
 constexpr std::chrono::seconds kSupervisorExitPatience{30};
 
+// How long launching pauses after a launch the executor deferred (a cluster controller that did
+// not answer; sbatch itself spends some 10 s finding that out).
+constexpr std::chrono::seconds kLaunchRetryPause{10};
+
 const char* signal_name(int sig) {
   switch (sig) {
     case SIGKILL: return "SIGKILL";
@@ -258,7 +262,9 @@ class Runner {
     warned_ = std::move(warning);
   }
 
-  void launch(TrialRun& r) {
+  // Returns false if the executor could not start the trial now (a cluster controller that does not
+  // answer): the trial stays queued, as it was, and launching pauses for kLaunchRetryPause.
+  bool launch(TrialRun& r) {
     const Trial& t = state_.study.trial(r.id);
     const std::filesystem::path tdir = std::filesystem::absolute(trial_dir(dir_, r.id));
     if (r.attempts > 0 && !supervises_new_run(tdir)) wait_for_collected_supervisor(tdir);
@@ -272,7 +278,7 @@ class Runner {
       events_.write("reattach", {{"trial", json_number(r.id)},
                                  {"reason", json_string("an earlier attempt was still running when the trial was to start again")}});
       progress_.log("trial " + std::to_string(r.id) + " re-attached: an earlier attempt was still running");
-      return;
+      return true;
     }
     // A re-queued trial keeps its directory (the trainer's checkpoints); the previous attempt's records
     // and logs move to attempts/<n>/. Done before the checkpoint that counts the new attempt, so a
@@ -302,15 +308,23 @@ class Runner {
     checkpoint();
     try {
       r.job = executor_->launch(launch);
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       // It never started (the cluster refused it, the supervisor is missing): not an attempt, so the
       // number is handed out again and attempt numbers (events, attempts/<n>/) count runs that started,
       // and the run record is as it was (the last real attempt's start and exit, not the failed
       // launch's start time on a trial that never ran).
       r = before;
       checkpoint();
-      throw;
+      // A controller that does not answer (restarting, overloaded) ends no session: the jobs in
+      // flight are followed meanwhile, and the trial is submitted when it answers again.
+      if (!dynamic_cast<const adapters::LaunchDeferred*>(&e)) throw;
+      if (!launch_deferred_) progress_.log("executor: " + std::string(e.what()));
+      launch_deferred_ = true;
+      launch_paused_until_ = std::chrono::steady_clock::now() + kLaunchRetryPause;
+      return false;
     }
+    if (launch_deferred_) progress_.log("executor: trial " + std::to_string(r.id) + " submitted: the cluster answers again");
+    launch_deferred_ = false;
     if (!r.job.empty()) checkpoint();  // the job id, so that a resumed tuner follows this job
     EventFields fields{{"trial", json_number(r.id)}, {"attempt", json_number(std::uint64_t{r.attempts})}};
     if (!r.job.empty()) fields.emplace_back("job", json_string(r.job));
@@ -319,6 +333,7 @@ class Runner {
     progress_.log("trial " + std::to_string(r.id) + (r.job.empty() ? " started: " : " submitted as job " + r.job + ": ") +
                   tune::to_string(t.config) +
                   (resolution ? " " + resolution->parameter + "=" + launch.environment.at("TUNE_RESOLUTION") : ""));
+    return true;
   }
 
   // The level a trial of a multi-resolution campaign runs at (every trial of one has a level).
@@ -490,7 +505,8 @@ class Runner {
         }
       }
       if (!stopping) {
-        while (executor_->running() < state_.config.executor.workers) {
+        while (executor_->running() < state_.config.executor.workers &&
+               std::chrono::steady_clock::now() >= launch_paused_until_) {
           const std::string exhausted = budget_exhausted();
           if (!exhausted.empty()) {
             stopping = true;
@@ -511,8 +527,7 @@ class Runner {
               ask_blocked_ = true;
             }
           }
-          if (!r) break;
-          launch(*r);
+          if (!r || !launch(*r)) break;
         }
         if (!stopping && executor_->running() == 0 && !next_queued()) {
           // Nothing runs and nothing more can start: the budget is spent or the strategy stopped.
@@ -552,6 +567,8 @@ class Runner {
   double base_active_ = 0.0;
   bool ask_blocked_ = false;  // the last ask() proposed nothing; no trial has been told since
   std::optional<std::string> warned_;  // the strategy's warning last shown (Strategy::warning)
+  bool launch_deferred_ = false;  // the last launch could not start now (LaunchDeferred), said once
+  std::chrono::steady_clock::time_point launch_paused_until_{};
   std::vector<std::uint64_t> unsaved_outcomes_;  // told, not yet in state.yaml (see collect)
 };
 

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -52,12 +53,19 @@ void write_command_record(const std::filesystem::path& dir, const TrialLaunch& t
 // launch that failed before its run started (a refused sbatch), which is not an attempt.
 void set_aside_attempt(const std::filesystem::path& dir, std::size_t attempt);
 
+// Thrown by launch() when the trial cannot start now for a reason that passes by itself (a cluster's
+// controller that does not answer): nothing of the trial runs, and the same launch may be tried again.
+struct LaunchDeferred : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class Executor {
  public:
   virtual ~Executor() = default;
 
   // Starts a trial; returns at once with the executor's handle for the run (a Slurm job id; empty
-  // for a local subprocess). Throws std::runtime_error with the reason if it cannot be started.
+  // for a local subprocess). Throws std::runtime_error with the reason if it cannot be started, and
+  // LaunchDeferred if it cannot be started now but may be later.
   virtual std::string launch(const TrialLaunch& trial) = 0;
   // Follows a run started by an earlier tuner. Returns false if it is gone and left no exit record
   // (the trial must be run again); whatever of that run is still running is stopped first.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <ctime>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -25,6 +26,9 @@ namespace tune::adapters {
 
 namespace {
 
+
+// How far the controller's clock, which stamps a job's submission, may be behind this machine's.
+constexpr double kClockSkew = 5.0;
 
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -91,6 +95,52 @@ const std::set<std::string>& active_states() {
   return states;
 }
 
+// sbatch's and squeue's words for a controller that did not answer (down, restarting, overloaded):
+// the job was not refused, so the fix is to wait for the controller, not to change the campaign.
+bool controller_unreachable(const std::string& err) {
+  for (const char* words : {"Unable to contact slurm controller", "Socket timed out", "temporarily unable",
+                            "Zero Bytes were transmitted", "Connection refused", "Connection timed out"})
+    if (err.find(words) != std::string::npos) return true;
+  return false;
+}
+
+// A time as squeue prints it (%V: 2026-11-24T15:49:04, the local time), in seconds since the epoch;
+// 0 if it is not one (N/A, Unknown).
+double slurm_time_seconds(const std::string& text) {
+  std::tm tm{};
+  const char* end = ::strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (!end || *end != '\0') return 0.0;
+  tm.tm_isdst = -1;
+  const std::time_t t = std::mktime(&tm);
+  return t == static_cast<std::time_t>(-1) ? 0.0 : static_cast<double>(t);
+}
+
+// Whether `job` was submitted for another directory than `trial_dir`, where its trial is now, and
+// has not run there: it waits in the queue, or ended (it found its directory gone). A running job
+// started before the move and runs on in the moved directory.
+bool moved_before_it_ran(const SlurmJobView& job, const std::filesystem::path& trial_dir) {
+  if (job.work_dir.empty() || same_path(job.work_dir, trial_dir)) return false;
+  const std::string state = job.state.substr(0, job.state.find(' '));
+  return state == "PENDING" || !active_states().contains(state);
+}
+
+// An executor.extra entry as a #SBATCH line's text. sbatch splits the line at blanks outside quotes
+// (' or ") and drops the quotes, so an --option=value whose value holds blanks or a quote is quoted
+// for it (`--comment=lr sweep 3` would be refused, "Invalid directive ... sweep"); a value quoted
+// whole already (`--comment="lr sweep 3"`) is the user's quoting, kept as written.
+std::string sbatch_directive(const std::string& entry) {
+  std::string d = trim(entry);
+  if (d.rfind("#SBATCH", 0) == 0) d = trim(d.substr(7));
+  const std::size_t eq = d.find('=');
+  if (d.rfind("--", 0) != 0 || eq == std::string::npos) return d;
+  const std::string value = d.substr(eq + 1);
+  const bool quoted_whole = value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0];
+  if (quoted_whole || value.find_first_of(" \t'\"") == std::string::npos) return d;
+  if (value.find('"') == std::string::npos) return d.substr(0, eq + 1) + '"' + value + '"';
+  if (value.find('\'') == std::string::npos) return d.substr(0, eq + 1) + '\'' + value + '\'';
+  return d;  // both quotes: as written (sbatch cannot take such a value in a #SBATCH line)
+}
+
 }  // namespace
 
 std::string shell_quote(const std::string& word) {
@@ -109,11 +159,7 @@ std::string slurm_batch_script(const SlurmOptions& options, const TrialLaunch& t
   s += "# Written by tune for trial " + trial.id + " (attempt " + std::to_string(trial.attempt) + "), submitted with:\n#  ";
   for (const std::string& a : sbatch_argv) s += " " + shell_quote(a);
   s += " " + shell_quote((dir / kScriptFile).string()) + "\n";
-  for (const std::string& directive : options.extra_directives) {
-    std::string d = trim(directive);
-    if (d.rfind("#SBATCH", 0) == 0) d = trim(d.substr(7));
-    s += "#SBATCH " + d + "\n";
-  }
+  for (const std::string& directive : options.extra_directives) s += "#SBATCH " + sbatch_directive(directive) + "\n";
   s += "# The trial directory must be visible on this node (a file system shared with the login node).\n";
   s += "cd " + shell_quote(dir.string()) + " || { echo \"tune: the trial directory \"" + shell_quote(dir.string()) +
        "\" is not visible on $(hostname): the campaign directory must be on a file system shared with the "
@@ -150,6 +196,12 @@ std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optio
   if (state == "COMPLETED" || state == "FAILED") {
     if (record)  // the supervisor received SIGTERM, but not from the tuner nor from Slurm's limits
       return ended(ExitKind::aborted, trial_dir, which + " was terminated outside the tuner: " + record->message);
+    // The supervisor started the trial and died before recording its end (kill -9, the OOM killer):
+    // the trial's run is lost, not one that never started.
+    if (started_at_of(trial_dir) > 0)
+      return ended(ExitKind::lost, trial_dir,
+                   which + " ended " + state + why + " after the trial started, its supervisor killed before it "
+                   "recorded the trial's end (kill -9, the OOM killer; see " + kJobOutputFile + "); the trial runs again");
     const std::filesystem::path out = trial_dir / kJobOutputFile;
     std::error_code ec;
     if (!std::filesystem::exists(out, ec))
@@ -211,6 +263,23 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   if (trial.argv.empty()) throw std::runtime_error("trial " + trial.id + ": the command is empty");
   if (jobs_.contains(trial.id)) throw std::runtime_error("trial " + trial.id + " is already running");
   const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
+  const std::string name = name_of(trial.id, trial.attempt);
+  if (const auto unanswered = unanswered_.find(name); unanswered != unanswered_.end()) {
+    // An sbatch the controller did not answer may still have been accepted (a reply lost to a
+    // timeout): a job of this name and directory submitted since is that submission, followed rather
+    // than doubled (an older one is another campaign's that had this directory). Looked up before
+    // the trial directory is touched, since that job may already be writing there.
+    const std::optional<std::string> submitted =
+        find_job(RunRecord{.id = trial.id, .dir = dir, .attempt = trial.attempt}, unanswered->second - kClockSkew);
+    if (!submitted)
+      throw LaunchDeferred("trial " + trial.id + ": the Slurm controller still does not answer (squeue failed); "
+                           "the trial waits and is submitted when it answers");
+    if (!submitted->empty()) {
+      unanswered_.erase(name);
+      jobs_[trial.id] = Job{.dir = dir, .job = *submitted};
+      return *submitted;
+    }
+  }
   if (dir.string().find('%') != std::string::npos)
     throw std::runtime_error("trial " + trial.id + ": the trial directory '" + dir.string() +
                              "' contains '%', which sbatch expands in file names (%j, %u, ...); "
@@ -224,12 +293,20 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   argv.push_back((dir / kScriptFile).string());
 
   ProgramOutput out;
+  const double submitted_at = wall_seconds();
   try {
     out = run_program(argv);
   } catch (const std::exception& e) {
     throw std::runtime_error("trial " + trial.id + ": cannot submit the job: " + e.what());
   }
   const std::string err = trim(out.err);
+  if (out.status != 0 && controller_unreachable(err)) {
+    unanswered_.emplace(name, submitted_at);  // the first unanswered submission's time is kept
+    throw LaunchDeferred("trial " + trial.id + ": the Slurm controller did not answer sbatch (" + err +
+                         "); the trial waits and is submitted again when it answers (check the controller with "
+                         "'sinfo'; jobs already submitted are followed meanwhile)");
+  }
+  unanswered_.erase(name);
   if (out.status != 0)
     throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " +
                              (err.empty() ? "sbatch exited with status " + std::to_string(out.status) : err) +
@@ -244,27 +321,29 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   return job;
 }
 
-std::string SlurmExecutor::find_job(const RunRecord& run) {
+std::optional<std::string> SlurmExecutor::find_job(const RunRecord& run, std::optional<double> submitted_since) {
   const ProgramOutput out = [&] {
     try {
       return run_program({options_.squeue, "--noheader", "--states=all", "--name=" + name_of(run.id, run.attempt),
-                          "--format=%i|%Z"});
+                          "--format=%i|%V|%Z"});
     } catch (const std::exception& e) {
       return ProgramOutput{.status = 127, .err = e.what()};
     }
   }();
   if (out.status != 0) {
     warn("cannot look up the Slurm job of trial " + run.id + ": " + trim(out.err));
-    return {};
+    return std::nullopt;
   }
   std::string best;
   std::istringstream lines(out.out);
   std::string line;
   while (std::getline(lines, line)) {
     const std::size_t bar = line.find('|');
-    if (bar == std::string::npos) continue;
+    const std::size_t second = bar == std::string::npos ? bar : line.find('|', bar + 1);
+    if (second == std::string::npos) continue;
     const std::string job = trim(line.substr(0, bar));
-    if (!same_path(trim(line.substr(bar + 1)), run.dir)) continue;
+    if (!same_path(trim(line.substr(second + 1)), run.dir)) continue;
+    if (submitted_since && slurm_time_seconds(trim(line.substr(bar + 1, second - bar - 1))) < *submitted_since) continue;
     if (best.empty() || job.size() > best.size() || (job.size() == best.size() && job > best)) best = job;
   }
   return best;
@@ -274,10 +353,17 @@ bool SlurmExecutor::attach(const RunRecord& run) {
   const std::filesystem::path dir = std::filesystem::absolute(run.dir).lexically_normal();
   if (const auto it = jobs_.find(run.id); it != jobs_.end()) return it->second.dir == dir;
   // A job id never recorded (the tuner died between sbatch and its checkpoint) is looked up by the
-  // job's name and directory; a run already collected has nothing to look up.
-  if (run.requeued && run.job.empty()) return false;
+  // job's name and directory; a run already collected has nothing to look up, unless a supervisor
+  // still holds its directory (Slurm declared the node failed, and the node runs it on): that run is
+  // followed through the directory, rather than a second job submitted whose supervisor backs off.
+  if (run.requeued && run.job.empty()) {
+    std::error_code ec;
+    if (!trial_is_supervised(dir) || std::filesystem::exists(dir / kExitFile, ec)) return false;
+    jobs_[run.id] = Job{.dir = dir, .state = "UNKNOWN"};
+    return true;
+  }
   std::string job = run.job;
-  if (job.empty()) job = find_job(RunRecord{.id = run.id, .dir = dir, .attempt = run.attempt});
+  if (job.empty()) job = find_job(RunRecord{.id = run.id, .dir = dir, .attempt = run.attempt}).value_or("");
   std::error_code ec;
   if (job.empty() && !std::filesystem::exists(dir / kExitFile, ec) && !trial_is_supervised(dir)) return false;
   jobs_[run.id] = Job{.dir = dir, .job = job, .state = "UNKNOWN"};
@@ -290,7 +376,7 @@ std::optional<std::map<std::string, SlurmJobView>> SlurmExecutor::query(const st
   for (const std::string& j : jobs) list += (list.empty() ? "" : ",") + j;
   ProgramOutput out;
   try {
-    out = run_program({options_.squeue, "--noheader", "--states=all", "--jobs=" + list, "--format=%i|%T|%r|%l"});
+    out = run_program({options_.squeue, "--noheader", "--states=all", "--jobs=" + list, "--format=%i|%T|%r|%l|%Z"});
   } catch (const std::exception& e) {
     warn(std::string("squeue failed: ") + e.what());
     return std::nullopt;
@@ -308,9 +394,11 @@ std::optional<std::map<std::string, SlurmJobView>> SlurmExecutor::query(const st
     std::vector<std::string> f;
     std::istringstream fields(line);
     std::string field;
-    while (std::getline(fields, field, '|')) f.push_back(trim(field));
+    while (f.size() < 4 && std::getline(fields, field, '|')) f.push_back(trim(field));
     if (f.size() < 4) continue;
-    views[f[0]] = SlurmJobView{.job = f[0], .state = f[1], .reason = f[2], .time_limit = f[3]};
+    std::string work_dir;  // the rest of the line: a directory may hold a '|'
+    std::getline(fields, work_dir);
+    views[f[0]] = SlurmJobView{.job = f[0], .state = f[1], .reason = f[2], .time_limit = f[3], .work_dir = trim(work_dir)};
   }
   return views;
 }
@@ -365,6 +453,16 @@ std::vector<FinishedTrial> SlurmExecutor::poll() {
     const std::optional<TrialExit> record =
         std::filesystem::exists(j.dir / kExitFile, ec) ? read_record(j.dir) : std::nullopt;
     const auto v = views->find(j.job);
+    if (v != views->end() && !record && moved_before_it_ran(v->second, j.dir)) {
+      // The campaign directory moved (the tuner stopped or killed) while this job waited in the
+      // queue: it starts, or started, in a directory that is gone, and never ran the trial. Cancelled
+      // if it still waits, and the trial submitted again from where its directory is now.
+      if (v->second.state == "PENDING") scancel({j.job});
+      it = finish(it, ended(ExitKind::cancelled, j.dir,
+                            "Slurm job " + j.job + " was submitted for " + v->second.work_dir +
+                                ", which has moved to " + j.dir.string() + "; the trial is submitted again from there"));
+      continue;
+    }
     if (v != views->end()) {
       j.state = v->second.state;
       if (std::optional<TrialExit> exit = slurm_outcome(v->second, record, j.cancel_requested, j.dir)) {

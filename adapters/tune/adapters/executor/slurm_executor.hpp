@@ -15,7 +15,8 @@
 // where Slurm ended it (it signals every process of the job, so the supervisor's record of a killed
 // command says nothing of the command itself):
 //   COMPLETED, FAILED           the supervisor's exit.yaml (none: the job failed before the trial
-//                               started, or the directory is not shared; the message says which)
+//                               started, or the directory is not shared; the message says which;
+//                               ExitKind::lost if the supervisor started the trial and was killed)
 //   TIMEOUT                     ExitKind::timeout (the job's Slurm time limit)
 //   CANCELLED                   ExitKind::cancelled if this executor cancelled it (re-queued),
 //                               ExitKind::aborted if someone else did (scancel outside the tuner)
@@ -73,6 +74,7 @@ struct SlurmJobView {
   std::string state;
   std::string reason;      // squeue's %r
   std::string time_limit;  // squeue's %l
+  std::string work_dir;    // squeue's %Z: the directory the job was submitted to run in
 };
 std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optional<TrialExit>& record,
                                        bool cancelled_by_us, const std::filesystem::path& trial_dir);
@@ -106,13 +108,17 @@ class SlurmExecutor : public Executor {
 
   // One squeue call for the given jobs: job id -> what Slurm says. nullopt if squeue failed.
   std::optional<std::map<std::string, SlurmJobView>> query(const std::vector<std::string>& jobs);
-  std::string find_job(const RunRecord& run);  // by name and directory, for a job id never recorded
+  // By name and directory (and submitted at `submitted_since` or later, in seconds since the epoch),
+  // for a job id never recorded: "" if there is none, nullopt if squeue failed.
+  std::optional<std::string> find_job(const RunRecord& run, std::optional<double> submitted_since = std::nullopt);
   std::string name_of(const std::string& id, std::size_t attempt) const;
   void scancel(const std::vector<std::string>& jobs);
   void warn(const std::string& message) const;
 
   SlurmOptions options_;
   std::map<std::string, Job> jobs_;
+  // Jobs whose sbatch the controller did not answer: name -> when it was first submitted (epoch s).
+  std::map<std::string, double> unanswered_;
   Clock::time_point last_query_{};
   Clock::time_point last_file_check_{};
   bool query_soon_ = true;
