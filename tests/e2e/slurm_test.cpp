@@ -285,9 +285,11 @@ TEST(Slurm, ScancelFromOutsideIsRecordedAsCancelled) {
     job = jobs.begin()->second;
     return slurm_state(job) == "RUNNING";
   }, 60s)) << "the trial's job never ran";
-  // tune status names the running trial's job, to match it with squeue.
-  const Result status = tune(d, {"status", "sc"});
-  EXPECT_NE(status.out.find("Slurm job " + job + "\n"), std::string::npos) << status.out;
+  // tune status names the running trial's job, to match it with squeue (once the job's supervisor
+  // has started the trial on the node: before that it is pending).
+  Result status;
+  EXPECT_TRUE(wait_for([&] { return (status = tune(d, {"status", "sc"})).out.find("Slurm job " + job + "\n") != std::string::npos; }, 30s))
+      << status.out;
   ASSERT_EQ(run({"scancel", job}).code, 0);
   const Result r = finish(d, tuner);
   ASSERT_EQ(r.code, 0) << r.err;
@@ -347,6 +349,22 @@ TEST(Slurm, StopWithWaitOnStopCancelsPendingJobsAndLetsRunningOnesFinish) {
     for (const auto& [id, job] : jobs) states.insert(slurm_state(job));
     return states == std::multiset<std::string>{"PENDING", "PENDING", "RUNNING"};
   }, 60s)) << "expected one job running and two pending";
+  // tune status tells the jobs waiting in Slurm's queue from the one running: all three were shown
+  // as running since their submission.
+  Result shown;
+  EXPECT_TRUE(wait_for([&] {
+    shown = tune(d, {"status", "ws"});
+    return shown.out.find("3 running (2 of them pending in the Slurm queue)") != std::string::npos;
+  }, 30s)) << shown.out;
+  std::size_t pending_rows = 0, pending_jobs = 0;
+  for (const auto& [id, job] : jobs) {
+    const bool pending = slurm_state(job) == "PENDING";
+    pending_rows += shown.out.find("\n    " + id + "  pending ") != std::string::npos;
+    pending_jobs += pending && shown.out.find("Slurm job " + job + ", pending in the queue since its submission") !=
+                                  std::string::npos;
+  }
+  EXPECT_EQ(pending_rows, 2u) << shown.out;
+  EXPECT_EQ(pending_jobs, 2u) << shown.out;
   const Result stop = tune(d, {"stop", "ws"});
   EXPECT_EQ(stop.code, 0) << stop.err;
   const auto t0 = std::chrono::steady_clock::now();

@@ -18,6 +18,7 @@
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/adapters/command/inline_space.hpp"
+#include "tune/adapters/executor/supervisor.hpp"
 #include "tune/gp/level_relation.hpp"
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
@@ -887,6 +888,18 @@ int init(const std::filesystem::path& file) {
   return kExitComplete;
 }
 
+// Whether a running trial's cluster job has not started on a node yet: this attempt's supervisor has
+// written no record in the trial directory (an earlier attempt's records are in attempts/<n>/). Such
+// a job waits in the cluster's queue, and was shown as running since its submission.
+bool pending_in_cluster_queue(const std::filesystem::path& campaign_dir, const TrialRun& r) {
+  if (r.status != RunStatus::running || r.job.empty() || r.external) return false;
+  try {
+    return !adapters::read_supervisor_record(trial_dir(campaign_dir, r.id));
+  } catch (const std::exception&) {
+    return false;  // a record being written, or damaged: it started
+  }
+}
+
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (!holds_campaign(dir, "status")) return kExitUsage;
   const CampaignState s = load_state(dir);
@@ -907,8 +920,14 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   // read "active time 16ms").
   const double active =
       s.active_seconds + (holder == LockHolder::tuner && s.updated_at > 0 ? std::max(0.0, now_seconds() - s.updated_at) : 0.0);
-  std::printf("trials: %zu complete, %zu running, %zu queued, %zu failed, %s; active time %s\n",
-              s.count(RunStatus::complete), s.count(RunStatus::running), s.count(RunStatus::queued),
+  const auto pending = static_cast<std::size_t>(
+      std::count_if(s.runs.begin(), s.runs.end(), [&](const TrialRun& r) { return pending_in_cluster_queue(dir, r); }));
+  const std::string in_queue = pending == 0 ? ""
+                               : " (" + std::string(pending == s.count(RunStatus::running) ? "all" : std::to_string(pending)) +
+                                     " of them pending in the " + (s.config.executor.kind == "slurm" ? "Slurm" : "cluster's") +
+                                     " queue)";
+  std::printf("trials: %zu complete, %zu running%s, %zu queued, %zu failed, %s; active time %s\n",
+              s.count(RunStatus::complete), s.count(RunStatus::running), in_queue.c_str(), s.count(RunStatus::queued),
               s.count(RunStatus::failed), trial_budget.c_str(), format_duration(active).c_str());
   if (const std::size_t waiting = s.study.enqueued_count(); waiting > 0)
     std::printf("enqueued: %zu configuration%s to run before the strategy's next suggestion\n", waiting,
@@ -986,19 +1005,25 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     const TrialRun& r = *it;
     const Trial& t = s.study.trial(r.id);
     const std::string value = t.value ? format_double(*t.value) : "-";
-    // A running trial's time is how long it has run so far.
-    const std::string time = r.exit                                                 ? format_duration(r.exit->duration())
-                             : r.status == RunStatus::running && r.started_at > 0.0 ? format_duration(std::max(0.0, now - r.started_at))
-                                                                                    : "-";
+    // A running trial's time is how long it has run so far; a job still in the cluster's queue has
+    // not run (its time since submission is on its job line).
+    const bool pending_job = pending_in_cluster_queue(dir, r);
+    const double since_launch = std::max(0.0, now - r.started_at);
+    const std::string time = r.exit ? format_duration(r.exit->duration())
+                             : r.status == RunStatus::running && r.started_at > 0.0 && !pending_job ? format_duration(since_launch)
+                                                                                                    : "-";
     const std::string level = s.config.resolution && t.level ? level_value(*s.config.resolution, *t.level) : "";
-    std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id), to_string(r.status),
+    std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id),
+                pending_job ? "pending" : to_string(r.status),
                 value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),
                 s.config.resolution ? "  " : "", tune::to_string(t.config).c_str());
     const int indent = 32 + value_width + (s.config.resolution ? level_width + 2 : 0);
     if (r.status == RunStatus::failed) std::printf("%*s%s\n", indent, "", r.failure_reason.c_str());
     // Which cluster job a running trial is, to match it with squeue (pending or running there).
     if (r.status == RunStatus::running && !r.job.empty())
-      std::printf("%*s%s job %s\n", indent, "", s.config.executor.kind == "slurm" ? "Slurm" : "executor", r.job.c_str());
+      std::printf("%*s%s job %s%s\n", indent, "", s.config.executor.kind == "slurm" ? "Slurm" : "executor", r.job.c_str(),
+                  pending_job ? (", pending in the queue since its submission " + format_duration(since_launch) + " ago").c_str()
+                              : "");
     // How a long training run is going: the last value its stdout reported (`val_acc=0.87 step=12`).
     if (r.status == RunStatus::running && !r.external)
       if (const std::string progress = running_trial_progress(trial_dir(dir, r.id), s.config.objective.name);
