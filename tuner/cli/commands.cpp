@@ -888,16 +888,22 @@ int init(const std::filesystem::path& file) {
   return kExitComplete;
 }
 
-// Whether a running trial's cluster job has not started on a node yet: this attempt's supervisor has
-// written no record in the trial directory (an earlier attempt's records are in attempts/<n>/). Such
-// a job waits in the cluster's queue, and was shown as running since its submission.
-bool pending_in_cluster_queue(const std::filesystem::path& campaign_dir, const TrialRun& r) {
-  if (r.status != RunStatus::running || r.job.empty() || r.external) return false;
+// When a running trial's cluster job started the trial on its node: its supervisor's record of this
+// attempt in the trial directory (an earlier attempt's records are in attempts/<n>/); 0 while there
+// is none, the job waiting in the cluster's queue. nullopt for a trial that is not a running job.
+// Such a job was shown as running, timed from its submission.
+std::optional<double> cluster_job_started_at(const std::filesystem::path& campaign_dir, const TrialRun& r) {
+  if (r.status != RunStatus::running || r.job.empty() || r.external) return std::nullopt;
   try {
-    return !adapters::read_supervisor_record(trial_dir(campaign_dir, r.id));
+    const std::optional<adapters::SupervisorRecord> record = adapters::read_supervisor_record(trial_dir(campaign_dir, r.id));
+    return record ? record->started_at : 0.0;
   } catch (const std::exception&) {
-    return false;  // a record being written, or damaged: it started
+    return std::nullopt;  // a record being written, or damaged: it started, when is not known
   }
+}
+
+bool pending_in_cluster_queue(const std::filesystem::path& campaign_dir, const TrialRun& r) {
+  return cluster_job_started_at(campaign_dir, r) == 0.0;
 }
 
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
@@ -1005,13 +1011,17 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     const TrialRun& r = *it;
     const Trial& t = s.study.trial(r.id);
     const std::string value = t.value ? format_double(*t.value) : "-";
-    // A running trial's time is how long it has run so far; a job still in the cluster's queue has
-    // not run (its time since submission is on its job line).
-    const bool pending_job = pending_in_cluster_queue(dir, r);
+    // A running trial's time is how long it has run so far: a cluster job's from when it started on
+    // its node; one still in the cluster's queue has not run (its time since submission is on its
+    // job line).
+    const std::optional<double> job_started = cluster_job_started_at(dir, r);
+    const bool pending_job = job_started == 0.0;
     const double since_launch = std::max(0.0, now - r.started_at);
+    const double running_since = job_started && *job_started > 0.0 ? *job_started : r.started_at;
     const std::string time = r.exit ? format_duration(r.exit->duration())
-                             : r.status == RunStatus::running && r.started_at > 0.0 && !pending_job ? format_duration(since_launch)
-                                                                                                    : "-";
+                             : r.status == RunStatus::running && running_since > 0.0 && !pending_job
+                                 ? format_duration(std::max(0.0, now - running_since))
+                                 : "-";
     const std::string level = s.config.resolution && t.level ? level_value(*s.config.resolution, *t.level) : "";
     std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id),
                 pending_job ? "pending" : to_string(r.status),
