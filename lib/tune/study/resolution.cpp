@@ -103,6 +103,13 @@ bool costs_calibrated(const Resolution& r, const std::vector<Trial>& trials) {
   });
 }
 
+bool level_cost_measured(const Resolution& r, const std::vector<Trial>& trials, std::size_t level) {
+  if (!r.measured()) return true;
+  return std::any_of(trials.begin(), trials.end(), [&](const Trial& t) {
+    return t.cost && t.level == level && t.status != TrialStatus::pending;
+  });
+}
+
 double trial_cost(const Trial& trial, const std::vector<double>& costs) {
   if (trial.cost) return *trial.cost;
   const std::size_t level = trial.level.value_or(costs.empty() ? 0 : costs.size() - 1);
