@@ -81,10 +81,12 @@ TEST(StudyApiDogfood, BadFitBoundsAndPriorsAreRefusedByMakeStrategy) {
       {"ei", "{fit: {lengthscale_prior_median_1d: 0}}", "'fit.lengthscale_prior_median_1d' must be a finite number > 0"},
   });
   // The defaults, equal bounds (a fixed value) and a prior switched off (log_sd <= 0) are accepted.
+  // bnb never fits a noise (it keeps fit.noise_min) and refuses the noise-fitting options.
   for (const std::string name : {"ei", "ucb", "cmets", "cmes", "gpoo", "bnb"}) {
     EXPECT_NO_THROW((void)make_strategy(name)) << name;
-    EXPECT_NO_THROW((void)make_strategy(name, YAML::Load("{fit: {noise_min: 0.01, noise_max: 0.01, noise_prior_log_sd: 0}}")))
-        << name;
+    const char* fixed_noise = name == "bnb" ? "{fit: {noise_min: 0.01}}"
+                                            : "{fit: {noise_min: 0.01, noise_max: 0.01, noise_prior_log_sd: 0}}";
+    EXPECT_NO_THROW((void)make_strategy(name, YAML::Load(fixed_noise))) << name;
   }
   // minimize() builds its GP bandit from the struct: the same check.
   MinimizeOptions m{.evaluations = 3};
