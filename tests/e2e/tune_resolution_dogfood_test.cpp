@@ -206,6 +206,33 @@ TEST(TuneResolutionDogfood, AskTellAndEnqueueNameTheCostAndTheLevels) {
   EXPECT_TRUE(has(file.err, "expected one of the resolution's levels [1, 3, 9, 27], found 4")) << file.err;
 }
 
+// Once a level is measured, the first run at a level not yet run has a guessed cost (from the
+// measured ones): a trainer whose full run took 3 s where its cheap runs suggested 0.54 s had four
+// workers start four full runs on that guess and spend 12.7 of a budget of 5. While such a run is
+// out nothing else is handed out: tune ask exits 6 naming the trial it waits for, and tune status
+// says why no other trial starts; once the run's cost is told, asking goes on.
+TEST(TuneResolutionDogfood, TheFirstRunAtAGuessedLevelRunsAlone) {
+  const fs::path d = fresh_dir("dogfood-guessed-level-alone");
+  write(d / "g.yaml", measured_campaign("g", 200) + "enqueue:\n  - {x: 0.1, epochs: 1}\n  - {x: 0.2, epochs: 27}\n");
+  ASSERT_EQ(tune(d, {"ask", "g.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "g", "0", "1.5", "--cost", "0.5"}).code, 0);
+  const Result full = tune(d, {"ask", "g"});
+  ASSERT_EQ(full.code, 0) << full.err;
+  ASSERT_EQ(YAML::Load(full.out)["resolution"]["value"].as<double>(), 27);
+  const Result waiting = tune(d, {"ask", "g"});
+  EXPECT_EQ(waiting.code, 6) << waiting.out;
+  EXPECT_TRUE(has(waiting.err, "waiting for the measured cost of trial 1 at epochs 27, the first run at that level"))
+      << waiting.err;
+  const std::string alone = "trial 1 is the first run at epochs 27, whose cost is a guess until it ends: until then no "
+                            "other trial starts";
+  EXPECT_TRUE(has(tune(d, {"status", "g"}).out, alone));
+  ASSERT_EQ(tune(d, {"tell", "g", "1", "0.2", "--cost", "20"}).code, 0);
+  EXPECT_FALSE(has(tune(d, {"status", "g"}).out, alone));
+  const Result next = tune(d, {"ask", "g"});
+  EXPECT_EQ(next.code, 0) << next.err;
+  EXPECT_EQ(YAML::Load(next.out)["trial"].as<int>(), 2);
+}
+
 // A failure whose run time is unknown (a lost node; tune ask's own advice for a trial it could not
 // hand out is --failed "lost") may be told without --cost on a campaign that measures its costs
 // against a budget, as Study::fail allows: it was refused for want of a cost no one knows. It is

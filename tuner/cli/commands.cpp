@@ -592,6 +592,18 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   if (s.config.budget.cost && !calibrated && s.study.pending_count() > 0)
     std::printf("  the levels' costs are unknown until the first run's time is in: until then one trial runs at a "
                 "time\n");
+  // Likewise the first run at a level not yet measured, whose cost is guessed from the others.
+  if (s.config.budget.cost && calibrated)
+    for (const TrialRun& r : s.runs) {
+      const std::optional<std::size_t> level = s.study.trial(r.id).level;
+      if ((r.status == RunStatus::running || r.status == RunStatus::queued) && level && *level < n &&
+          !level_cost_measured(res, s.study.trials(), *level)) {
+        std::printf("  trial %llu is the first run at %s %s, whose cost is a guess until it ends: until then no other "
+                    "trial starts\n",
+                    static_cast<unsigned long long>(r.id), res.parameter.c_str(), level_value(res, *level).c_str());
+        break;
+      }
+    }
   // As wide as the widest level's value too (a data fraction of 1/3 is 0.3333333333333333), so that
   // the columns after it stay aligned.
   int w = std::max(7, static_cast<int>(res.parameter.size()));
