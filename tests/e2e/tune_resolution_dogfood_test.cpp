@@ -137,6 +137,34 @@ TEST(TuneResolutionDogfood, CmetsWithoutAResolutionSaysEveryTrialIsAFullRun) {
   EXPECT_FALSE(has(ei.err, "note:")) << ei.err;
 }
 
+// The converse: a resolution with a strategy that does not choose levels runs every trial at the
+// full run. tune init's file names `strategy: ei`, so a user who uncommented its `resolution:` line
+// (and budget.cost) got every trial at 27 epochs and no word of it; the campaign's creation now says
+// so, and which strategy chooses the levels. cmes, flat at the full run by design, says nothing.
+TEST(TuneResolutionDogfood, AResolutionWithAStrategyThatRunsEveryTrialInFullSaysSo) {
+  const fs::path d = fresh_dir("dogfood-resolution-flat-strategy");
+  ASSERT_EQ(tune(d, {"init", "campaign.yaml"}).code, 0);
+  std::string text = slurp(d / "campaign.yaml");
+  const std::string commented = "# resolution: {param: epochs";
+  ASSERT_TRUE(has(text, commented)) << text;
+  text.replace(text.find(commented), 2, "");
+  write(d / "campaign.yaml", text);
+  const Result init = tune(d, {"ask", "campaign.yaml"});
+  ASSERT_EQ(init.code, 0) << init.err;
+  EXPECT_EQ(YAML::Load(init.out)["resolution"]["value"].as<double>(), 27);
+  EXPECT_TRUE(has(init.err, "tune ask: note: strategy ei runs every trial at the full run (epochs 27)")) << init.err;
+  EXPECT_TRUE(has(init.err, "strategy: cmets")) << init.err;
+  const std::string levels = "resolution: {param: epochs, levels: [1, 3, 9, 27], cost: [1, 3, 9, 27]}\n";
+  const Result flat = ask_new_campaign(d, "r", levels + "strategy: random\n");
+  ASSERT_EQ(flat.code, 0) << flat.err;
+  EXPECT_TRUE(has(flat.err, "note: strategy random runs every trial at the full run (epochs 27)")) << flat.err;
+  for (const std::string strategy : {"cmets", "cmes"}) {
+    const Result quiet = ask_new_campaign(d, strategy, levels + "strategy: " + strategy + "\n");
+    ASSERT_EQ(quiet.code, 0) << quiet.err;
+    EXPECT_FALSE(has(quiet.err, "note:")) << strategy << ": " << quiet.err;
+  }
+}
+
 std::string measured_campaign(const std::string& name, double budget) {
   return "name: " + name + "\nspace:\n  x: {type: float, low: -1, high: 1}\n"
          "resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}\n"
