@@ -249,10 +249,10 @@ TEST(TuneResolutionDogfood, TheFirstRunAtAGuessedLevelRunsAlone) {
   ASSERT_EQ(YAML::Load(full.out)["resolution"]["value"].as<double>(), 27);
   const Result waiting = tune(d, {"ask", "g"});
   EXPECT_EQ(waiting.code, 6) << waiting.out;
-  EXPECT_TRUE(has(waiting.err, "waiting for the measured cost of trial 1 at epochs 27, the first run at that level"))
+  EXPECT_TRUE(has(waiting.err, "waiting for the measured cost of trial 1 at epochs 27, a level whose cost is still a guess"))
       << waiting.err;
-  const std::string alone = "trial 1 is the first run at epochs 27, whose cost is a guess until it ends: until then no "
-                            "other trial starts";
+  const std::string alone = "trial 1 runs at epochs 27, whose cost is still a guess (no run there has completed): until "
+                            "it ends no other trial starts";
   EXPECT_TRUE(has(tune(d, {"status", "g"}).out, alone));
   ASSERT_EQ(tune(d, {"tell", "g", "1", "0.2", "--cost", "20"}).code, 0);
   EXPECT_FALSE(has(tune(d, {"status", "g"}).out, alone));

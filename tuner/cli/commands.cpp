@@ -603,14 +603,14 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   if (s.config.budget.cost && !calibrated && s.study.pending_count() > 0)
     std::printf("  the levels' costs are unknown until the first run's time is in: until then one trial runs at a "
                 "time\n");
-  // Likewise the first run at a level not yet measured, whose cost is guessed from the others.
+  // Likewise a run at a level no run has completed at, whose cost is a guess.
   if (s.config.budget.cost && calibrated)
     for (const TrialRun& r : s.runs) {
       const std::optional<std::size_t> level = s.study.trial(r.id).level;
       if ((r.status == RunStatus::running || r.status == RunStatus::queued) && level && *level < n &&
           !level_cost_measured(res, s.study.trials(), *level)) {
-        std::printf("  trial %llu is the first run at %s %s, whose cost is a guess until it ends: until then no other "
-                    "trial starts\n",
+        std::printf("  trial %llu runs at %s %s, whose cost is still a guess (no run there has completed): until it "
+                    "ends no other trial starts\n",
                     static_cast<unsigned long long>(r.id), res.parameter.c_str(), level_value(res, *level).c_str());
         break;
       }

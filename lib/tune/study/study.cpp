@@ -165,7 +165,7 @@ bool Study::exceeds_cost_budget(std::size_t level, const std::vector<double>& co
 }
 
 // With a cost budget and measured costs, nothing is handed out while a trial is pending at a level
-// no finished trial has measured: that run's cost is a guess, before any run (one at a time until the
+// no trial has completed at: that run's cost is a guess, before any run (one at a time until the
 // first cost is in: a guessed cost either blocks every run, a guess above the budget, or lets every
 // worker start one that may not fit) and for a level not yet run, guessed from the others. A
 // trainer's full run took 3 s where its cheap runs suggested 0.54 s, and four workers started four
@@ -183,7 +183,7 @@ bool Study::waits_for_a_guessed_cost() {
   for (const Trial& t : trials_)
     if (t.status == TrialStatus::pending && t.level && !level_cost_measured(r, trials_, *t.level)) {
       stop_reason_ = "waiting for the measured cost of trial " + std::to_string(t.id) + " at " + r.parameter + " " +
-                     format_double(r.values[*t.level]) + ", the first run at that level, whose cost is still a guess";
+                     format_double(r.values[*t.level]) + ", a level whose cost is still a guess (no run there has completed)";
       return true;
     }
   return false;
