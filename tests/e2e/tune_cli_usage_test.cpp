@@ -104,6 +104,27 @@ TEST(TuneCliUsage, TellingATrialTwiceIsABadCommandLineThatSaysWhatWasRecorded) {
   EXPECT_EQ(slurp(d / "ext" / "state.yaml"), before);
 }
 
+// `--` before a negative value is the usual way to say "not an option": everything after `--` was
+// kept for tune run's inline command and silently dropped by every other command, so `tune tell DIR
+// 0 -- -0.5` said "give either a value or --failed REASON". Now it reads the value, and a command
+// that takes nothing there refuses what follows `--` instead of ignoring it.
+TEST(TuneCliUsage, ArgumentsAfterADoubleDashAreReadByCommandsOtherThanRun) {
+  const fs::path d = fresh_dir("usage-double-dash");
+  write(d / "ext.yaml",
+        "name: ext\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: loss}\nbudget: {trials: 5}\n");
+  ASSERT_EQ(tune(d, {"ask", "ext.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "ext"}).code, 0);
+  const Result value = tune(d, {"tell", "ext", "0", "--", "-0.5"});
+  ASSERT_EQ(value.code, 0) << value.err;
+  EXPECT_EQ(state_of(d / "ext")["study"]["trials"][0]["value"].as<double>(), -0.5);
+  const Result both = tune(d, {"tell", "ext", "--", "1", "-2.5e-3"});
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_EQ(state_of(d / "ext")["study"]["trials"][1]["value"].as<double>(), -2.5e-3);
+  const Result extra = tune(d, {"status", "ext", "--", "more"});
+  EXPECT_EQ(extra.code, 2) << extra.out;
+  EXPECT_NE(extra.err.find("more"), std::string::npos) << extra.err;
+}
+
 // budget.trials bounds what tune ask hands out, as it bounds what a tuner launches: a driver loop
 // `while tune ask ...` ends with exit 0 and nothing on stdout once the budget's trials are handed out.
 TEST(TuneCliUsage, AskHandsOutNoMoreTrialsThanTheTrialBudget) {
