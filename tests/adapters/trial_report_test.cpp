@@ -86,6 +86,16 @@ TEST(TrialReport, NoObjectiveReported) {
   EXPECT_EQ(r.metrics.at("loss"), 0.5);
 }
 
+// A metric printed as `loss=nan` is quoted as the trainer wrote it, not in YAML's spelling (".nan"),
+// in the reason a trial that reported another metric than the objective fails with.
+TEST(TrialReport, AnotherMetricNotANumberIsQuotedAsPrinted) {
+  const TrialReport r = parse("loss=nan\nacc=-inf\n", "", named("val_loss"));
+  ASSERT_TRUE(r.unread_line.has_value());
+  EXPECT_NE(r.unread_line->find("the trial reported acc=-inf, loss=nan, but not the objective 'val_loss'"),
+            std::string::npos)
+      << *r.unread_line;
+}
+
 TEST(TrialReport, ObjectiveNameOption) {
   const ProtocolOptions options = named("val_acc");
   const TrialReport r = parse("val_acc=0.8\nloss=0.3\n", "", options);

@@ -1540,7 +1540,8 @@ TEST(TuneCli, StatusSeparatesSpentFromCommittedAndNeverPrintsAPlaceholderCost) {
 }
 
 // A level's measured cost is an estimate "(est.)" until the level has a completed trial: the mean of
-// failed runs (a crash at start, a timeout) is not what a completed run costs.
+// failed runs (a crash at start, a timeout) is not what a completed run costs, and once one has
+// completed the failed runs no longer price the level.
 TEST(TuneCli, StatusMarksALevelWithOnlyFailedRunsAsAnEstimate) {
   const fs::path d = fresh_dir("status-est");
   // cmes runs every trial at the full resolution (level 3).
@@ -1562,8 +1563,10 @@ TEST(TuneCli, StatusMarksALevelWithOnlyFailedRunsAsAnEstimate) {
   ASSERT_EQ(tune(d, {"tell", "m", "2", "0.5", "--cost", "7"}).code, 0);
   st = tune(d, {"status", "m"});
   rows = status_level_cells(st.out);
-  EXPECT_EQ(rows.at(3)[2], "5s") << st.out;  // the mean of the three runs, failed ones included
-  EXPECT_EQ(rows.at(0)[2], "0.1852s (est.)") << st.out;  // 5 s for 27 epochs, scaled to 1
+  // Priced by the completed run alone (the failed runs' 8 s are spent all the same).
+  EXPECT_EQ(rows.at(3)[2], "7s") << st.out;
+  EXPECT_EQ(rows.at(3)[7], "15s") << st.out;
+  EXPECT_EQ(rows.at(0)[2], "0.2593s (est.)") << st.out;  // 7 s for 27 epochs, scaled to 1
 }
 
 TEST(TuneCli, InvalidResolutionBlocksNameTheLineTheFieldAndTheFix) {

@@ -78,15 +78,21 @@ TEST(TuneCliUsage, ResumeWithTrialsContinuesACampaignThatSpentItsTrialBudget) {
 
 namespace {
 
+// Creates the campaign `ext` (one parameter x, minimising loss) in `d` with tune ask, which hands
+// out trials 0 and 1.
+void ask_two_trials_of_new_campaign(const fs::path& d) {
+  write(d / "ext.yaml",
+        "name: ext\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: loss}\nbudget: {trials: 5}\n");
+  ASSERT_EQ(tune(d, {"ask", "ext.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"ask", "ext"}).code, 0);
+}
+
 // Telling a trial twice, or a trial that does not exist, is a bad command line (exit 2, as telling a
 // trial the tuner launched), and the refusal says what the trial recorded: it was exit 1 ("error:
 // damaged state, I/O") with "trial 1 is not waiting for a result".
 TEST(TuneCliUsage, TellingATrialTwiceIsABadCommandLineThatSaysWhatWasRecorded) {
   const fs::path d = fresh_dir("usage-tell-twice");
-  write(d / "ext.yaml",
-        "name: ext\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: {name: loss}\nbudget: {trials: 5}\n");
-  ASSERT_EQ(tune(d, {"ask", "ext.yaml"}).code, 0);
-  ASSERT_EQ(tune(d, {"ask", "ext"}).code, 0);
+  ASSERT_NO_FATAL_FAILURE(ask_two_trials_of_new_campaign(d));
   ASSERT_EQ(tune(d, {"tell", "ext", "0", "0.25"}).code, 0);
   ASSERT_EQ(tune(d, {"tell", "ext", "1", "--failed", "diverged"}).code, 0);
   const std::string before = slurp(d / "ext" / "state.yaml");
@@ -102,6 +108,24 @@ TEST(TuneCliUsage, TellingATrialTwiceIsABadCommandLineThatSaysWhatWasRecorded) {
   EXPECT_EQ(unknown.code, 2) << unknown.err;
   EXPECT_NE(unknown.err.find("has no trial 7 (it has 2)"), std::string::npos) << unknown.err;
   EXPECT_EQ(slurp(d / "ext" / "state.yaml"), before);
+}
+
+// `--` before a negative value is the usual way to say "not an option": everything after `--` was
+// kept for tune run's inline command and silently dropped by every other command, so `tune tell DIR
+// 0 -- -0.5` said "give either a value or --failed REASON". Now it reads the value, and a command
+// that takes nothing there refuses what follows `--` instead of ignoring it.
+TEST(TuneCliUsage, ArgumentsAfterADoubleDashAreReadByCommandsOtherThanRun) {
+  const fs::path d = fresh_dir("usage-double-dash");
+  ASSERT_NO_FATAL_FAILURE(ask_two_trials_of_new_campaign(d));
+  const Result value = tune(d, {"tell", "ext", "0", "--", "-0.5"});
+  ASSERT_EQ(value.code, 0) << value.err;
+  EXPECT_EQ(state_of(d / "ext")["study"]["trials"][0]["value"].as<double>(), -0.5);
+  const Result both = tune(d, {"tell", "ext", "--", "1", "-2.5e-3"});
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_EQ(state_of(d / "ext")["study"]["trials"][1]["value"].as<double>(), -2.5e-3);
+  const Result extra = tune(d, {"status", "ext", "--", "more"});
+  EXPECT_EQ(extra.code, 2) << extra.out;
+  EXPECT_NE(extra.err.find("more"), std::string::npos) << extra.err;
 }
 
 // budget.trials bounds what tune ask hands out, as it bounds what a tuner launches: a driver loop

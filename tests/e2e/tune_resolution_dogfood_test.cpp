@@ -137,6 +137,34 @@ TEST(TuneResolutionDogfood, CmetsWithoutAResolutionSaysEveryTrialIsAFullRun) {
   EXPECT_FALSE(has(ei.err, "note:")) << ei.err;
 }
 
+// The converse: a resolution with a strategy that does not choose levels runs every trial at the
+// full run. tune init's file names `strategy: ei`, so a user who uncommented its `resolution:` line
+// (and budget.cost) got every trial at 27 epochs and no word of it; the campaign's creation now says
+// so, and which strategy chooses the levels. cmes, flat at the full run by design, says nothing.
+TEST(TuneResolutionDogfood, AResolutionWithAStrategyThatRunsEveryTrialInFullSaysSo) {
+  const fs::path d = fresh_dir("dogfood-resolution-flat-strategy");
+  ASSERT_EQ(tune(d, {"init", "campaign.yaml"}).code, 0);
+  std::string text = slurp(d / "campaign.yaml");
+  const std::string commented = "# resolution: {param: epochs";
+  ASSERT_TRUE(has(text, commented)) << text;
+  text.replace(text.find(commented), 2, "");
+  write(d / "campaign.yaml", text);
+  const Result init = tune(d, {"ask", "campaign.yaml"});
+  ASSERT_EQ(init.code, 0) << init.err;
+  EXPECT_EQ(YAML::Load(init.out)["resolution"]["value"].as<double>(), 27);
+  EXPECT_TRUE(has(init.err, "tune ask: note: strategy ei runs every trial at the full run (epochs 27)")) << init.err;
+  EXPECT_TRUE(has(init.err, "strategy: cmets")) << init.err;
+  const std::string levels = "resolution: {param: epochs, levels: [1, 3, 9, 27], cost: [1, 3, 9, 27]}\n";
+  const Result flat = ask_new_campaign(d, "r", levels + "strategy: random\n");
+  ASSERT_EQ(flat.code, 0) << flat.err;
+  EXPECT_TRUE(has(flat.err, "note: strategy random runs every trial at the full run (epochs 27)")) << flat.err;
+  for (const std::string strategy : {"cmets", "cmes"}) {
+    const Result quiet = ask_new_campaign(d, strategy, levels + "strategy: " + strategy + "\n");
+    ASSERT_EQ(quiet.code, 0) << quiet.err;
+    EXPECT_FALSE(has(quiet.err, "note:")) << strategy << ": " << quiet.err;
+  }
+}
+
 std::string measured_campaign(const std::string& name, double budget) {
   return "name: " + name + "\nspace:\n  x: {type: float, low: -1, high: 1}\n"
          "resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}\n"
@@ -204,6 +232,33 @@ TEST(TuneResolutionDogfood, AskTellAndEnqueueNameTheCostAndTheLevels) {
   const Result file = tune(d, {"ask", "e.yaml"});
   EXPECT_EQ(file.code, 1);
   EXPECT_TRUE(has(file.err, "expected one of the resolution's levels [1, 3, 9, 27], found 4")) << file.err;
+}
+
+// Once a level is measured, the first run at a level not yet run has a guessed cost (from the
+// measured ones): a trainer whose full run took 3 s where its cheap runs suggested 0.54 s had four
+// workers start four full runs on that guess and spend 12.7 of a budget of 5. While such a run is
+// out nothing else is handed out: tune ask exits 6 naming the trial it waits for, and tune status
+// says why no other trial starts; once the run's cost is told, asking goes on.
+TEST(TuneResolutionDogfood, TheFirstRunAtAGuessedLevelRunsAlone) {
+  const fs::path d = fresh_dir("dogfood-guessed-level-alone");
+  write(d / "g.yaml", measured_campaign("g", 200) + "enqueue:\n  - {x: 0.1, epochs: 1}\n  - {x: 0.2, epochs: 27}\n");
+  ASSERT_EQ(tune(d, {"ask", "g.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "g", "0", "1.5", "--cost", "0.5"}).code, 0);
+  const Result full = tune(d, {"ask", "g"});
+  ASSERT_EQ(full.code, 0) << full.err;
+  ASSERT_EQ(YAML::Load(full.out)["resolution"]["value"].as<double>(), 27);
+  const Result waiting = tune(d, {"ask", "g"});
+  EXPECT_EQ(waiting.code, 6) << waiting.out;
+  EXPECT_TRUE(has(waiting.err, "waiting for the measured cost of trial 1 at epochs 27, a level whose cost is still a guess"))
+      << waiting.err;
+  const std::string alone = "trial 1 runs at epochs 27, whose cost is still a guess (no run there has completed): until "
+                            "it ends no other trial starts";
+  EXPECT_TRUE(has(tune(d, {"status", "g"}).out, alone));
+  ASSERT_EQ(tune(d, {"tell", "g", "1", "0.2", "--cost", "20"}).code, 0);
+  EXPECT_FALSE(has(tune(d, {"status", "g"}).out, alone));
+  const Result next = tune(d, {"ask", "g"});
+  EXPECT_EQ(next.code, 0) << next.err;
+  EXPECT_EQ(YAML::Load(next.out)["trial"].as<int>(), 2);
 }
 
 // A failure whose run time is unknown (a lost node; tune ask's own advice for a trial it could not

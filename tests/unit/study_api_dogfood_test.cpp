@@ -81,6 +81,7 @@ TEST(StudyApiDogfood, BadFitBoundsAndPriorsAreRefusedByMakeStrategy) {
       {"ei", "{fit: {lengthscale_prior_median_1d: 0}}", "'fit.lengthscale_prior_median_1d' must be a finite number > 0"},
   });
   // The defaults, equal bounds (a fixed value) and a prior switched off (log_sd <= 0) are accepted.
+  // bnb never fits a noise (it keeps fit.noise_min) and refuses the noise-fitting options.
   for (const std::string name : {"ei", "ucb", "cmets", "cmes", "gpoo", "bnb"}) {
     EXPECT_NO_THROW((void)make_strategy(name)) << name;
     // bnb fits no noise and refuses the noise's bounds and prior: the same for its outputscale.

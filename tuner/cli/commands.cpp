@@ -194,16 +194,32 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   return {.existing = std::move(existing)};
 }
 
+// A resolution level's value as the trial receives it (3, not 3.000000; 100000, not 1e+05).
+std::string level_value(const Resolution& resolution, std::size_t level) {
+  return adapters::resolution_value_text(resolution.values.at(level));
+}
+
 // cmets is there to choose a cheap level per trial; without levels to choose from it runs every trial
 // in full, which the user who asked for it (the inline form had no way to declare levels) should hear
-// when the campaign is made, before the budget goes.
-void note_cmets_without_resolution(const CampaignConfig& config, const char* command) {
-  if (config.strategy != "cmets" || config.resolution) return;
-  std::fprintf(stderr,
-               "tune %s: note: strategy cmets without a resolution runs every trial in full (a tree search at one "
-               "level); to let it choose cheaper runs, declare the levels: 'resolution: {param: epochs, levels: [1, 3, "
-               "9, 27]}' in a campaign file, or an argument such as --epochs~'levels(1,3,9,27)' in the inline form\n",
-               command);
+// when the campaign is made, before the budget goes. Conversely, a resolution with a strategy that
+// does not choose levels runs every trial at the full run: tune init's file names `strategy: ei`, and
+// uncommenting its `resolution:` line gave full runs only, without a word (cmes is flat at the full
+// run by design, and chosen for it).
+void note_strategy_and_resolution(const CampaignConfig& config, const char* command) {
+  if (config.strategy == "cmets" && !config.resolution)
+    std::fprintf(stderr,
+                 "tune %s: note: strategy cmets without a resolution runs every trial in full (a tree search at one "
+                 "level); to let it choose cheaper runs, declare the levels: 'resolution: {param: epochs, levels: [1, "
+                 "3, 9, 27]}' in a campaign file, or an argument such as --epochs~'levels(1,3,9,27)' in the inline "
+                 "form\n",
+                 command);
+  if (config.resolution && config.strategy != "cmets" && config.strategy != "cmes") {
+    const Resolution& res = *config.resolution;
+    std::fprintf(stderr,
+                 "tune %s: note: strategy %s runs every trial at the full run (%s %s), never at the resolution's "
+                 "cheaper levels; 'strategy: cmets' (the default with a resolution) chooses each trial's level\n",
+                 command, config.strategy.c_str(), res.parameter.c_str(), level_value(res, res.top()).c_str());
+  }
 }
 
 // prepare() for tune run, which says when it continues a campaign (not with --quiet, which prints
@@ -213,7 +229,7 @@ std::optional<int> prepare_run(const CampaignConfig& config, const std::filesyst
   const Prepared prepared = prepare(config, dir, source, "run", std::nullopt);
   if (prepared.refused) return prepared.refused;
   if (prepared.created) {
-    if (!flags.quiet) note_cmets_without_resolution(config, "run");
+    if (!flags.quiet) note_strategy_and_resolution(config, "run");
     return std::nullopt;
   }
   // Refused before "continuing ...", which would say the opposite of the refusal after it.
@@ -294,11 +310,6 @@ std::string config_json(const Space& space, const Config& c) {
     else s += tune::to_string(it->second);
   }
   return "{" + s + "}";
-}
-
-// A resolution level's value as the trial receives it (3, not 3.000000; 100000, not 1e+05).
-std::string level_value(const Resolution& resolution, std::size_t level) {
-  return adapters::resolution_value_text(resolution.values.at(level));
 }
 
 // A recommended region (gpoo) for `tune best`: the box per parameter ([low, high], or the choices
@@ -593,6 +604,18 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   if (s.config.budget.cost && !calibrated && s.study.pending_count() > 0)
     std::printf("  the levels' costs are unknown until the first run's time is in: until then one trial runs at a "
                 "time\n");
+  // Likewise a run at a level no run has completed at, whose cost is a guess.
+  if (s.config.budget.cost && calibrated)
+    for (const TrialRun& r : s.runs) {
+      const std::optional<std::size_t> level = s.study.trial(r.id).level;
+      if ((r.status == RunStatus::running || r.status == RunStatus::queued) && level && *level < n &&
+          !level_cost_measured(res, s.study.trials(), *level)) {
+        std::printf("  trial %llu runs at %s %s, whose cost is still a guess (no run there has completed): until it "
+                    "ends no other trial starts\n",
+                    static_cast<unsigned long long>(r.id), res.parameter.c_str(), level_value(res, *level).c_str());
+        break;
+      }
+    }
   // As wide as the widest level's value too (a data fraction of 1/3 is 0.3333333333333333), so that
   // the columns after it stay aligned.
   int w = std::max(7, static_cast<int>(res.parameter.size()));
@@ -1259,7 +1282,7 @@ int ask_campaign_file(const std::filesystem::path& file, std::optional<std::file
   if (!lock) return kExitLocked;
   Prepared prepared = prepare(config, d, file.string(), "ask", lock);
   if (prepared.refused) return *prepared.refused;
-  if (prepared.created) note_cmets_without_resolution(config, "ask");
+  if (prepared.created) note_strategy_and_resolution(config, "ask");
   return hand_out(d, json, std::move(prepared.existing));
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <vector>
 
 #include "tune/adapters/executor/supervisor.hpp"
 #include "tuner/campaign/campaign_config.hpp"
@@ -230,8 +231,17 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
   }
+  // Only tune run takes a command after `--`. For the others `--` just ends the options, as usual
+  // (`tune tell DIR 0 -- -0.5`): what follows it is parsed as their arguments, and a command with no
+  // place for it refuses it. It was kept as an inline command and silently dropped.
+  std::vector<char*> parsed_args(argv, argv + parsed_argc);
+  if (parsed_argc < argc && !(parsed_argc > 1 && std::strcmp(argv[1], "run") == 0)) {
+    parsed_args.assign(argv, argv + argc);
+    parsed_args.erase(parsed_args.begin() + parsed_argc);
+    inline_command.clear();
+  }
   try {
-    app.parse(parsed_argc, argv);
+    app.parse(static_cast<int>(parsed_args.size()), parsed_args.data());
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : kExitUsage;

@@ -4,7 +4,8 @@
 // is the one the objective is about, and recommendations are always for it.
 //
 // Costs per level are either declared or measured. Measured costs are the mean cost (run time) of
-// the finished trials of each level, failed ones included (a crash or a timeout costs its time too).
+// the completed trials of each level, or of its failed ones while none completed (a failed run's time
+// is spent all the same, but one that diverged at its first step does not price a run that trains).
 // Until every level has been seen, an unseen level's cost is extrapolated from the seen ones: with
 // one level seen, as proportional to its value (a level of 27 epochs is first guessed 9 times dearer
 // than one of 3); with two or more, by a start-up time plus a cost per unit of value, both >= 0,
@@ -15,8 +16,10 @@
 //
 // Before any trial has a cost the costs are unknown: they are kUncalibratedCostPerValue times the
 // values (in proportion, and all fit any budget), and a study with a cost budget runs one trial at a
-// time until the first cost is in (costs_calibrated). Guessing a second per unit of value, as
-// before, made a campaign with levels [100, 300, 1000] boosting rounds and a budget of 600 seconds
+// time until the first cost is in (costs_calibrated). Likewise, while a run is pending at a level no run
+// has completed at, its cost is a guess and nothing else starts: four full runs guessed at 0.54 s
+// from the cheap levels, which took 3 s each, spent 12 of a budget of 5 (level_cost_measured).
+// Guessing a second per unit of value, as before, made a campaign with levels [100, 300, 1000] boosting rounds and a budget of 600 seconds
 // end at once, "the cost budget is spent: 0 of 600", although a full run took 0.3 s.
 #include <cstddef>
 #include <string>
@@ -60,6 +63,11 @@ std::vector<double> level_costs(const Resolution& resolution, const std::vector<
 // Whether the level costs are known: declared, or some finished trial has a measured cost.
 bool costs_calibrated(const Resolution& resolution, const std::vector<Trial>& trials);
 inline constexpr double kUncalibratedCostPerValue = 1e-9;
+
+// Whether the cost of `level` is known rather than guessed: declared, or measured by a completed trial
+// at that level (failed runs alone, which may have stopped at once, are an estimate, as tune status
+// marks them).
+bool level_cost_measured(const Resolution& resolution, const std::vector<Trial>& trials, std::size_t level);
 
 // The cost a trial counts against a budget: its measured cost when it has one, else its level's.
 double trial_cost(const Trial& trial, const std::vector<double>& costs);

@@ -173,6 +173,7 @@ class Study {
   YAML::Node header_yaml() const;  // everything but the trials
   Trial& pending_trial(std::uint64_t id, const char* action);
   std::optional<Suggestion> ask_enqueued();
+  bool waits_for_a_guessed_cost();
   bool exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
                            std::string_view which_run);
   Suggestion suggestion_of(const Trial& t) const;

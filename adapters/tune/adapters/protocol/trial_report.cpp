@@ -162,6 +162,10 @@ std::string describe_non_finite(double v) {
   return v > 0 ? "inf" : "-inf";
 }
 
+// A reported value as a message quotes it: a number as format_double writes it, a non-finite one as
+// a trainer prints it (nan, inf), not in YAML's spelling (.nan).
+std::string value_text(double v) { return std::isfinite(v) ? format_double(v) : describe_non_finite(v); }
+
 // SMAC's run statuses (classic SMAC and SMAC3 spellings) and the generic FAIL/FAILED.
 enum class StatusKind { unknown, success, failure };
 
@@ -647,7 +651,7 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
     if (!report.unread_line)
       for (const auto& [key, value] : report.metrics)
         if (key != options.objective_name && iequals(key, options.objective_name)) {
-          report.unread_line = "the metric " + key + "=" + format_double(value) + " was reported, but the objective is " +
+          report.unread_line = "the metric " + key + "=" + value_text(value) + " was reported, but the objective is " +
                                options.objective_name + " (names are case-sensitive)";
           break;
         }
@@ -656,7 +660,7 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
     if (!report.unread_line && !report.metrics.empty()) {
       std::string reported;
       for (const auto& [key, value] : report.metrics)
-        reported += (reported.empty() ? "" : ", ") + key + "=" + format_double(value);
+        reported += (reported.empty() ? "" : ", ") + key + "=" + value_text(value);
       const std::string& first = report.metrics.begin()->first;
       report.unread_line = "the trial reported " + reported + ", but not the objective '" + options.objective_name +
                            "'; if " + first + " is the objective, name it in the campaign (objective: {name: " + first +
