@@ -160,4 +160,39 @@ TEST(TuneEnqueue, EnqueueCommandAddsAConfigurationTheNextSessionRunsFirst) {
   EXPECT_EQ(more[2], "start 3 0 -1");
 }
 
+// A campaign that stopped because its cost budget was spent refused every enqueue ("nothing more
+// runs in it"), although a cheap run still fit what was left and the study hands out enqueued
+// configurations, budgets permitting. ei runs full runs (cost 9) only: after one, 1.5 of 10.5 is left.
+TEST(TuneEnqueue, ACampaignThatSpentItsCostBudgetStillRunsAnEnqueuedRunThatFits) {
+  const fs::path d = fresh_dir("enqueue-cost");
+  write(d / "c.yaml", "name: cb\ncommand: [echo, \"objective=0.5\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                      "resolution: {param: epochs, levels: [1, 3, 9], cost: [1, 3, 9]}\n"
+                      "strategy: ei\nbudget: {cost: 10.5}\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "cb", "0", "0.5"}).code, 0);
+  const Result spent = tune(d, {"ask", "cb"});
+  ASSERT_NE(spent.err.find("the campaign is finished, nothing more to hand out: cost budget exhausted"), std::string::npos)
+      << spent.err;
+  const Result e = tune(d, {"enqueue", "cb", "x=0.25", "epochs=1"});
+  ASSERT_EQ(e.code, 0) << e.err;
+  EXPECT_NE(e.out.find("'tune resume cb' runs it if it fits the 1.5 left of the cost budget; 'tune resume cb "
+                       "--cost-budget B' raises the budget to B"),
+            std::string::npos)
+      << e.out;
+  // The tuner runs it (it asked no more of a finished study, the queue included).
+  ASSERT_EQ(tune(d, {"resume", "cb", "--quiet"}).code, 0);
+  YAML::Node trials = state_of(d / "cb")["study"]["trials"];
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[1]["source"].as<std::string>(), "enqueued");
+  EXPECT_EQ(trials[1]["config"]["x"].as<double>(), 0.25);
+  EXPECT_EQ(trials[1]["level"].as<int>(), 0);
+  EXPECT_EQ(trials[1]["status"].as<std::string>(), "complete");
+  // A full run does not fit the 0.5 left: enqueued, it waits, and nothing runs.
+  ASSERT_EQ(tune(d, {"enqueue", "cb", "x=0.75"}).code, 0);
+  const Result full = tune(d, {"resume", "cb"});
+  EXPECT_EQ(full.code, 0) << full.err;
+  EXPECT_NE((full.out + full.err).find("does not fit the remaining budget"), std::string::npos) << full.out << full.err;
+  EXPECT_EQ(state_of(d / "cb")["study"]["trials"].size(), 2u);
+}
+
 }  // namespace

@@ -516,7 +516,9 @@ class Runner {
             break;
           }
           TrialRun* r = next_queued();
-          if (!r && !state_.trial_budget_spent() && !state_.study.finished() && !ask_blocked_) {
+          // A stopped study still hands out what the user enqueued since, budgets permitting.
+          if (!r && !state_.trial_budget_spent() && (!state_.study.finished() || state_.study.enqueued_count() > 0) &&
+              !ask_blocked_) {
             const auto s = state_.study.ask();
             if (s) {
               state_.runs.push_back(TrialRun{.id = s->id});

@@ -34,6 +34,13 @@ std::optional<Value> parse_value(const Parameter& p, const std::string& text, co
   return std::nullopt;
 }
 
+// What is left of a cost budget, to four significant digits (0.1035, not 0.1035463809967041).
+std::string format_cost_left(double left) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", std::max(0.0, left));
+  return text;
+}
+
 }  // namespace
 
 int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& assignments) {
@@ -41,13 +48,6 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
   const auto lock = lock_campaign(dir, "enqueue");
   if (!lock) return kExitLocked;
   CampaignState s = load_state(dir);
-  // A study that stopped (its cost budget spent, its strategy done) hands out nothing more; a campaign
-  // that spent its trial budget goes on with 'tune resume --trials N', which runs the queue first.
-  if (s.study.finished()) {
-    std::fprintf(stderr, "tune enqueue: the campaign %s is finished (%s): nothing more runs in it\n", dir.c_str(),
-                 s.study.stop_reason().c_str());
-    return kExitUsage;
-  }
   Config config;
   std::optional<std::size_t> level;
   std::map<std::string, std::string> given;  // name -> its assignment as typed
@@ -100,9 +100,17 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
   }
   std::printf("enqueued %s%s (%zu waiting); it runs at the next 'tune ask %s' or when 'tune resume %s' continues\n",
               tune::to_string(config).c_str(), at.c_str(), s.study.enqueued_count(), dir.c_str(), dir.c_str());
-  if (s.finished)
+  // A finished campaign runs it when resumed, within its budgets: say how to raise the one that is in the way.
+  if (s.finished && s.trial_budget_spent())
     std::printf("the campaign has finished (%s): 'tune resume %s --trials N' raises its trial budget to N\n",
                 s.stop_reason.c_str(), dir.c_str());
+  else if (s.finished && s.config.budget.cost)
+    std::printf("the campaign has finished (%s): 'tune resume %s' runs it if it fits the %s left of the cost budget; "
+                "'tune resume %s --cost-budget B' raises the budget to B\n",
+                s.stop_reason.c_str(), dir.c_str(), format_cost_left(*s.config.budget.cost - s.study.spent_cost()).c_str(),
+                dir.c_str());
+  else if (s.finished)
+    std::printf("the campaign has finished (%s): 'tune resume %s' runs it\n", s.stop_reason.c_str(), dir.c_str());
   return kExitComplete;
 }
 
