@@ -492,5 +492,47 @@ TEST(TuneResolutionDogfood, AResolutionWithoutAStrategyGetsCmets) {
   EXPECT_EQ(state_of(d / "j")["campaign"]["strategy"]["name"].as<std::string>(), "ei");
 }
 
+
+// One executor.timeout for every level: a one-epoch run that hung waited the full run's limit.
+// resolution.timeout gives each level its own; here a hung run at epochs 1 is stopped after 1 s while
+// the campaign's timeout is a minute, and a full run at epochs 2 completes.
+TEST(TuneResolutionDogfood, EachLevelHasItsOwnTimeout) {
+  const fs::path d = fresh_dir("dogfood-level-timeouts");
+  const fs::path trainer = write_script(
+      d, "hangs_at_one_epoch.sh",
+      "#!/bin/sh\nif [ \"$2\" = 1 ]; then exec sleep 60; fi\necho \"loss=$1\"\n");
+  const std::string head = "name: lt\ncommand: [" + trainer.string() +
+                           ", \"{x}\", \"{epochs}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: loss\n";
+  write(d / "c.yaml", head +
+                          "resolution: {param: epochs, levels: [1, 2], cost: [1, 2], timeout: [1s, 30s]}\n"
+                          "strategy: random\nbudget: {trials: 2}\nexecutor: {workers: 1, timeout: 1m, grace: 200ms}\n"
+                          "enqueue:\n  - {x: 0.25, epochs: 1}\n  - {x: 0.5, epochs: 2}\n");
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node state = state_of(d / "lt");
+  const YAML::Node runs = state["runs"];
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0]["status"].as<std::string>(), "failed") << runs[0];
+  EXPECT_EQ(runs[0]["failure_reason"].as<std::string>(), "timed out after 1.0s") << runs[0];
+  EXPECT_EQ(runs[0]["exit"]["kind"].as<std::string>(), "timeout") << runs[0];
+  EXPECT_EQ(runs[1]["status"].as<std::string>(), "complete") << runs[1];
+  EXPECT_EQ(state["campaign"]["resolution"]["timeout"][0].as<std::string>(), "1s");
+  EXPECT_EQ(state["campaign"]["resolution"]["timeout"][1].as<std::string>(), "30s");
+  // The file is the campaign's: running it again continues it, no key differs.
+  EXPECT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  // One limit per level, each a positive duration, at the field's line.
+  for (const auto& [timeout, message] : std::vector<std::pair<std::string, std::string>>{
+           {"[1s]", "expected one time limit per level (2), such as [1m, 3m, 9m, 30m] for levels [1, 2]"},
+           {"[1s, 0s]", "a timeout of zero would stop every trial of its level as it starts"},
+           {"[1s, soon]", "expected a duration such as 90s"}}) {
+    write(d / "bad.yaml", head + "resolution: {param: epochs, levels: [1, 2], cost: [1, 2], timeout: " + timeout + "}\n");
+    const Result bad = tune(d, {"run", "bad.yaml", "--quiet", "--dir", "bad"});
+    EXPECT_EQ(bad.code, 1) << timeout;
+    EXPECT_NE(bad.err.find("field 'resolution.timeout' at line 6"), std::string::npos) << bad.err;
+    EXPECT_NE(bad.err.find(message), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(d / "bad")) << timeout;
+  }
+}
+
 }  // namespace
 

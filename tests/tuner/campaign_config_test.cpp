@@ -25,5 +25,26 @@ TEST(CampaignConfig, StrategyOptionsAreCopiesNotTheDocumentsNodes) {
   EXPECT_EQ(config.strategy, "ei");
 }
 
+// resolution.timeout: a trial's limit is its level's, in place of executor.timeout; a trial without
+// a level (none in such a campaign) and a campaign without the list keep executor.timeout. A Slurm
+// job's default time limit allows for the longest.
+TEST(CampaignConfig, EachLevelsTimeoutReplacesTheExecutors) {
+  const std::string head =
+      "name: c\ncommand: [train, \"{epochs}\"]\nspace: {x: {type: float, low: 0, high: 1}}\nexecutor: {timeout: 1h}\n";
+  const CampaignConfig levels = campaign_from_yaml(
+      YAML::Load(head + "resolution: {param: epochs, levels: [1, 3, 9], timeout: [1m, 90s, 20m]}\n"), "c.yaml");
+  EXPECT_EQ(levels.trial_timeout(0), 60.0);
+  EXPECT_EQ(levels.trial_timeout(1), 90.0);
+  EXPECT_EQ(levels.trial_timeout(2), 1200.0);
+  EXPECT_EQ(levels.trial_timeout(std::nullopt), 3600.0);
+  EXPECT_EQ(levels.longest_trial_timeout(), 1200.0);
+  // Written to state.yaml and read back, the same limits.
+  const CampaignConfig again = campaign_from_yaml(levels.to_yaml(), "state.yaml");
+  EXPECT_EQ(again.level_timeouts, levels.level_timeouts);
+  const CampaignConfig one = campaign_from_yaml(YAML::Load(head + "resolution: {param: epochs, levels: [1, 3, 9]}\n"), "c.yaml");
+  EXPECT_EQ(one.trial_timeout(0), 3600.0);
+  EXPECT_EQ(one.longest_trial_timeout(), 3600.0);
+}
+
 }  // namespace
 }  // namespace tune::tuner

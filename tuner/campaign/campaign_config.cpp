@@ -105,7 +105,7 @@ constexpr const char* kResolutionExample = "{param: epochs, levels: [1, 3, 9, 27
 // defaults to measured (the trials' run times in seconds).
 Resolution read_resolution(const YAML::Node& node, const Space& space) {
   if (!node.IsMap()) fail(node, "resolution", std::string("expected a map such as ") + kResolutionExample);
-  refuse_unknown_keys(node, "resolution", {"param", "levels", "cost"});
+  refuse_unknown_keys(node, "resolution", {"param", "levels", "cost", "timeout"});
   Resolution r;
   const YAML::Node param = node["param"];
   if (!param)
@@ -206,6 +206,19 @@ std::string read_word(const YAML::Node& node, const std::string& field, const st
 constexpr const char* kSlurmExample = "{kind: slurm, workers: 8, partition: gpu, time: 2h, cpus: 4, memory: 16G, gres: gpu:1}";
 
 // `executor: {kind: local | slurm, workers, timeout, grace, ...}`; the Slurm options only with kind slurm.
+// `resolution.timeout`: one positive duration per level.
+std::vector<double> read_level_timeouts(const YAML::Node& node, const Resolution& r) {
+  const std::string expected = "expected one time limit per level (" + std::to_string(r.levels()) +
+                               "), such as [1m, 3m, 9m, 30m] for levels " + level_values_text(r);
+  if (!node.IsSequence() || node.size() != r.levels()) fail(node, "resolution.timeout", expected);
+  std::vector<double> limits;
+  for (const YAML::Node& t : node)
+    limits.push_back(read_duration(t, "resolution.timeout",
+                                   "a timeout of zero would stop every trial of its level as it starts; give a "
+                                   "positive duration such as 30m"));
+  return limits;
+}
+
 ExecutorSpec read_executor(const YAML::Node& e) {
   ExecutorSpec x;
   if (e.IsScalar() && (e.Scalar() == "local" || e.Scalar() == "slurm")) {  // `executor: slurm`
@@ -367,7 +380,10 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     } catch (const SpaceError& e) {
       fail(root["space"], "space", e.what());
     }
-    if (const YAML::Node r = root["resolution"]) c.resolution = read_resolution(r, c.space);
+    if (const YAML::Node r = root["resolution"]) {
+      c.resolution = read_resolution(r, c.space);
+      if (const YAML::Node t = r["timeout"]) c.level_timeouts = read_level_timeouts(t, *c.resolution);
+    }
     try {
       adapters::check_command_template(c.command, c.space, c.resolution ? c.resolution->parameter : std::string());
     } catch (const std::invalid_argument& e) {
@@ -616,6 +632,12 @@ YAML::Node CampaignConfig::to_yaml() const {
       for (double v : resolution->costs) costs.push_back(yaml_double(v));
       r["cost"] = costs;
     }
+    if (!level_timeouts.empty()) {
+      YAML::Node limits(YAML::NodeType::Sequence);
+      limits.SetStyle(YAML::EmitterStyle::Flow);
+      for (double t : level_timeouts) limits.push_back(format_double(t) + "s");
+      r["timeout"] = limits;
+    }
     n["resolution"] = r;
   }
   n["objective"]["name"] = objective.name;
@@ -703,6 +725,16 @@ seed: 0             # the same seed and results give the same suggestions
 # enqueue:          # configurations to run first, as written (your defaults, a known good one)
 #   - {lr: 0.001, layers: 2, act: relu}
 )";
+}
+
+std::optional<double> CampaignConfig::trial_timeout(std::optional<std::size_t> level) const {
+  if (!level_timeouts.empty() && level && *level < level_timeouts.size()) return level_timeouts[*level];
+  return executor.timeout_seconds;
+}
+
+std::optional<double> CampaignConfig::longest_trial_timeout() const {
+  if (level_timeouts.empty()) return executor.timeout_seconds;
+  return *std::max_element(level_timeouts.begin(), level_timeouts.end());
 }
 
 }  // namespace tune::tuner

@@ -59,7 +59,7 @@ struct BudgetSpec {
 // `executor: {kind: slurm, ...}`: how each trial's batch job is requested (see SlurmOptions).
 struct SlurmSpec {
   std::optional<std::string> partition;
-  std::optional<double> time_seconds;  // --time, whole minutes (rounded up); default: timeout + grace + 1 min
+  std::optional<double> time_seconds;  // --time, whole minutes (rounded up); default: the longest trial timeout + grace + 1 min
   std::optional<std::size_t> cpus;     // --cpus-per-task
   std::optional<std::string> memory;   // --mem, e.g. 4G
   std::optional<std::string> gres;     // --gres, e.g. gpu:1
@@ -103,6 +103,9 @@ struct CampaignConfig {
   // Multi-resolution campaigns: `resolution: {param: epochs, levels: [1, 3, 9], cost: measured}`.
   // `parameter` is the name the trial receives the level's value as; it is not a space parameter.
   std::optional<Resolution> resolution;
+  // `resolution.timeout: [1m, 3m, 9m, 30m]`: a trial's time limit at each level, in seconds, in place
+  // of executor.timeout (a hung one-epoch run waited the full run's limit). Empty: executor.timeout.
+  std::vector<double> level_timeouts;
   std::string strategy = kDefaultStrategy;
   YAML::Node strategy_options;  // the strategy's settings (a map, possibly empty)
   BudgetSpec budget;
@@ -111,6 +114,11 @@ struct CampaignConfig {
   std::vector<EnqueuedConfig> enqueue;  // handed out before the strategy's own suggestions, in order
 
   YAML::Node to_yaml() const;
+  // The time limit of a trial at `level` (nullopt: the level of a campaign without a resolution),
+  // in seconds; nullopt for none.
+  std::optional<double> trial_timeout(std::optional<std::size_t> level) const;
+  // The longest time limit any trial has (a cluster job's default time limit allows for it).
+  std::optional<double> longest_trial_timeout() const;
 };
 
 // Reads and validates a campaign file. Throws CampaignError.

@@ -292,8 +292,8 @@ class Runner {
     launch.dir = tdir;
     launch.argv = adapters::render_command(state_.config.command, t.config, ctx, resolution);
     launch.environment = adapters::trial_environment(t.config, ctx, resolution);
-    if (state_.config.executor.timeout_seconds)
-      launch.timeout = std::chrono::milliseconds(static_cast<long long>(*state_.config.executor.timeout_seconds * 1000));
+    if (const std::optional<double> limit = state_.config.trial_timeout(t.level))
+      launch.timeout = std::chrono::milliseconds(static_cast<long long>(*limit * 1000));
     launch.grace = std::chrono::milliseconds(static_cast<long long>(state_.config.executor.grace_seconds * 1000));
     launch.attempt = r.attempts + 1;
     // Recorded as running before the supervisor starts: a crash in between leaves a record that
@@ -379,9 +379,11 @@ class Runner {
       case adapters::ExitKind::launch_failed: reason = "could not start: " + e.message; break;
       case adapters::ExitKind::timeout:
         // The supervisor's own limit, or (message from the executor) the cluster's time limit.
-        reason = state_.config.executor.timeout_seconds && e.message.rfind("timed out after", 0) == 0
-                     ? "timed out after " + format_duration(*state_.config.executor.timeout_seconds)
-                     : e.message;
+        if (const std::optional<double> limit = state_.config.trial_timeout(state_.study.trial(id).level);
+            limit && e.message.rfind("timed out after", 0) == 0)
+          reason = "timed out after " + format_duration(*limit);
+        else
+          reason = e.message;
         break;
       case adapters::ExitKind::aborted: reason = e.message; break;
       case adapters::ExitKind::lost:

@@ -31,8 +31,8 @@ std::unique_ptr<adapters::Executor> make_executor(const CampaignConfig& config,
   // for the timeout, the grace period and a minute to start and record its exit.
   if (s.time_seconds)
     o.time_limit = std::chrono::minutes(static_cast<long long>(std::ceil(*s.time_seconds / 60.0)));
-  else if (x.timeout_seconds)
-    o.time_limit = std::chrono::minutes(static_cast<long long>(std::ceil((*x.timeout_seconds + x.grace_seconds) / 60.0)) + 1);
+  else if (const std::optional<double> longest = config.longest_trial_timeout())
+    o.time_limit = std::chrono::minutes(static_cast<long long>(std::ceil((*longest + x.grace_seconds) / 60.0)) + 1);
   return std::make_unique<adapters::SlurmExecutor>(std::move(o));
 }
 
