@@ -203,9 +203,6 @@ std::string read_word(const YAML::Node& node, const std::string& field, const st
   return v;
 }
 
-constexpr const char* kSlurmExample = "{kind: slurm, workers: 8, partition: gpu, time: 2h, cpus: 4, memory: 16G, gres: gpu:1}";
-
-// `executor: {kind: local | slurm, workers, timeout, grace, ...}`; the Slurm options only with kind slurm.
 // `resolution.timeout`: one positive duration per level.
 std::vector<double> read_level_timeouts(const YAML::Node& node, const Resolution& r) {
   const std::string expected = "expected one time limit per level (" + std::to_string(r.levels()) +
@@ -219,6 +216,9 @@ std::vector<double> read_level_timeouts(const YAML::Node& node, const Resolution
   return limits;
 }
 
+constexpr const char* kSlurmExample = "{kind: slurm, workers: 8, partition: gpu, time: 2h, cpus: 4, memory: 16G, gres: gpu:1}";
+
+// `executor: {kind: local | slurm, workers, timeout, grace, ...}`; the Slurm options only with kind slurm.
 ExecutorSpec read_executor(const YAML::Node& e) {
   ExecutorSpec x;
   if (e.IsScalar() && (e.Scalar() == "local" || e.Scalar() == "slurm")) {  // `executor: slurm`

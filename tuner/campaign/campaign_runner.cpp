@@ -518,9 +518,9 @@ class Runner {
             break;
           }
           TrialRun* r = next_queued();
-          // A stopped study still hands out what the user enqueued since, budgets permitting.
-          if (!r && !state_.trial_budget_spent() && (!state_.study.finished() || state_.study.enqueued_count() > 0) &&
-              !ask_blocked_) {
+          // Asked even when the study has stopped: it still hands out what the user enqueued since,
+          // budgets permitting (Study::ask), and nothing else.
+          if (!r && !state_.trial_budget_spent() && !ask_blocked_) {
             const auto s = state_.study.ask();
             if (s) {
               state_.runs.push_back(TrialRun{.id = s->id});

@@ -911,6 +911,8 @@ int init(const std::filesystem::path& file) {
   return kExitComplete;
 }
 
+namespace {
+
 // When a running trial's cluster job started the trial on its node: its supervisor's record of this
 // attempt in the trial directory (an earlier attempt's records are in attempts/<n>/); 0 while there
 // is none, the job waiting in the cluster's queue. nullopt for a trial that is not a running job.
@@ -925,9 +927,7 @@ std::optional<double> cluster_job_started_at(const std::filesystem::path& campai
   }
 }
 
-bool pending_in_cluster_queue(const std::filesystem::path& campaign_dir, const TrialRun& r) {
-  return cluster_job_started_at(campaign_dir, r) == 0.0;
-}
+}  // namespace
 
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (!holds_campaign(dir, "status")) return kExitUsage;
@@ -949,8 +949,10 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   // read "active time 16ms").
   const double active =
       s.active_seconds + (holder == LockHolder::tuner && s.updated_at > 0 ? std::max(0.0, now_seconds() - s.updated_at) : 0.0);
-  const auto pending = static_cast<std::size_t>(
-      std::count_if(s.runs.begin(), s.runs.end(), [&](const TrialRun& r) { return pending_in_cluster_queue(dir, r); }));
+  // Each running cluster job's start on its node, read once (0: still in the queue).
+  std::vector<std::optional<double>> job_started;
+  for (const TrialRun& r : s.runs) job_started.push_back(cluster_job_started_at(dir, r));
+  const auto pending = static_cast<std::size_t>(std::count(job_started.begin(), job_started.end(), 0.0));
   const std::string in_queue = pending == 0 ? ""
                                : " (" + std::string(pending == s.count(RunStatus::running) ? "all" : std::to_string(pending)) +
                                      " of them pending in the " + (s.config.executor.kind == "slurm" ? "Slurm" : "cluster's") +
@@ -1037,10 +1039,10 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     // A running trial's time is how long it has run so far: a cluster job's from when it started on
     // its node; one still in the cluster's queue has not run (its time since submission is on its
     // job line).
-    const std::optional<double> job_started = cluster_job_started_at(dir, r);
-    const bool pending_job = job_started == 0.0;
+    const std::optional<double> started = job_started[static_cast<std::size_t>(it - s.runs.begin())];
+    const bool pending_job = started == 0.0;
     const double since_launch = std::max(0.0, now - r.started_at);
-    const double running_since = job_started && *job_started > 0.0 ? *job_started : r.started_at;
+    const double running_since = started && *started > 0.0 ? *started : r.started_at;
     const std::string time = r.exit ? format_duration(r.exit->duration())
                              : r.status == RunStatus::running && running_since > 0.0 && !pending_job
                                  ? format_duration(std::max(0.0, now - running_since))

@@ -1,11 +1,13 @@
 // `tune enqueue DIR NAME=VALUE ...`: a configuration the campaign runs before the strategy's next
 // suggestion (at the next `tune ask`, or when `tune resume` continues it). Like ask and tell it
 // changes the campaign, so it takes the campaign's lock and refuses while a tuner drives it.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tuner/campaign/campaign_state.hpp"
+#include "tuner/campaign/progress.hpp"
 #include "tuner/cli/commands.hpp"
 
 namespace tune::tuner {
@@ -32,13 +34,6 @@ std::optional<Value> parse_value(const Parameter& p, const std::string& text, co
   std::fprintf(stderr, "tune enqueue: '%s': '%s' %s%s\n", assignment.c_str(), text.c_str(), problem.c_str(),
                needs.c_str());
   return std::nullopt;
-}
-
-// What is left of a cost budget, to four significant digits (0.1035, not 0.1035463809967041).
-std::string format_cost_left(double left) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", std::max(0.0, left));
-  return text;
 }
 
 }  // namespace
@@ -107,7 +102,7 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
   else if (s.finished && s.config.budget.cost)
     std::printf("the campaign has finished (%s): 'tune resume %s' runs it if it fits the %s left of the cost budget; "
                 "'tune resume %s --cost-budget B' raises the budget to B\n",
-                s.stop_reason.c_str(), dir.c_str(), format_cost_left(*s.config.budget.cost - s.study.spent_cost()).c_str(),
+                s.stop_reason.c_str(), dir.c_str(), format_short(std::max(0.0, *s.config.budget.cost - s.study.spent_cost())).c_str(),
                 dir.c_str());
   else if (s.finished)
     std::printf("the campaign has finished (%s): 'tune resume %s' runs it\n", s.stop_reason.c_str(), dir.c_str());

@@ -232,9 +232,7 @@ ProposalResult BnbStrategy::propose(const StrategyContext& context) {
       if (std::optional<Proposal> repeat = propose_repeat(context, true)) return {std::move(repeat), {}};
       std::string reason = "branch and bound has converged: every point of the relevant set on the finest lattice "
                            "(spacing 2^-" + std::to_string(search_->options().max_level) + ") is sampled";
-      if (const std::optional<RepeatCheck> check = repeat_check(context.trials);
-          check && check->outcome == RepeatCheck::Outcome::different)
-        reason += "; but " + check->describe();
+      if (const std::optional<std::string> disagreed = warning(context.trials)) reason += "; but " + *disagreed;
       return {std::nullopt, reason};
     }
     const Eigen::VectorXd unit = context.space.snap(*p);

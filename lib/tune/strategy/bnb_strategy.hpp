@@ -32,8 +32,8 @@
 // noisy values it takes a lucky draw for the optimum, prunes the box on it, and may converge within
 // a few dozen trials. So it re-runs its best configuration once, after `repeat_best_after` completed
 // trials (or when it would stop, if sooner), and compares the two results (RepeatCheck). The repeat
-// is not told to the search. A difference is reported (the stop reason, `tune status`, `tune best`),
-// not acted on: the campaign's budget is the user's. A likelihood-ratio test between the MAP fits
+// is not told to the search. A difference is reported (warning(): the tuner's output, `tune status`,
+// `tune best`, Study::warning(); and the stop reason), not acted on: the campaign's budget is the user's. A likelihood-ratio test between the MAP fits
 // with and without a noise variance was measured first and not kept (10 seeds, 100 evaluations):
 // its gain reached 10.6 nats on noise-free Hartmann-3 at 64 evaluations, and with a floor on the
 // fitted relative noise sd to stop that, it flagged 0/10 runs with 1% noise on Hartmann-3.
