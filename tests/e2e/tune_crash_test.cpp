@@ -30,15 +30,8 @@ pid_t dead_pid() {
   return pid;
 }
 
-// Waits (at most 10 s, polling) until `ready` holds; whether it did.
-template <class Ready>
-bool wait_until(Ready ready) {
-  for (int i = 0; i < 1000; ++i) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return ready();
-}
+// How long a test waits for a process or a file (polling).
+constexpr std::chrono::seconds kPatience{10};
 
 std::string campaign_of_one_worker(const std::string& name, int trials) {
   return quadratic_campaign_with(name, trials, "{workers: 1}");
@@ -100,7 +93,7 @@ StayingTrial start_staying_trial(const fs::path& d) {
   if (!wait_until([&] {
         return fs::exists(trial / "child.pid") && !slurp(trial / "child.pid").empty() &&
                fs::exists(trial / "leader.pid") && fs::exists(trial / "supervisor.yaml");
-      }))
+      }, kPatience))
     return t;
   t.leader = static_cast<pid_t>(std::stol(slurp(trial / "leader.pid")));
   t.child = static_cast<pid_t>(std::stol(slurp(trial / "child.pid")));
@@ -124,7 +117,7 @@ TEST(TuneCrash, AKilledSupervisorLeavesNoneOfItsTrialsProcessesRunning) {
   EXPECT_EQ(run["attempts"].as<int>(), 2);
   for (const pid_t pid : {leader, child}) {
     // SIGKILL is sent before the second attempt starts; its delivery is the kernel's, so allow it a moment.
-    const bool gone = wait_until([&] { return !alive(pid); });
+    const bool gone = wait_until([&] { return !alive(pid); }, kPatience);
     if (!gone) ::kill(pid, SIGKILL);  // not left behind by a failing test
     EXPECT_TRUE(gone) << "process " << pid << (pid == leader ? " (the command)" : " (its child)")
                       << " of the killed supervisor's attempt ran on";
@@ -142,17 +135,10 @@ TEST(TuneCrash, ASupervisorKilledWhileNoTunerRunsLeavesNothingForTheResume) {
   ::kill(tuner, SIGKILL);
   finish(d, tuner);
   ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
-  ASSERT_TRUE(wait_until([&] { return !alive(supervisor) && !alive(leader); }));
+  ASSERT_TRUE(wait_until([&] { return !alive(supervisor) && !alive(leader); }, kPatience));
   ASSERT_TRUE(alive(child));  // the leftover this test is about
 
-  const Result r = tune(d, {"resume", "s", "--quiet"});
-  const bool gone = wait_until([&] { return !alive(child); });
-  if (!gone) ::kill(child, SIGKILL);  // not left behind by a failing test
-  ASSERT_EQ(r.code, 0) << r.err;
-  const YAML::Node run = state_of(d / "s")["runs"][0];
-  EXPECT_EQ(run["status"].as<std::string>(), "complete");
-  EXPECT_EQ(run["attempts"].as<int>(), 2);
-  EXPECT_TRUE(gone) << "the child " << child << " of the first attempt ran on beside the second";
+  expect_resume_kills_the_leftover(d, "s", child, kPatience);
 }
 
 // `tune stop` finds the tuner by DIR/tuner.pid, written as the session starts; the tuner installed
@@ -167,13 +153,13 @@ TEST(TuneCrash, TuneStopWhileTheSessionStartsStopsItResumably) {
   // A session killed while trial 0 ran, with everything of that run gone.
   const pid_t first = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "1000"}});
   const fs::path trial = d / "p" / "trials" / "0";
-  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }));
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }, kPatience));
   ::kill(first, SIGKILL);
   finish(d, first);
   const YAML::Node record = YAML::LoadFile((trial / "supervisor.yaml").string());
   ::kill(record["supervisor_pid"].as<pid_t>(), SIGKILL);
   ::kill(-record["process_group"].as<pid_t>(), SIGKILL);
-  ASSERT_TRUE(wait_until([&] { return !alive(record["supervisor_pid"].as<pid_t>()); }));
+  ASSERT_TRUE(wait_until([&] { return !alive(record["supervisor_pid"].as<pid_t>()); }, kPatience));
   fs::remove(trial / "supervisor.yaml");
   ASSERT_EQ(state_of(d / "p")["runs"][0]["status"].as<std::string>(), "running");
 
@@ -181,7 +167,7 @@ TEST(TuneCrash, TuneStopWhileTheSessionStartsStopsItResumably) {
   ASSERT_GE(lock, 0);
   ASSERT_EQ(::flock(lock, LOCK_EX), 0);
   const pid_t tuner = start(d, {"resume", "p", "--quiet"});
-  const bool named = wait_until([&] { return slurp(d / "p" / "tuner.pid") == std::to_string(tuner) + "\n"; });
+  const bool named = wait_until([&] { return slurp(d / "p" / "tuner.pid") == std::to_string(tuner) + "\n"; }, kPatience);
   const Result stop = named ? tune(d, {"stop", "p"}) : Result{};
   ::close(lock);  // the "supervisor" is gone: the tuner goes on
   const Result r = finish(d, tuner);
@@ -239,7 +225,7 @@ TEST(TuneCrash, AHangUpEndsTheSessionAndLeavesTheRunningTrialToTheResume) {
                           ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {trials: 1}\n");
   const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
   const fs::path trial = d / "h" / "trials" / "0";
-  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }));
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }, kPatience));
   ::kill(tuner, SIGHUP);
   const Result r = finish(d, tuner);
   EXPECT_EQ(r.code, 3) << "exit " << r.code << ": " << r.err;
@@ -272,7 +258,7 @@ TEST(TuneCrash, TuneStopSignalsTheTunerThatHoldsTheLockNotAStalePid) {
   const fs::path d = fresh_dir("crash-stale-pid");
   write(d / "c.yaml", campaign_of_one_worker("p", 2));
   const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "30"}});
-  ASSERT_TRUE(wait_until([&] { return fs::exists(d / "p" / "trials" / "0" / "supervisor.yaml"); }));
+  ASSERT_TRUE(wait_until([&] { return fs::exists(d / "p" / "trials" / "0" / "supervisor.yaml"); }, kPatience));
   const pid_t bystander = ::fork();
   if (bystander == 0) {
     ::execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));

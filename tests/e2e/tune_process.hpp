@@ -6,14 +6,17 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace tune_test {
@@ -90,6 +93,17 @@ inline bool alive(pid_t pid) {
   return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
 }
 
+// Waits until `ready` holds, polling every 10 ms for at most `limit`; whether it did.
+template <class Ready>
+bool wait_until(Ready ready, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ready();
+}
+
 inline fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::path(TUNE_TEST_TMPDIR) / name;
   fs::remove_all(d);
@@ -108,6 +122,21 @@ inline fs::path write_script(const fs::path& dir, const std::string& name, const
 }
 
 inline YAML::Node state_of(const fs::path& dir) { return YAML::LoadFile((dir / "state.yaml").string()); }
+
+// `tune resume` of campaign `campaign` (in `cwd`), whose trial 0's first attempt left `child`
+// running when its supervisor was killed while no tuner ran: the resume must kill that leftover and
+// run the trial again (its second attempt), never beside it.
+inline void expect_resume_kills_the_leftover(const fs::path& cwd, const std::string& campaign, pid_t child,
+                                             std::chrono::milliseconds patience) {
+  const Result r = tune(cwd, {"resume", campaign, "--quiet"});
+  const bool gone = wait_until([&] { return !alive(child); }, patience);
+  if (!gone) ::kill(child, SIGKILL);  // not left behind by a failing test
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node run = state_of(cwd / campaign)["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete");
+  EXPECT_EQ(run["attempts"].as<int>(), 2);
+  EXPECT_TRUE(gone) << "the child " << child << " of the first attempt ran on beside the second";
+}
 
 // A campaign of the quadratic toy trainer (minimised at x = 0.3, y = -1 region) with the given
 // executor block (YAML flow map) and extra top-level lines.

@@ -21,15 +21,8 @@ namespace {
 
 using namespace tune_test;
 
-// Waits (at most 20 s, polling) until `ready` holds; whether it did.
-template <class Ready>
-bool wait_until(Ready ready) {
-  for (int i = 0; i < 2000; ++i) {
-    if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return ready();
-}
+// How long a test waits for a process or a file (polling).
+constexpr std::chrono::seconds kPatience{20};
 
 // How many lines of events.jsonl in `dir` are events `event` (of trial `trial` if given).
 int count_events(const fs::path& dir, const std::string& event, int trial = -1) {
@@ -69,7 +62,7 @@ TEST(TuneSessionsDogfood, ACampaignMovedWhileItsTrialsRunReattachesThem) {
   const bool both_started = wait_until([&] {
     return fs::exists(d / "p" / "trials" / "0" / "supervisor.yaml") &&
            fs::exists(d / "p" / "trials" / "1" / "supervisor.yaml") && starts(log).size() == 2;
-  });
+  }, kPatience);
   ::kill(first, SIGKILL);
   finish(d, first);
   if (!both_started) write(go, "");
@@ -79,7 +72,7 @@ TEST(TuneSessionsDogfood, ACampaignMovedWhileItsTrialsRunReattachesThem) {
   const pid_t resumed = start(d, {"resume", "moved", "--quiet"});
   // Released once the resumed tuner has decided what to do with the running trials (they wait so
   // long, both decisions happen while they run).
-  const bool began = wait_until([&] { return count_events(d / "moved", "session_start") == 2; });
+  const bool began = wait_until([&] { return count_events(d / "moved", "session_start") == 2; }, kPatience);
   write(go, "");
   const Result r = finish(d, resumed);
   ASSERT_TRUE(began);
@@ -110,25 +103,18 @@ TEST(TuneSessionsDogfood, AMovedCampaignsDeadSupervisorLeavesNothingRunning) {
   write(d / "c.yaml", waiting_campaign("s", trainer, 1, 1));
   const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
   const fs::path trial = d / "s" / "trials" / "0";
-  const bool running = wait_until([&] { return !slurp(trial / "child.pid").empty() && fs::exists(trial / "supervisor.yaml"); });
+  const bool running = wait_until([&] { return !slurp(trial / "child.pid").empty() && fs::exists(trial / "supervisor.yaml"); }, kPatience);
   ::kill(tuner, SIGKILL);
   finish(d, tuner);
   ASSERT_TRUE(running);
   const pid_t child = static_cast<pid_t>(std::stol(slurp(trial / "child.pid")));
   const pid_t supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
   ASSERT_EQ(::kill(supervisor, SIGKILL), 0);
-  ASSERT_TRUE(wait_until([&] { return !alive(supervisor); }));
+  ASSERT_TRUE(wait_until([&] { return !alive(supervisor); }, kPatience));
   ASSERT_TRUE(alive(child));  // the leftover this test is about
   fs::rename(d / "s", d / "moved");
 
-  const Result r = tune(d, {"resume", "moved", "--quiet"});
-  const bool gone = wait_until([&] { return !alive(child); });
-  if (!gone) ::kill(child, SIGKILL);  // not left behind by a failing test
-  ASSERT_EQ(r.code, 0) << r.err;
-  const YAML::Node run = state_of(d / "moved")["runs"][0];
-  EXPECT_EQ(run["status"].as<std::string>(), "complete");
-  EXPECT_EQ(run["attempts"].as<int>(), 2);
-  EXPECT_TRUE(gone) << "the child " << child << " of the first attempt ran on beside the second";
+  expect_resume_kills_the_leftover(d, "moved", child, kPatience);
 }
 
 // A trial re-queued (its run cancelled by tune stop and collected) whose supervisor has written its
@@ -142,7 +128,7 @@ TEST(TuneSessionsDogfood, AQueuedTrialsCollectedExitIsNotReattached) {
   write(d / "c.yaml", waiting_campaign("q", waiting_trainer(d, log, go), 1, 1));
   const pid_t first = start(d, {"run", "c.yaml", "--quiet"});
   const fs::path trial = d / "q" / "trials" / "0";
-  const bool running = wait_until([&] { return fs::exists(trial / "supervisor.yaml"); });
+  const bool running = wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }, kPatience);
   const Result stop = running ? tune(d, {"stop", "q"}) : Result{};
   const Result stopped = finish(d, first);
   ASSERT_TRUE(running);
@@ -159,7 +145,7 @@ TEST(TuneSessionsDogfood, AQueuedTrialsCollectedExitIsNotReattached) {
   write(go, "");
   const pid_t resumed = start(d, {"resume", "q"});
   // The old tuner re-attached the trial before it wrote session_start; let the "supervisor" exit then.
-  const bool began = wait_until([&] { return count_events(d / "q", "session_start") == 2; });
+  const bool began = wait_until([&] { return count_events(d / "q", "session_start") == 2; }, kPatience);
   ::close(lock);
   const Result r = finish(d, resumed);
   ASSERT_TRUE(began);
@@ -227,10 +213,10 @@ TEST(TuneSessionsDogfood, AResumeWaitsForLocksOfAKilledTunerNotYetReaped) {
     }
     ::_exit(0);
   }
-  const bool unreaped = wait_until([&] { return zombie(tuner); });
+  const bool unreaped = wait_until([&] { return zombie(tuner); }, kPatience);
   const pid_t resumed = unreaped ? start(d, {"resume", "z", "--trials", "3", "--quiet"}) : -1;
   // Until the resume has opened the lock and looked at it (the refusal came at the first look).
-  const bool looked = unreaped && wait_until([&] { return has_open(resumed, campaign / "tune.lock") || !alive(resumed); });
+  const bool looked = unreaped && wait_until([&] { return has_open(resumed, campaign / "tune.lock") || !alive(resumed); }, kPatience);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   write(release, "");
   const Result r = unreaped ? finish(d, resumed) : Result{};

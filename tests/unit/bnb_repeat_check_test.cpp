@@ -29,6 +29,15 @@ double bowl(const tune::Config& c) {
   return (x - 0.3) * (x - 0.3) + 2 * (y - 0.6) * (y - 0.6);
 }
 
+// Asks `n` suggestions of `study` and tells each its bowl value.
+void tell_bowl(Study& study, int n) {
+  for (int i = 0; i < n; ++i) {
+    const auto s = study.ask();
+    ASSERT_TRUE(s) << "ask " << i << " of " << n;
+    study.tell(s->id, bowl(s->config));
+  }
+}
+
 const tune::BnbStrategy& strategy_of(const Study& s) { return dynamic_cast<const tune::BnbStrategy&>(s.strategy()); }
 
 // The trial with the lowest value among the first n (ties: the first).
@@ -41,11 +50,7 @@ std::uint64_t best_of_first(const Study& s, std::size_t n) {
 
 TEST(BnbRepeatCheck, TheBestOfTheFirstTenIsReRunOnceAndNotToldToTheSearch) {
   Study study(kSpace, bnb(), {tune::Direction::minimize, 3});
-  for (int i = 0; i < 10; ++i) {
-    const auto s = study.ask();
-    ASSERT_TRUE(s);
-    study.tell(s->id, bowl(s->config));
-  }
+  ASSERT_NO_FATAL_FAILURE(tell_bowl(study, 10));
   EXPECT_FALSE(strategy_of(study).repeat_check(study.trials()));
   const auto repeat = study.ask();
   ASSERT_TRUE(repeat);
@@ -129,10 +134,7 @@ TEST(BnbRepeatCheck, ZeroTurnsTheCheckOffAndAFailedReRunIsNotRepeated) {
   EXPECT_FALSE(strategy_of(off).repeat_check(off.trials()));
 
   Study failing(kSpace, bnb("{repeat_best_after: 3}"), {tune::Direction::minimize, 1});
-  for (int i = 0; i < 3; ++i) {
-    const auto s = failing.ask();
-    failing.tell(s->id, bowl(s->config));
-  }
+  ASSERT_NO_FATAL_FAILURE(tell_bowl(failing, 3));
   const auto repeat = failing.ask();
   failing.fail(repeat->id, "out of memory");
   const auto check = strategy_of(failing).repeat_check(failing.trials());
@@ -148,10 +150,7 @@ TEST(BnbRepeatCheck, ZeroTurnsTheCheckOffAndAFailedReRunIsNotRepeated) {
 
 TEST(BnbRepeatCheck, APendingReRunSurvivesSaveAndLoad) {
   Study study(kSpace, bnb("{repeat_best_after: 5}"), {tune::Direction::minimize, 2});
-  for (int i = 0; i < 5; ++i) {
-    const auto s = study.ask();
-    study.tell(s->id, bowl(s->config));
-  }
+  ASSERT_NO_FATAL_FAILURE(tell_bowl(study, 5));
   const auto repeat = study.ask();
   ASSERT_TRUE(repeat);
   Study loaded = Study::from_yaml_string(study.to_yaml_string(), "saved");
@@ -174,10 +173,7 @@ TEST(BnbRepeatCheck, APendingReRunSurvivesSaveAndLoad) {
 
 TEST(BnbRepeatCheck, ADamagedRepeatFieldIsRefusedAtItsLine) {
   Study study(kSpace, bnb("{repeat_best_after: 3}"), {tune::Direction::minimize, 0});
-  for (int i = 0; i < 4; ++i) {
-    const auto s = study.ask();
-    study.tell(s->id, bowl(s->config));
-  }
+  ASSERT_NO_FATAL_FAILURE(tell_bowl(study, 4));
   std::string text = study.to_yaml_string();
   const std::string good = "repeat: {original: ";
   const auto at = text.find(good);
