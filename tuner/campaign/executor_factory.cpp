@@ -4,16 +4,12 @@
 #include <stdexcept>
 
 #include "tune/adapters/executor/local_executor.hpp"
-#include "tune/adapters/executor/slurm_executor.hpp"
 
 namespace tune::tuner {
 
-std::unique_ptr<adapters::Executor> make_executor(const CampaignConfig& config,
-                                                  const std::vector<std::string>& supervisor_command,
-                                                  std::function<void(const std::string&)> warn) {
+adapters::SlurmOptions slurm_options(const CampaignConfig& config, const std::vector<std::string>& supervisor_command,
+                                     std::function<void(const std::string&)> warn) {
   const ExecutorSpec& x = config.executor;
-  if (x.kind == "local") return std::make_unique<adapters::LocalExecutor>(supervisor_command);
-  if (x.kind != "slurm") throw std::runtime_error("unknown executor kind '" + x.kind + "'");
   const SlurmSpec& s = x.slurm;
   adapters::SlurmOptions o{.supervisor_command = supervisor_command,
                            .job_name = config.name,
@@ -33,7 +29,16 @@ std::unique_ptr<adapters::Executor> make_executor(const CampaignConfig& config,
     o.time_limit = std::chrono::minutes(static_cast<long long>(std::ceil(*s.time_seconds / 60.0)));
   else if (const std::optional<double> longest = config.longest_trial_timeout())
     o.time_limit = std::chrono::minutes(static_cast<long long>(std::ceil((*longest + x.grace_seconds) / 60.0)) + 1);
-  return std::make_unique<adapters::SlurmExecutor>(std::move(o));
+  return o;
+}
+
+std::unique_ptr<adapters::Executor> make_executor(const CampaignConfig& config,
+                                                  const std::vector<std::string>& supervisor_command,
+                                                  std::function<void(const std::string&)> warn) {
+  const std::string& kind = config.executor.kind;
+  if (kind == "local") return std::make_unique<adapters::LocalExecutor>(supervisor_command);
+  if (kind != "slurm") throw std::runtime_error("unknown executor kind '" + kind + "'");
+  return std::make_unique<adapters::SlurmExecutor>(slurm_options(config, supervisor_command, std::move(warn)));
 }
 
 }  // namespace tune::tuner

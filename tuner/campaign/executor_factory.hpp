@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tune/adapters/executor/executor.hpp"
+#include "tune/adapters/executor/slurm_executor.hpp"
 #include "tuner/campaign/campaign_config.hpp"
 
 namespace tune::tuner {
@@ -16,5 +17,10 @@ namespace tune::tuner {
 std::unique_ptr<adapters::Executor> make_executor(const CampaignConfig& config,
                                                   const std::vector<std::string>& supervisor_command,
                                                   std::function<void(const std::string&)> warn);
+
+// The batch jobs a slurm campaign asks for: the campaign's executor.slurm settings, and without an
+// explicit `time`, a time limit allowing for the longest trial timeout (of any resolution level).
+adapters::SlurmOptions slurm_options(const CampaignConfig& config, const std::vector<std::string>& supervisor_command,
+                                     std::function<void(const std::string&)> warn);
 
 }  // namespace tune::tuner

@@ -83,21 +83,19 @@ const std::vector<UnusedOption>& unused_options() {
   return table;
 }
 
-// Whether `options` are as a strategy's save() writes them: every key of its options, the unused
-// ones too (GpBandit's to_yaml writes beta_scale for ei). A saved study loads as it was saved; a
-// user's options name a few keys, and those are checked.
-bool saved_form(const std::string& name, const YAML::Node& options) {
-  const YAML::Node all = name == "gpoo"                      ? to_yaml(GpooStrategyOptions{})
-                         : name == "bnb"                     ? to_yaml(BnbStrategyOptions{})
-                         : name == "cmes" || name == "cmets" ? to_yaml(MultiResolutionOptions{})
-                                                             : to_yaml(GpBanditOptions{});
+// Whether `options` are as a strategy's save() writes them: every key of `all` (its options struct
+// written with defaults), the unused ones too (GpBandit's to_yaml writes beta_scale for ei). A saved
+// study loads as it was saved; a user's options name a few keys, and those are checked.
+bool saved_form(const YAML::Node& options, const YAML::Node& all) {
   for (const auto& kv : all)
     if (!options[kv.first.Scalar()]) return false;
   return true;
 }
 
-void refuse_unused_options(const std::string& name, const YAML::Node& options, UnusedOptions unused) {
-  if (unused == UnusedOptions::accept || !options || !options.IsMap() || saved_form(name, options)) return;
+// Options is the strategy's options struct (its type gives the keys the strategy's save() writes).
+template <class Options>
+void refuse_unused_options(const std::string& name, const YAML::Node& options, UnusedOptions unused, const Options&) {
+  if (unused == UnusedOptions::accept || !options || !options.IsMap() || saved_form(options, to_yaml(Options{}))) return;
   for (const UnusedOption& u : unused_options()) {
     if (std::find(u.strategies.begin(), u.strategies.end(), name) == u.strategies.end()) continue;
     const YAML::Node value = option_fields::node_at(options, u.key);
@@ -127,22 +125,22 @@ std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAM
     GpBanditOptions o = gp_bandit_options_from_yaml(options);
     if (options && options["acquisition"] && o.acquisition != acquisition_type_from_string(name))
       throw std::invalid_argument("strategy '" + name + "' with a different 'acquisition' option");
-    refuse_unused_options(name, options, unused);
+    refuse_unused_options(name, options, unused, o);
     return make_gp_bandit(acquisition_type_from_string(name), std::move(o));
   }
   if (name == "cmes" || name == "cmets") {
     MultiResolutionOptions o = multi_resolution_options_from_yaml(options, name == "cmets");
-    refuse_unused_options(name, options, unused);
+    refuse_unused_options(name, options, unused, o);
     return std::make_unique<MultiResolutionSearch>(std::move(o));
   }
   if (name == "gpoo") {
     GpooStrategyOptions o = gpoo_strategy_options_from_yaml(options);
-    refuse_unused_options(name, options, unused);
+    refuse_unused_options(name, options, unused, o);
     return std::make_unique<GpooStrategy>(std::move(o));
   }
   if (name == "bnb") {
     BnbStrategyOptions o = bnb_strategy_options_from_yaml(options);
-    refuse_unused_options(name, options, unused);
+    refuse_unused_options(name, options, unused, o);
     return std::make_unique<BnbStrategy>(std::move(o));
   }
   std::string list;
