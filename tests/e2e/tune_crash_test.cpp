@@ -209,6 +209,41 @@ TEST(TuneCrash, StateCutShortInItsTrialListIsRefusedAtItsLineAndLeftUntouched) {
   }
 }
 
+// A resume that fails while it re-attaches the running trials (here a supervisor record damaged by
+// hand) ended before its session started: no session_start, no session_end, and `tune status` told
+// the session before it. Now the session starts first and ends with the error, which names the file.
+TEST(TuneCrash, AnErrorWhileReattachingEndsTheSessionWithItsReason) {
+  const fs::path d = fresh_dir("crash-reattach-error");
+  const StayingTrial t = start_staying_trial(d);
+  ASSERT_GT(t.child, 0) << "the trial did not start";
+  ::kill(t.tuner, SIGKILL);
+  finish(d, t.tuner);
+  const fs::path record = d / "s" / "trials" / "0" / "supervisor.yaml";
+  write(record, "supervisor_pid: [1\n");
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string session_start = "\"event\": \"session_start\"";
+  const std::size_t sessions_before = count(slurp(d / "s" / "events.jsonl"), session_start);
+
+  const Result r = tune(d, {"resume", "s", "--quiet"});
+  for (const pid_t pid : {t.supervisor, t.leader, t.child}) ::kill(pid, SIGKILL);  // nothing left behind
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("supervisor.yaml"), std::string::npos) << r.err;
+  const std::string events = slurp(d / "s" / "events.jsonl");
+  const std::size_t start_at = events.rfind(session_start);
+  const std::size_t end_at = events.rfind("\"event\": \"session_end\"");
+  ASSERT_NE(start_at, std::string::npos) << events;
+  EXPECT_EQ(count(events, session_start), sessions_before + 1) << events;
+  ASSERT_NE(end_at, std::string::npos) << events;
+  EXPECT_GT(end_at, start_at) << events;
+  EXPECT_NE(events.find("error: ", end_at), std::string::npos) << events;
+  const Result status = tune(d, {"status", "s"});
+  EXPECT_NE(status.out.find("last session ended: error: "), std::string::npos) << status.out;
+}
+
 }  // namespace
 
 namespace {

@@ -123,13 +123,15 @@ class Runner {
   int run(const StopSignals& signals) {
     started_ = std::chrono::steady_clock::now();
     base_active_ = state_.active_seconds;
-    const std::vector<std::pair<std::string, EventFields>> resumed = resume_running_trials();
-    checkpoint();
+    // The session starts before the running trials are re-attached: an error there (a damaged
+    // supervisor record) ends it like any other, recorded in the state and the event log, where it
+    // left no session_end and `tune status` told the session before.
     events_.write("session_start", {{"trials", json_number(std::uint64_t{state_.runs.size()})}});
     int code = kExitError;
     try {
       events_.recover_outcomes(state_);
-      for (const auto& [event, fields] : resumed) events_.write(event, fields);
+      resume_running_trials();
+      checkpoint();
       report_new_warning();  // one found in an earlier session is said again as this one starts
       code = loop(signals);
     } catch (const std::exception& e) {
@@ -165,13 +167,16 @@ class Runner {
     writer_.save(dir_, state_);
     for (const std::uint64_t id : unsaved_outcomes_) events_.write_outcome(state_, id);
     unsaved_outcomes_.clear();
+    for (const auto& [event, fields] : unsaved_events_) events_.write(event, fields);
+    unsaved_events_.clear();
   }
 
   // Trials that were running (or launched but not yet recorded as running) when the last tuner
   // stopped: follow the ones whose supervisor is alive or left an exit record, re-queue the others.
-  // Returns their events, to be written once the state that records them is checkpointed.
-  std::vector<std::pair<std::string, EventFields>> resume_running_trials() {
-    std::vector<std::pair<std::string, EventFields>> events;
+  // Their events are written by the checkpoint that records them (also the one of a session that
+  // ends in an error here: the trials re-attached or re-queued before it are recorded with their events).
+  void resume_running_trials() {
+    auto& events = unsaved_events_;
     for (TrialRun& r : state_.runs) {
       if (r.external || r.status == RunStatus::complete || r.status == RunStatus::failed) continue;
       if (r.status == RunStatus::queued && r.attempts == 0) continue;
@@ -194,7 +199,6 @@ class Runner {
         progress_.log("trial " + std::to_string(r.id) + " re-queued: its run was lost with the previous tuner");
       }
     }
-    return events;
   }
 
   std::size_t failed_count() const { return state_.count(RunStatus::failed); }
@@ -574,6 +578,7 @@ class Runner {
   bool launch_deferred_ = false;  // the last launch could not start now (LaunchDeferred), said once
   std::chrono::steady_clock::time_point launch_paused_until_{};
   std::vector<std::uint64_t> unsaved_outcomes_;  // told, not yet in state.yaml (see collect)
+  std::vector<std::pair<std::string, EventFields>> unsaved_events_;  // of re-attached or re-queued trials (see resume_running_trials)
 };
 
 }  // namespace
@@ -594,7 +599,7 @@ bool driven_by_another_tuner(const std::filesystem::path& dir, const std::string
 
 int run_campaign(const std::filesystem::path& dir, const RunOptions& options) {
   CampaignLock::Refusal refusal;
-  auto lock = CampaignLock::acquire(dir, CampaignLock::Role::tuner, "tune run", &refusal);
+  auto lock = CampaignLock::acquire(dir, CampaignLock::Role::tuner, options.command, &refusal);
   if (!lock) {
     std::fprintf(stderr, "%s: %s\n", options.command.c_str(), refusal.text(dir).c_str());
     return kExitLocked;
