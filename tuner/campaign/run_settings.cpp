@@ -1,0 +1,56 @@
+#include "tuner/campaign/run_settings.hpp"
+
+#include <algorithm>
+
+#include "tune/io/yaml_values.hpp"
+
+namespace tune::tuner {
+namespace {
+
+std::string text_of(const YAML::Node& node) {
+  if (!node) return "(none)";
+  YAML::Node flow = YAML::Clone(node);
+  flow.SetStyle(YAML::EmitterStyle::Flow);
+  return emit_yaml(flow);
+}
+
+// `key`'s value in each map as written; a change where they differ.
+void compare(const YAML::Node& a, const YAML::Node& b, const std::string& key, const std::string& prefix,
+             std::vector<RunSettingChange>& changes) {
+  const std::string from = text_of(a ? a[key] : YAML::Node()), to = text_of(b ? b[key] : YAML::Node());
+  if (from != to) changes.push_back({prefix + key, from, to});
+}
+
+}  // namespace
+
+std::vector<RunSettingChange> run_setting_changes(const CampaignConfig& saved, const CampaignConfig& edited) {
+  const YAML::Node a = saved.to_yaml(), b = edited.to_yaml();
+  std::vector<RunSettingChange> changes;
+  compare(a["resolution"], b["resolution"], "timeout", "resolution.", changes);
+  for (const char* key : {"failures", "wall"}) compare(a["budget"], b["budget"], key, "budget.", changes);
+  // Every key either writes (a Slurm key only with kind slurm), in to_yaml's order.
+  std::vector<std::string> keys;
+  for (const YAML::Node& x : {a["executor"], b["executor"]})
+    for (const auto& kv : x)
+      if (std::find(keys.begin(), keys.end(), kv.first.Scalar()) == keys.end()) keys.push_back(kv.first.Scalar());
+  for (const std::string& key : keys) compare(a["executor"], b["executor"], key, "executor.", changes);
+  return changes;
+}
+
+CampaignConfig with_run_settings(CampaignConfig saved, const CampaignConfig& edited) {
+  saved.executor = edited.executor;
+  // Only with the same levels (else the resolution differs anyway, and the difference is refused).
+  if (saved.resolution && edited.resolution && saved.resolution->values == edited.resolution->values)
+    saved.level_timeouts = edited.level_timeouts;
+  saved.budget.max_failures = edited.budget.max_failures;
+  saved.budget.wall_seconds = edited.budget.wall_seconds;
+  return saved;
+}
+
+std::string describe(const std::vector<RunSettingChange>& changes) {
+  std::string text;
+  for (const RunSettingChange& c : changes) text += (text.empty() ? "" : ", ") + c.key + " " + c.from + " -> " + c.to;
+  return text;
+}
+
+}  // namespace tune::tuner
