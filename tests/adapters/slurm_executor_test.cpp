@@ -242,6 +242,44 @@ TEST(SlurmExecutorLaunch, AControllerThatDoesNotAnswerDefersTheLaunchAndNeverSub
   EXPECT_EQ(slurm.calls("sbatch"), 3);
 }
 
+// The same lost answer when the tuner dies before the controller is back: the next session's
+// executor knew nothing of the first sbatch and submitted the trial a second time beside the job
+// the controller had accepted. The unanswered submission is recorded in the trial's directory.
+TEST(SlurmExecutorLaunch, AnUnansweredSubmissionOfAnEarlierSessionIsLookedUpNotDoubled) {
+  const fs::path d = fresh_dir("slurm-controller-down-across-sessions");
+  const FakeSlurm slurm(d);
+  const TrialLaunch trial{.id = "3", .dir = d / "trials" / "3", .argv = {"/bin/true"}, .attempt = 1};
+  std::ofstream(d / "down").close();
+  {
+    tune::adapters::SlurmExecutor dying(slurm.options());
+    EXPECT_THROW(dying.launch(trial), tune::adapters::LaunchDeferred);
+  }
+  EXPECT_TRUE(fs::exists(d / "trials" / "3" / tune::adapters::kUnansweredSubmissionFile));
+  fs::remove(d / "down");
+  char now[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%S", std::localtime(&t));
+  std::ofstream(d / "squeue.out") << "55|" << now << "|" << (d / "trials" / "3").string() << "\n";
+  tune::adapters::SlurmExecutor next(slurm.options());
+  EXPECT_EQ(next.launch(trial), "55");
+  EXPECT_EQ(slurm.calls("sbatch"), 1);
+  EXPECT_FALSE(fs::exists(d / "trials" / "3" / tune::adapters::kUnansweredSubmissionFile));
+  // The record of attempt 1 says nothing of attempt 2, which is submitted without a lookup by name.
+  std::ofstream(d / "down").close();
+  const TrialLaunch second{.id = "4", .dir = d / "trials" / "4", .argv = {"/bin/true"}, .attempt = 1};
+  {
+    tune::adapters::SlurmExecutor dying(slurm.options());
+    EXPECT_THROW(dying.launch(second), tune::adapters::LaunchDeferred);
+  }
+  fs::remove(d / "down");
+  tune::adapters::SlurmExecutor again(slurm.options());
+  TrialLaunch retry = second;
+  retry.attempt = 2;
+  EXPECT_EQ(again.launch(retry), "77");
+  EXPECT_EQ(slurm.calls("sbatch"), 3);
+  EXPECT_EQ(slurp(d / "calls.log").find("--name=c.4.2"), std::string::npos) << "attempt 2 was looked up by name";
+}
+
 // A job the cluster refuses is still an error that names the options to check.
 TEST(SlurmExecutorLaunch, ARefusedJobIsAnErrorNotADeferral) {
   const fs::path d = fresh_dir("slurm-refused-fake");

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <ctime>
 #include <cstdlib>
 #include <fstream>
@@ -39,6 +40,16 @@ std::string trim(std::string s) {
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
   s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
   return s;
+}
+
+// The time of job `name`'s unanswered submission recorded in `dir` (kUnansweredSubmissionFile), if
+// that is the job the record names (a record of another attempt says nothing about this one).
+std::optional<double> unanswered_submission(const std::filesystem::path& dir, const std::string& name) {
+  std::ifstream in(dir / kUnansweredSubmissionFile);
+  std::string recorded;
+  double at = 0.0;
+  if (in >> recorded >> at && recorded == name) return at;
+  return std::nullopt;
 }
 
 bool is_on_path(const std::string& program) {
@@ -264,7 +275,13 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   if (jobs_.contains(trial.id)) throw std::runtime_error("trial " + trial.id + " is already running");
   const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
   const std::string name = name_of(trial.id, trial.attempt);
-  if (const auto unanswered = unanswered_.find(name); unanswered != unanswered_.end()) {
+  auto unanswered = unanswered_.find(name);
+  // One not answered in an earlier session (the tuner died while the controller was down): its
+  // record in the trial directory, else the next session submitted a second job if it had been
+  // accepted.
+  if (unanswered == unanswered_.end())
+    if (const std::optional<double> at = unanswered_submission(dir, name)) unanswered = unanswered_.emplace(name, *at).first;
+  if (unanswered != unanswered_.end()) {
     // An sbatch the controller did not answer may still have been accepted (a reply lost to a
     // timeout): a job of this name and directory submitted since is that submission, followed rather
     // than doubled (an older one is another campaign's that had this directory). Looked up before
@@ -276,6 +293,7 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
                            "the trial waits and is submitted when it answers");
     if (!submitted->empty()) {
       unanswered_.erase(name);
+      std::filesystem::remove(dir / kUnansweredSubmissionFile);
       jobs_[trial.id] = Job{.dir = dir, .job = *submitted};
       return *submitted;
     }
@@ -285,7 +303,8 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
                              "' contains '%', which sbatch expands in file names (%j, %u, ...); "
                              "use a campaign directory without '%' in its path");
   std::filesystem::create_directories(dir);
-  for (const char* stale : {kExitFile, kSupervisorFile, kJobOutputFile}) std::filesystem::remove(dir / stale);
+  for (const char* stale : {kExitFile, kSupervisorFile, kJobOutputFile, kUnansweredSubmissionFile})
+    std::filesystem::remove(dir / stale);
   write_command_record(dir, trial);
   std::vector<std::string> argv = sbatch_arguments(trial);
   remove_leftover_temporaries(dir / kScriptFile);  // as the command record's
@@ -301,7 +320,12 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   }
   const std::string err = trim(out.err);
   if (out.status != 0 && controller_unreachable(err)) {
-    unanswered_.emplace(name, submitted_at);  // the first unanswered submission's time is kept
+    // The first unanswered submission's time is kept, here and in the trial directory for a later
+    // session (to the millisecond: format_double's 6 digits would round an epoch time by minutes).
+    const double since = unanswered_.emplace(name, submitted_at).first->second;
+    char at[64];
+    std::snprintf(at, sizeof at, "%.3f", since);
+    write_file_atomically(dir / kUnansweredSubmissionFile, name + " " + at + "\n");
     throw LaunchDeferred("trial " + trial.id + ": the Slurm controller did not answer sbatch (" + err +
                          "); the trial waits and is submitted again when it answers (check the controller with "
                          "'sinfo'; jobs already submitted are followed meanwhile)");

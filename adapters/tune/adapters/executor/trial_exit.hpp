@@ -42,6 +42,9 @@ inline constexpr const char* kSupervisorLockFile = "supervisor.lock";
 inline constexpr const char* kSupervisorLog = "supervisor.log";  // the local supervisor's own stderr
 inline constexpr const char* kScriptFile = "slurm.sh";           // a Slurm trial's batch script
 inline constexpr const char* kJobOutputFile = "slurm.out";       // the batch job's own stdout and stderr
+// "JOB_NAME SUBMITTED_AT": an sbatch the controller did not answer, which it may have accepted all
+// the same; kept across tuner sessions (see SlurmExecutor::launch).
+inline constexpr const char* kUnansweredSubmissionFile = "sbatch-unanswered";
 
 void write_trial_exit(const std::filesystem::path& trial_dir, const TrialExit& exit);
 // nullopt if the file does not exist; throws std::runtime_error naming the file if it is damaged.
