@@ -48,5 +48,27 @@ TEST(RunSettings, AppliedTheyMakeTheCampaignsEqualAndLeaveTheSearchAlone) {
   EXPECT_TRUE(run_setting_changes(saved, more).empty());
 }
 
+// A trial running under the saved executor could not be followed by another kind: the change is
+// refused, naming the trial and how to let it end, and the state is left as it was (not written).
+TEST(RunSettings, AnotherExecutorKindIsRefusedWhileATrialRunsUnderTheSavedOne) {
+  const std::filesystem::path dir = std::filesystem::path(TUNE_TEST_TMPDIR) / "run-settings-kind";
+  std::filesystem::remove_all(dir);
+  CampaignState state = CampaignState::create(campaign("{workers: 2}"), 0.0);
+  ASSERT_TRUE(state.study.ask().has_value());
+  state.runs.push_back(TrialRun{.id = 0, .status = RunStatus::running, .attempts = 1});
+  const std::string refusal = apply_run_settings(dir, state, campaign("{kind: slurm, workers: 2}"));
+  EXPECT_NE(refusal.find("trial 0 runs under executor.kind local, which executor.kind slurm cannot follow"),
+            std::string::npos)
+      << refusal;
+  EXPECT_EQ(state.config.executor.kind, "local");
+  EXPECT_FALSE(std::filesystem::exists(dir / "state.yaml"));
+  // Once it has ended, the change is made and saved.
+  state.runs[0].status = RunStatus::complete;
+  state.study.tell(0, 1.0, 2.0);
+  std::filesystem::create_directories(dir);
+  EXPECT_EQ(apply_run_settings(dir, state, campaign("{kind: slurm, workers: 2}")), "");
+  EXPECT_EQ(load_state(dir).config.executor.kind, "slurm");
+}
+
 }  // namespace
 }  // namespace tune::tuner

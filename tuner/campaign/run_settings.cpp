@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_files.hpp"
+#include "tuner/campaign/event_log.hpp"
 
 namespace tune::tuner {
 namespace {
@@ -51,6 +53,24 @@ std::string describe(const std::vector<RunSettingChange>& changes) {
   std::string text;
   for (const RunSettingChange& c : changes) text += (text.empty() ? "" : ", ") + c.key + " " + c.from + " -> " + c.to;
   return text;
+}
+
+std::string apply_run_settings(const std::filesystem::path& dir, CampaignState& state, const CampaignConfig& edited) {
+  const std::vector<RunSettingChange> changes = run_setting_changes(state.config, edited);
+  if (changes.empty()) return "";
+  if (state.config.executor.kind != edited.executor.kind)
+    for (const TrialRun& r : state.runs)
+      if (!r.external && r.status == RunStatus::running)
+        return "trial " + std::to_string(r.id) + " runs under executor.kind " + state.config.executor.kind +
+               ", which executor.kind " + edited.executor.kind + " cannot follow; resume the campaign as it is and " +
+               "let its running trials end ('tune stop " + dir.string() + "' after 'tune resume " + dir.string() +
+               " --wait-on-stop'), then change the executor";
+  state.config = with_run_settings(state.config, edited);
+  save_state(dir, state);
+  EventFields fields;
+  for (const RunSettingChange& c : changes) fields.push_back({c.key, json_string(c.from + " -> " + c.to)});
+  EventLog(dir / campaign_files::kEvents).write("run_settings", fields);
+  return "";
 }
 
 }  // namespace tune::tuner

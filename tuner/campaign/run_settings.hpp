@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tuner/campaign/campaign_config.hpp"
+#include "tuner/campaign/campaign_state.hpp"
 
 namespace tune::tuner {
 
@@ -23,7 +24,13 @@ std::vector<RunSettingChange> run_setting_changes(const CampaignConfig& saved, c
 // `saved` with the run settings of `edited`.
 CampaignConfig with_run_settings(CampaignConfig saved, const CampaignConfig& edited);
 
-// "executor.workers 2 -> 4, resolution.timeout [1m, 3m] -> [2m, 6m]"
+// "executor.workers 2 -> 4, resolution.timeout [60s, 180s] -> [120s, 360s]"
 std::string describe(const std::vector<RunSettingChange>& changes);
+
+// Continues the campaign in `dir` (whose state is `state`; the caller holds its lock) with the run
+// settings of `edited`: saves the state and logs a `run_settings` event. Returns why it cannot
+// instead (nothing changed then): a change of executor.kind while trials run under the saved one,
+// which the other executor could not follow.
+std::string apply_run_settings(const std::filesystem::path& dir, CampaignState& state, const CampaignConfig& edited);
 
 }  // namespace tune::tuner

@@ -34,6 +34,7 @@
 #include "tuner/campaign/duration.hpp"
 #include "tuner/campaign/event_log.hpp"
 #include "tuner/campaign/progress.hpp"
+#include "tuner/campaign/run_settings.hpp"
 #include "tuner/cli/running_trial_progress.hpp"
 
 namespace tune::tuner {
@@ -179,7 +180,9 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
     return {.created = true};
   }
   CampaignState existing = load_state(dir);
-  if (const std::string keys = differing_keys(existing.config, config); !keys.empty()) {
+  // How the trials run (workers, time limits, the executor's job options) may change between
+  // sessions; what the campaign searches may not.
+  if (const std::string keys = differing_keys(with_run_settings(existing.config, config), config); !keys.empty()) {
     std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
                                                      : "resume it with 'tune resume " + dir.string() + "'";
     if (keys.find("budget") != std::string::npos)
@@ -190,6 +193,20 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
                  command, dir.c_str(), existing.config.name.c_str(), config.name.c_str(), source.c_str(), keys.c_str(),
                  again.c_str());
     return {.refused = kExitError};
+  }
+  if (!run_setting_changes(existing.config, config).empty()) {
+    const std::optional<CampaignLock> own = lock ? std::optional<CampaignLock>() : lock_campaign(dir, command);
+    if (!lock && !own) return {.refused = kExitLocked};
+    existing = load_state(dir);  // as it is under the lock
+    const std::string changes = describe(run_setting_changes(existing.config, config));
+    if (const std::string refusal = apply_run_settings(dir, existing, config); !refusal.empty()) {
+      std::fprintf(stderr, "tune %s: %s changes the executor of %s: %s\n", command, source.c_str(), dir.c_str(),
+                   refusal.c_str());
+      return {.refused = kExitError};
+    }
+    if (!changes.empty())
+      std::fprintf(stderr, "tune %s: %s continues with the run settings of %s: %s\n", command, dir.c_str(),
+                   source.c_str(), changes.c_str());
   }
   return {.existing = std::move(existing)};
 }
