@@ -1,0 +1,95 @@
+#include "tuner/cli/campaign_setup.hpp"
+
+#include <cstdio>
+
+#include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_files.hpp"
+#include "tuner/campaign/campaign_runner.hpp"
+#include "tuner/campaign/run_settings.hpp"
+#include "tuner/cli/command_support.hpp"
+#include "tuner/cli/commands.hpp"
+
+namespace tune::tuner {
+
+namespace {
+
+// The top-level keys of two campaign definitions whose values differ ("command, budget").
+std::string differing_keys(const CampaignConfig& a, const CampaignConfig& b) {
+  const YAML::Node x = a.to_yaml(), y = b.to_yaml();
+  std::string keys;
+  for (const char* key : kCampaignKeys)
+    if (emit_yaml(x[key]) != emit_yaml(y[key])) keys += (keys.empty() ? "" : ", ") + std::string(key);
+  return keys;
+}
+
+}  // namespace
+
+void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& base) {
+  for (std::string& arg : config.command) {
+    if (arg.empty() || arg.find('{') != std::string::npos || std::filesystem::path(arg).is_absolute()) continue;
+    std::error_code ec;
+    const std::filesystem::path candidate = std::filesystem::absolute(base / arg, ec);
+    if (!ec && std::filesystem::is_regular_file(candidate, ec)) arg = candidate.lexically_normal().string();
+  }
+}
+
+Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
+                 const char* command, const std::optional<CampaignLock>& lock) {
+  const bool take_lock = !lock && !has_state(dir);
+  if (take_lock) std::filesystem::create_directories(dir / campaign_files::kTrials);  // the lock file lives in DIR
+  const std::optional<CampaignLock> own_lock = take_lock ? lock_campaign(dir, command) : std::optional<CampaignLock>();
+  if (take_lock && !own_lock) return {.refused = kExitLocked};
+  if (!has_state(dir)) {  // (under the lock: no one else can write one now)
+    save_state(dir, CampaignState::create(config, now_seconds()));
+    return {.created = true};
+  }
+  CampaignState existing = load_state(dir);
+  // How the trials run (workers, time limits, the executor's job options) may change between
+  // sessions; what the campaign searches may not.
+  if (const std::string keys = differing_keys(with_run_settings(existing.config, config), config); !keys.empty()) {
+    std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
+                                                     : "resume it with 'tune resume " + dir.string() + "'";
+    if (keys.find("budget") != std::string::npos)
+      again += " (with '--trials N' for a trial budget of N in all, '--cost-budget B' for a cost budget of B)";
+    std::fprintf(stderr,
+                 "tune %s: %s already holds the campaign '%s', which differs from the campaign '%s' of %s (in: %s); %s, "
+                 "or choose another directory with --dir\n",
+                 command, dir.c_str(), existing.config.name.c_str(), config.name.c_str(), source.c_str(), keys.c_str(),
+                 again.c_str());
+    return {.refused = kExitError};
+  }
+  if (!run_setting_changes(existing.config, config).empty()) {
+    const std::optional<CampaignLock> own = lock ? std::optional<CampaignLock>() : lock_campaign(dir, command);
+    if (!lock && !own) return {.refused = kExitLocked};
+    existing = load_state(dir);  // as it is under the lock
+    const std::string changes = describe(run_setting_changes(existing.config, config));
+    if (const std::string refusal = apply_run_settings(dir, existing, config); !refusal.empty()) {
+      std::fprintf(stderr, "tune %s: %s changes the executor of %s: %s\n", command, source.c_str(), dir.c_str(),
+                   refusal.c_str());
+      return {.refused = kExitError};
+    }
+    if (!changes.empty())
+      std::fprintf(stderr, "tune %s: %s continues with the run settings of %s: %s\n", command, dir.c_str(),
+                   source.c_str(), changes.c_str());
+  }
+  return {.existing = std::move(existing)};
+}
+
+void note_strategy_and_resolution(const CampaignConfig& config, const char* command) {
+  if (config.strategy == "cmets" && !config.resolution)
+    std::fprintf(stderr,
+                 "tune %s: note: strategy cmets without a resolution runs every trial in full (a tree search at one "
+                 "level); to let it choose cheaper runs, declare the levels: 'resolution: {param: epochs, levels: [1, "
+                 "3, 9, 27]}' in a campaign file, or an argument such as --epochs~'levels(1,3,9,27)' in the inline "
+                 "form\n",
+                 command);
+  if (config.resolution && config.strategy != "cmets" && config.strategy != "cmes") {
+    const Resolution& res = *config.resolution;
+    std::fprintf(stderr,
+                 "tune %s: note: strategy %s runs every trial at the full run (%s %s), never at the resolution's "
+                 "cheaper levels; 'strategy: cmets' (the default with a resolution) chooses each trial's level\n",
+                 command, config.strategy.c_str(), res.parameter.c_str(), level_value(res, res.top()).c_str());
+  }
+}
+
+}  // namespace tune::tuner

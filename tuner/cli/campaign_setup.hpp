@@ -1,0 +1,43 @@
+#pragma once
+// A campaign made from its definition, a campaign file or the inline form's command line, in its
+// directory: for tune run and for tune ask CAMPAIGN.yaml.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "tuner/campaign/campaign_config.hpp"
+#include "tuner/campaign/campaign_lock.hpp"
+#include "tuner/campaign/campaign_state.hpp"
+
+namespace tune::tuner {
+
+// Trials run in their own directory, so a command element that names an existing file relative to
+// where the campaign was defined (the campaign file's folder, or the current directory for the
+// inline form) is made absolute: `python3 train.py` keeps working from trials/<id>/.
+void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& base);
+
+// What prepare() found or made in the campaign directory.
+struct Prepared {
+  std::optional<int> refused;  // the exit code of a refusal (its message printed)
+  bool created = false;        // a fresh state was written (else DIR already held this campaign)
+  std::optional<CampaignState> existing;  // the state DIR held (not when created)
+};
+
+// Creates DIR with a fresh state for `config` (defined by `source`, a file or the command line), or
+// checks that DIR already holds this campaign, continuing it with `config`'s run settings where only
+// those differ (run_settings.hpp; said on stderr, under DIR's lock). A fresh state is written under DIR's lock, so that two
+// commands creating one campaign at once cannot both write one: `lock` is DIR's lock if the caller
+// holds it already (tune ask, which goes on to change the campaign), else prepare takes it to create
+// the campaign and lets it go on return (tune run's runner takes it again).
+Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
+                 const char* command, const std::optional<CampaignLock>& lock);
+
+// cmets is there to choose a cheap level per trial; without levels to choose from it runs every trial
+// in full, which the user who asked for it (the inline form had no way to declare levels) should hear
+// when the campaign is made, before the budget goes. Conversely, a resolution with a strategy that
+// does not choose levels runs every trial at the full run: tune init's file names `strategy: ei`, and
+// uncommenting its `resolution:` line gave full runs only, without a word (cmes is flat at the full
+// run by design, and chosen for it).
+void note_strategy_and_resolution(const CampaignConfig& config, const char* command);
+
+}  // namespace tune::tuner

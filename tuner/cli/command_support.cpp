@@ -1,0 +1,74 @@
+#include "tuner/cli/command_support.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "tune/adapters/command/command_template.hpp"
+#include "tuner/campaign/campaign_state.hpp"
+#include "tuner/campaign/event_log.hpp"
+#include "tuner/cli/commands.hpp"
+
+namespace tune::tuner {
+
+// DIR's lock, for a command that changes the campaign: ask, tell, and any command creating one. It
+// waits its turn behind other such commands (parallel workers telling results), but not behind a
+// tuner, which holds the campaign for its whole session.
+std::optional<CampaignLock> lock_campaign(const std::filesystem::path& dir, const char* command) {
+  CampaignLock::Refusal refusal;
+  auto lock = CampaignLock::acquire(dir, CampaignLock::Role::command, "tune " + std::string(command), &refusal);
+  if (lock) return lock;
+  std::fprintf(stderr, "tune %s: %s\n", command, refusal.text(dir).c_str());
+  return lock;
+}
+
+std::string level_value(const Resolution& resolution, std::size_t level) {
+  return adapters::resolution_value_text(resolution.values.at(level));
+}
+
+std::string config_json(const Space& space, const Config& c) {
+  std::string s;
+  for (const Parameter& p : space.parameters()) {
+    const auto it = c.find(p.name);
+    if (it == c.end()) continue;
+    s += (s.empty() ? "" : ", ") + std::string("\"") + json_escape(p.name) + "\": ";
+    if (std::holds_alternative<std::string>(it->second)) s += "\"" + json_escape(std::get<std::string>(it->second)) + "\"";
+    else s += tune::to_string(it->second);
+  }
+  return "{" + s + "}";
+}
+
+// Every command but run and init works on an existing campaign. Without DIR/state.yaml there is
+// nothing damaged to restore: the directory is simply not a campaign, which is a usage error.
+bool holds_campaign(const std::filesystem::path& dir, const char* command) {
+  if (has_state(dir)) return true;
+  std::error_code ec;
+  const char* what = !std::filesystem::exists(dir, ec)       ? "does not exist"
+                     : !std::filesystem::is_directory(dir, ec) ? "is not a directory"
+                                                               : "holds no campaign (no state.yaml)";
+  const bool ask = std::string(command) == "ask";
+  std::fprintf(stderr,
+               "tune %s: %s %s; give the directory of a campaign (the one 'tune run' created: ./<name>, or its "
+               "--dir), or start one with 'tune run CAMPAIGN.yaml'%s ('tune init' writes an example)\n",
+               command, dir.c_str(), what,
+               ask ? " or, to run its trials yourself, 'tune ask CAMPAIGN.yaml'" : "");
+  return false;
+}
+
+std::optional<double> parse_number(const std::string& text, std::string& problem) {
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    problem = "is not a number";
+    return std::nullopt;
+  }
+  if (errno == ERANGE && std::isinf(v)) {
+    problem = "is too large for a double (the largest is about 1.8e308)";
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace tune::tuner
