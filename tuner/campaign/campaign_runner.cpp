@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -11,6 +12,7 @@
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/adapters/executor/local_executor.hpp"  // trial_is_supervised
+#include "tune/adapters/executor/supervisor.hpp"  // kCommandFile
 #include "tune/adapters/executor/trial_file_text.hpp"
 #include "tune/adapters/protocol/trial_report.hpp"
 #include "tune/io/atomic_file.hpp"
@@ -124,6 +126,7 @@ class Runner {
     started_ = std::chrono::steady_clock::now();
     base_active_ = state_.active_seconds;
     const std::vector<std::pair<std::string, EventFields>> resumed = resume_running_trials();
+    set_level_cost_limits();
     checkpoint();
     events_.write("session_start", {{"trials", json_number(std::uint64_t{state_.runs.size()})}});
     int code = kExitError;
@@ -195,6 +198,42 @@ class Runner {
       }
     }
     return events;
+  }
+
+  // The most a run at each level can cost, from this session's time limits: runs at a level whose
+  // cost is still a guess then start side by side while their worst case fits the budget (Study::
+  // set_level_cost_limits). Set at every session rather than saved with the study: they come from the
+  // campaign's configuration, which a resume reads anew (a new timeout applies at once), and
+  // state.yaml stays as it was. A run re-attached from an earlier session keeps the limit it started
+  // with (its command.yaml), which may be longer. A trial handed out by tune ask runs under no limit
+  // of ours: while one is out the study waits for guessed costs as it does without limits.
+  void set_level_cost_limits() {
+    std::vector<double> limits = state_.config.level_cost_limits();
+    for (const TrialRun& r : state_.runs) {
+      if (limits.empty()) break;
+      if (r.status != RunStatus::running) continue;
+      const std::optional<double> limit = r.external ? std::nullopt : started_run_cost_limit(trial_dir(dir_, r.id));
+      if (!limit) {
+        limits.clear();
+        break;
+      }
+      double& level_limit = limits.at(state_.study.trial(r.id).level.value_or(limits.size() - 1));
+      level_limit = std::max(level_limit, *limit);
+    }
+    state_.study.set_level_cost_limits(std::move(limits));
+  }
+
+  // The cost limit of the run started in `tdir`, from the time limit and grace its command.yaml
+  // records; nothing if it had no time limit or the record cannot be read.
+  static std::optional<double> started_run_cost_limit(const std::filesystem::path& tdir) {
+    try {
+      const YAML::Node command = YAML::LoadFile((tdir / adapters::kCommandFile).string());
+      const double timeout_ms = command["timeout_ms"].as<double>(), grace_ms = command["grace_ms"].as<double>();
+      if (!(timeout_ms > 0) || !(grace_ms >= 0)) return std::nullopt;
+      return run_cost_limit(timeout_ms / 1000, grace_ms / 1000);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
   }
 
   std::size_t failed_count() const { return state_.count(RunStatus::failed); }
