@@ -23,12 +23,12 @@ struct RunSpan {
 RunSpan span_of(const YAML::Node& run) { return {run["started_at"].as<double>(), run["finished_at"].as<double>()}; }
 bool overlap(const RunSpan& a, const RunSpan& b) { return a.started < b.finished && b.started < a.finished; }
 
-// Runs campaign `name` in a fresh directory of that name: the shell script `trainer` (given x and the
-// epochs) over x in [0, 1], levels of 1 and 2 epochs with measured costs and `more_resolution` keys,
-// cmets, a cost budget of 20 s, two workers and `more_executor` keys, and one trial per entry of
-// `epochs`, enqueued at x = 0.1, 0.2, ... (the trial budget); returns its state.
-YAML::Node run_two_level_campaign(const std::string& name, const std::string& trainer, const std::string& more_resolution,
-                                  const std::string& more_executor, const std::vector<int>& epochs) {
+// Writes campaign `name` into a fresh directory of that name, returned: the shell script `trainer`
+// (given x and the epochs) over x in [0, 1], levels of 1 and 2 epochs with measured costs and
+// `more_resolution` keys, cmets, `trials` trials and a cost budget of 20 s, two workers and
+// `more_executor` keys, and one trial per entry of `epochs` enqueued at x = 0.1, 0.2, ...
+fs::path two_level_campaign(const std::string& name, const std::string& trainer, const std::string& more_resolution,
+                            const std::string& more_executor, const std::vector<int>& epochs, std::size_t trials) {
   const fs::path d = fresh_dir("cost-limits-" + name);
   const fs::path script = write_script(d, "trainer.sh", "#!/bin/sh\n" + trainer);
   std::string enqueue;
@@ -37,8 +37,15 @@ YAML::Node run_two_level_campaign(const std::string& name, const std::string& tr
   write(d / "c.yaml", "name: " + name + "\ncommand: [" + script.string() +
                           ", \"{x}\", \"{epochs}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: loss\n"
                           "resolution: {param: epochs, levels: [1, 2], cost: measured" + more_resolution +
-                          "}\nstrategy: cmets\nbudget: {trials: " + std::to_string(epochs.size()) +
+                          "}\nstrategy: cmets\nbudget: {trials: " + std::to_string(trials) +
                           ", cost: 20}\nexecutor: {workers: 2" + more_executor + "}\nenqueue:\n" + enqueue);
+  return d;
+}
+
+// Runs the campaign of two_level_campaign, one trial per entry of `epochs`, to its end; returns its state.
+YAML::Node run_two_level_campaign(const std::string& name, const std::string& trainer, const std::string& more_resolution,
+                                  const std::string& more_executor, const std::vector<int>& epochs) {
+  const fs::path d = two_level_campaign(name, trainer, more_resolution, more_executor, epochs, epochs.size());
   const Result r = tune(d, {"run", "c.yaml", "--quiet"});
   EXPECT_EQ(r.code, 0) << r.err;
   return state_of(d / name);
@@ -90,6 +97,29 @@ TEST(TuneCostLimits, WithoutATimeLimitAGuessedLevelRunsAlone) {
   for (const YAML::Node& run : runs) EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
   EXPECT_FALSE(overlap(span_of(runs[0]), span_of(runs[1]))) << "the second run started before the first cost was in";
   EXPECT_FALSE(overlap(span_of(runs[1]), span_of(runs[2]))) << "trial 2 started while trial 1's cost was a guess";
+}
+
+// A run re-attached by a resume started under an earlier session's time limit, which its
+// command.yaml records: the resumed tuner bounds its cost by that limit, so the next run at a level
+// not yet priced starts beside it (here: before the first cost is in), as within one session. The
+// first session runs one trial (the trial budget) and is hung up while it runs; the resume raises
+// the budget to three.
+TEST(TuneCostLimits, ARunReattachedByAResumeKeepsItsLimitAndOthersStartBesideIt) {
+  const fs::path d = two_level_campaign("reattached", "sleep 1\necho \"loss=$1\"\n", ", timeout: [2s, 2s]",
+                                        ", grace: 200ms", {2, 2, 2}, 1);
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_TRUE(wait_until([&] { return fs::exists(d / "reattached" / "trials" / "0" / "supervisor.yaml"); },
+                         std::chrono::seconds(10)));
+  ::kill(tuner, SIGHUP);
+  ASSERT_EQ(finish(d, tuner).code, 3);
+  const Result resumed = tune(d, {"resume", "reattached", "--trials", "3", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const YAML::Node runs = state_of(d / "reattached")["runs"];
+  ASSERT_EQ(runs.size(), 3u);
+  for (const YAML::Node& run : runs) EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  EXPECT_EQ(runs[0]["attempts"].as<int>(), 1) << "re-attached, not run again";
+  EXPECT_TRUE(overlap(span_of(runs[0]), span_of(runs[1])))
+      << "trial 1 waited for the re-attached trial 0: " << runs[0] << "\n" << runs[1];
 }
 
 }  // namespace
