@@ -732,6 +732,21 @@ std::optional<double> CampaignConfig::trial_timeout(std::optional<std::size_t> l
   return executor.timeout_seconds;
 }
 
+double run_cost_limit(double timeout_seconds, double grace_seconds) {
+  return timeout_seconds + grace_seconds + kRunCostMarginSeconds;
+}
+
+std::vector<double> CampaignConfig::level_cost_limits() const {
+  if (!resolution || !resolution->measured() || !budget.cost) return {};
+  std::vector<double> limits;
+  for (std::size_t l = 0; l < resolution->levels(); ++l) {
+    const std::optional<double> timeout = trial_timeout(l);
+    if (!timeout) return {};
+    limits.push_back(run_cost_limit(*timeout, executor.grace_seconds));
+  }
+  return limits;
+}
+
 std::optional<double> CampaignConfig::longest_trial_timeout() const {
   if (level_timeouts.empty()) return executor.timeout_seconds;
   return *std::max_element(level_timeouts.begin(), level_timeouts.end());

@@ -119,7 +119,18 @@ struct CampaignConfig {
   std::optional<double> trial_timeout(std::optional<std::size_t> level) const;
   // The longest time limit any trial has (a cluster job's default time limit allows for it).
   std::optional<double> longest_trial_timeout() const;
+  // With measured costs and a cost budget, the most a trial at each level can cost (run_cost_limit
+  // of its time limit), for Study::set_level_cost_limits; empty if some level has no time limit.
+  std::vector<double> level_cost_limits() const;
 };
+
+// The most a measured cost (a run's time from its start to its exit record, as the supervisor
+// records it) can be for a run with this time limit: the supervisor sends SIGTERM at the limit and
+// SIGKILL `grace` later, then reaps what is left of the trial (giving up after 2 s) and records the
+// end. kRunCostMarginSeconds covers that reaping and the supervisor's wake-ups (on SIGCHLD, else
+// its look every second), with room for a loaded machine.
+inline constexpr double kRunCostMarginSeconds = 5.0;
+double run_cost_limit(double timeout_seconds, double grace_seconds);
 
 // Reads and validates a campaign file. Throws CampaignError.
 // The levels' values as a list, "[1, 3, 9, 27]": what a value naming a level must be one of.

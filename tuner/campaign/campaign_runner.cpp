@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -22,6 +23,7 @@
 #include "tuner/campaign/duration.hpp"
 #include "tuner/campaign/event_log.hpp"
 #include "tuner/campaign/executor_factory.hpp"
+#include "tuner/campaign/level_cost_limits.hpp"
 #include "tuner/campaign/progress.hpp"
 
 namespace tune::tuner {
@@ -131,6 +133,7 @@ class Runner {
     try {
       events_.recover_outcomes(state_);
       resume_running_trials();
+      set_level_cost_limits();
       checkpoint();
       report_new_warning();  // one found in an earlier session is said again as this one starts
       code = loop(signals);
@@ -200,6 +203,13 @@ class Runner {
       }
     }
   }
+
+  // The most a run at each level can cost, from this session's time limits: runs at a level whose
+  // cost is still a guess then start side by side while their worst case fits the budget (Study::
+  // set_level_cost_limits). Set at every session rather than saved with the study: they come from the
+  // campaign's configuration, which a resume reads anew (a new timeout applies at once), and
+  // state.yaml stays as it was.
+  void set_level_cost_limits() { state_.study.set_level_cost_limits(session_level_cost_limits(dir_, state_)); }
 
   std::size_t failed_count() const { return state_.count(RunStatus::failed); }
   // Failures since the campaign last stopped for them, which is what budget.failures bounds.

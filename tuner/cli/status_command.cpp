@@ -13,6 +13,7 @@
 #include "tuner/campaign/campaign_spend.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/duration.hpp"
+#include "tuner/campaign/level_cost_limits.hpp"
 #include "tuner/campaign/progress.hpp"
 #include "tuner/cli/command_support.hpp"
 #include "tuner/cli/commands.hpp"
@@ -66,18 +67,22 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   std::printf("%s\n", spend.c_str());
   // Why a tuner with several workers runs one trial (or tune ask exits 6): the study waits for the
   // first measured cost before it commits the budget to guesses.
+  // With time limits a guessed cost is bounded: trials start while the worst case fits the budget.
+  const bool bounded = !s.study.level_cost_limits().empty();
+  const std::string bounded_note = "; trials start beside it while the budget left covers every run whose cost is a "
+                                   "guess at its time limit (+ grace + 5 s) and one more at the longest";
   if (s.config.budget.cost && !calibrated && s.study.pending_count() > 0)
-    std::printf("  the levels' costs are unknown until the first run's time is in: until then one trial runs at a "
-                "time\n");
+    std::printf("  the levels' costs are unknown until the first run's time is in%s\n",
+                bounded ? bounded_note.c_str() : ": until then one trial runs at a time");
   // Likewise a run at a level no run has completed at, whose cost is a guess.
   if (s.config.budget.cost && calibrated)
     for (const TrialRun& r : s.runs) {
       const std::optional<std::size_t> level = s.study.trial(r.id).level;
       if ((r.status == RunStatus::running || r.status == RunStatus::queued) && level && *level < n &&
           !level_cost_measured(res, s.study.trials(), *level)) {
-        std::printf("  trial %llu runs at %s %s, whose cost is still a guess (no run there has completed): until it "
-                    "ends no other trial starts\n",
-                    static_cast<unsigned long long>(r.id), res.parameter.c_str(), level_value(res, *level).c_str());
+        std::printf("  trial %llu runs at %s %s, whose cost is still a guess (no run there has completed)%s\n",
+                    static_cast<unsigned long long>(r.id), res.parameter.c_str(), level_value(res, *level).c_str(),
+                    bounded ? bounded_note.c_str() : ": until it ends no other trial starts");
         break;
       }
     }
@@ -201,7 +206,8 @@ std::optional<double> cluster_job_started_at(const std::filesystem::path& campai
 
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   if (!holds_campaign(dir, "status")) return kExitUsage;
-  const CampaignState s = load_state(dir);
+  CampaignState s = load_state(dir);
+  s.study.set_level_cost_limits(session_level_cost_limits(dir, s));  // as a tuner would (the costs and waits shown)
   // Read-only: status also reads a colleague's campaign or an archive it cannot write to.
   std::string why;
   const LockHolder holder = CampaignLock::probe(dir, &why);

@@ -1,5 +1,6 @@
 #include "tune/study/study.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -54,7 +55,14 @@ StrategyContext Study::context() const {
 
 std::vector<double> Study::level_costs() const {
   if (!options_.resolution) return {};
-  return tune::level_costs(*options_.resolution, trials_);
+  std::vector<double> costs = tune::level_costs(*options_.resolution, trials_);
+  // No run costs more than its limit. A guess above it (extrapolated from cheaper levels) would make
+  // the strategy and exceeds_cost_budget refuse a run that waits_for_a_guessed_cost found room for
+  // at its limit, and charge a pending run more than it can spend. A lower guess stands: the limit
+  // is a worst case, not an estimate.
+  if (options_.resolution->measured() && !level_cost_limits_.empty())
+    for (std::size_t l = 0; l < costs.size(); ++l) costs[l] = std::min(costs[l], level_cost_limits_[l]);
+  return costs;
 }
 
 double Study::spent_cost() const { return spent_cost(level_costs()); }
@@ -172,21 +180,60 @@ bool Study::exceeds_cost_budget(std::size_t level, const std::vector<double>& co
 // full runs on that guess, spending 12 of a budget of 5. The check comes before the strategy
 // proposes, since the level is only known from a proposal and a discarded proposal would leave the
 // strategy's record of its queries (cmets's tree) ahead of the study's trials.
+// With cost limits (set_level_cost_limits) the guess is no risk while the worst case fits: then it
+// does not wait, and every other worker need not idle while the first full run is out.
 bool Study::waits_for_a_guessed_cost() {
   if (!options_.cost_budget || !options_.resolution || !options_.resolution->measured()) return false;
   const Resolution& r = *options_.resolution;
   if (!costs_calibrated(r, trials_)) {
-    if (pending_count() == 0) return false;
+    if (pending_count() == 0 || worst_case_fits(false)) return false;
     stop_reason_ = "waiting for the first run's measured cost to estimate the levels' costs";
     return true;
   }
   for (const Trial& t : trials_)
     if (t.status == TrialStatus::pending && t.level && !level_cost_measured(r, trials_, *t.level)) {
+      if (worst_case_fits(true)) return false;
       stop_reason_ = "waiting for the measured cost of trial " + std::to_string(t.id) + " at " + r.parameter + " " +
                      format_double(r.values[*t.level]) + ", a level whose cost is still a guess (no run there has completed)";
       return true;
     }
   return false;
+}
+
+// Whether the budget left pays for the next run at any level even if every run whose cost is a
+// guess costs its limit: finished trials count their cost, pending ones at a measured level that
+// level's cost (as the budget counts them everywhere), and pending ones whose cost is a guess (all
+// of them before the first cost is in) their level's limit. What is left must cover the largest limit,
+// since the level is only known once the strategy has proposed. The pending runs and the next
+// cannot then spend more than the budget, however wrong the guesses.
+bool Study::worst_case_fits(bool calibrated) const {
+  if (level_cost_limits_.empty()) return false;
+  const Resolution& r = *options_.resolution;
+  const std::vector<double> costs = level_costs();
+  double committed = 0.0;
+  for (const Trial& t : trials_) {
+    const std::size_t level = t.level.value_or(r.top());
+    const bool guessed =
+        t.status == TrialStatus::pending && (!calibrated || !level_cost_measured(r, trials_, level));
+    committed += guessed ? level_cost_limits_[level] : trial_cost(t, costs);
+  }
+  const double largest_limit = *std::max_element(level_cost_limits_.begin(), level_cost_limits_.end());
+  return *options_.cost_budget - committed >= largest_limit;
+}
+
+void Study::set_level_cost_limits(std::vector<double> limits) {
+  if (!limits.empty()) {
+    if (!options_.resolution)
+      throw std::invalid_argument("set_level_cost_limits: cost limits are per resolution level; the study has no resolution");
+    if (limits.size() != options_.resolution->levels())
+      throw std::invalid_argument("set_level_cost_limits: " + std::to_string(limits.size()) + " limits for " +
+                                  std::to_string(options_.resolution->levels()) + " levels; give one per level");
+    for (std::size_t l = 0; l < limits.size(); ++l)
+      if (!(std::isfinite(limits[l]) && limits[l] > 0))
+        throw std::invalid_argument("set_level_cost_limits: the limit of level " + std::to_string(l) +
+                                    " must be finite and > 0");
+  }
+  level_cost_limits_ = std::move(limits);
 }
 
 Suggestion Study::suggestion_of(const Trial& t) const {

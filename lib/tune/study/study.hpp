@@ -133,8 +133,19 @@ class Study {
   void raise_cost_budget(double budget);
   // Whether the last ask stopped because the next run did not fit the cost budget.
   bool stopped_for_cost_budget() const { return stop_reason_.starts_with(kCostBudgetExhausted); }
-  // Current cost of each level (declared or measured); empty without a resolution.
+  // Current cost of each level (declared or measured, a measured one at most its cost limit);
+  // empty without a resolution.
   std::vector<double> level_costs() const;
+  // With measured costs and a cost budget: the most a run at each level can cost (one per level;
+  // empty for none), e.g. its time limit plus the grace to stop it. A run at a level whose cost is a
+  // guess then no longer keeps every other one waiting (see waits_for_a_guessed_cost): the study
+  // hands out as long as the budget left, with every guessed pending run at its limit, fits the
+  // largest limit. Every pending trial and every one handed out from now on must run under these
+  // limits. Not saved: the caller sets them each time it drives the study (a campaign's tuner, from
+  // its timeouts at every session). Throws std::invalid_argument (the limits unchanged) without a
+  // resolution, for a count other than the levels', or for a limit not finite and > 0.
+  void set_level_cost_limits(std::vector<double> limits);
+  const std::vector<double>& level_cost_limits() const { return level_cost_limits_; }
   // Cost spent so far: every trial asked (pending, complete or failed) at its measured cost or, not
   // yet measured, its level's cost.
   double spent_cost() const;
@@ -174,6 +185,7 @@ class Study {
   Trial& pending_trial(std::uint64_t id, const char* action);
   std::optional<Suggestion> ask_enqueued();
   bool waits_for_a_guessed_cost();
+  bool worst_case_fits(bool calibrated) const;
   bool exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
                            std::string_view which_run);
   Suggestion suggestion_of(const Trial& t) const;
@@ -187,6 +199,7 @@ class Study {
     std::size_t level = 0;  // with a resolution; 0 otherwise
   };
   std::vector<Enqueued> enqueued_;  // handed out front first
+  std::vector<double> level_cost_limits_;  // set_level_cost_limits; empty: none
   std::uint64_t ask_count_ = 0;
   bool finished_ = false;
   std::string stop_reason_;
