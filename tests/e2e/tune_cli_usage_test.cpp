@@ -66,12 +66,27 @@ TEST(TuneCliUsage, ResumeWithTrialsContinuesACampaignThatSpentItsTrialBudget) {
   EXPECT_EQ(s["stop_reason"].as<std::string>(), "the budget of 5 trials is spent");
   for (const YAML::Node& t : s["study"]["trials"]) EXPECT_EQ(t["status"].as<std::string>(), "complete");
 
-  // The campaign file with another budget is still refused, and says how to raise it.
+  // A campaign file with a lower budget is refused, and says how a budget changes.
+  write(d / "c4.yaml", quadratic_campaign_with("more", 4, "{workers: 1}"));
+  const std::string five = slurp(d / "more" / "state.yaml");
+  const Result lower = tune(d, {"run", "c4.yaml", "--quiet"});
+  EXPECT_EQ(lower.code, 1) << lower.err;
+  EXPECT_NE(lower.err.find("(in: budget)"), std::string::npos) << lower.err;
+  EXPECT_NE(lower.err.find("--trials N"), std::string::npos) << lower.err;
+  EXPECT_NE(lower.err.find("may raise budget.trials and budget.cost, not lower"), std::string::npos) << lower.err;
+  EXPECT_EQ(slurp(d / "more" / "state.yaml"), five);
+
+  // One with a higher budget raises the campaign's, as --trials does (it was refused as a different
+  // campaign, though the file is the campaign's definition).
   write(d / "c9.yaml", quadratic_campaign_with("more", 9, "{workers: 1}"));
-  const Result other = tune(d, {"run", "c9.yaml", "--quiet"});
-  EXPECT_EQ(other.code, 1) << other.err;
-  EXPECT_NE(other.err.find("(in: budget)"), std::string::npos) << other.err;
-  EXPECT_NE(other.err.find("--trials N"), std::string::npos) << other.err;
+  const Result higher = tune(d, {"run", "c9.yaml"});
+  ASSERT_EQ(higher.code, 0) << higher.err;
+  EXPECT_NE(higher.err.find("more continues with the budget of c9.yaml: budget.trials 5 -> 9"), std::string::npos)
+      << higher.err;
+  const YAML::Node nine = state_of(d / "more");
+  EXPECT_EQ(nine["study"]["trials"].size(), 9u);
+  EXPECT_EQ(nine["campaign"]["budget"]["trials"].as<int>(), 9);
+  EXPECT_EQ(nine["stop_reason"].as<std::string>(), "the budget of 9 trials is spent");
 }
 
 }  // namespace

@@ -13,17 +13,17 @@ namespace {
 // --cost-budget B: B cost units in all, above the present budget, for a campaign with one. A refusal is
 // an exit code, with nothing changed.
 std::optional<int> raise_cost_budget(const std::filesystem::path& dir, CampaignState& s, double budget,
-                                     const char* command) {
+                                     const char* given_as, const char* command) {
   if (!s.config.budget.cost) {
     std::fprintf(stderr,
-                 "tune %s: --cost-budget: %s has no cost budget to raise (budget.cost is given with a resolution when "
+                 "tune %s: %s: %s has no cost budget to raise (budget.cost is given with a resolution when "
                  "the campaign is made)\n",
-                 command, dir.c_str());
+                 command, given_as, dir.c_str());
     return kExitUsage;
   }
   if (!(std::isfinite(budget) && budget > *s.config.budget.cost)) {
-    std::fprintf(stderr, "tune %s: --cost-budget %s: give the new total, more than the present budget of %s (%s spent)\n",
-                 command, format_short(budget).c_str(), format_short(*s.config.budget.cost).c_str(),
+    std::fprintf(stderr, "tune %s: %s %s: give the new total, more than the present budget of %s (%s spent)\n",
+                 command, given_as, format_short(budget).c_str(), format_short(*s.config.budget.cost).c_str(),
                  format_short(s.study.spent_cost()).c_str());
     return kExitUsage;
   }
@@ -35,23 +35,23 @@ std::optional<int> raise_cost_budget(const std::filesystem::path& dir, CampaignS
 // --trials N: N trials in all, more than the trials so far. A refusal is an exit code, with nothing
 // changed.
 std::optional<int> raise_trial_budget(const std::filesystem::path& dir, CampaignState& s, std::size_t trials,
-                                      const char* command) {
+                                      const char* given_as, const char* command) {
   // A study that stopped (its cost budget spent, its strategy done) hands out nothing more, whatever
   // the trial budget: raising it ended the session at once, and left a campaign that had no trial
   // limit with one.
   if (s.study.finished()) {
     const bool cost = s.study.stopped_for_cost_budget();
     std::fprintf(stderr,
-                 "tune %s: --trials %zu: %s is finished (%s), which a larger trial budget does not change%s; nothing was "
+                 "tune %s: %s %zu: %s is finished (%s), which a larger trial budget does not change%s; nothing was "
                  "written\n",
-                 command, trials, dir.c_str(), s.study.stop_reason().c_str(),
+                 command, given_as, trials, dir.c_str(), s.study.stop_reason().c_str(),
                  cost ? " ('--cost-budget B' raises the cost budget to B)" : "");
     return kExitUsage;
   }
   const std::size_t so_far = s.study.trials().size();
   if (trials <= so_far) {
-    std::fprintf(stderr, "tune %s: --trials %zu: %s has %zu trials already; give the new total, more than %zu\n",
-                 command, trials, dir.c_str(), so_far, so_far);
+    std::fprintf(stderr, "tune %s: %s %zu: %s has %zu trials already; give the new total, more than %zu\n",
+                 command, given_as, trials, dir.c_str(), so_far, so_far);
     return kExitUsage;
   }
   s.config.budget.trials = trials;
@@ -63,9 +63,9 @@ std::optional<int> raise_trial_budget(const std::filesystem::path& dir, Campaign
 std::optional<int> raise_budgets(const std::filesystem::path& dir, CampaignState& s, const BudgetRaise& raise,
                                  const char* command) {
   if (raise.cost)
-    if (const std::optional<int> refused = raise_cost_budget(dir, s, *raise.cost, command)) return refused;
+    if (const std::optional<int> refused = raise_cost_budget(dir, s, *raise.cost, raise.cost_given_as, command)) return refused;
   if (raise.trials)
-    if (const std::optional<int> refused = raise_trial_budget(dir, s, *raise.trials, command)) return refused;
+    if (const std::optional<int> refused = raise_trial_budget(dir, s, *raise.trials, raise.trials_given_as, command)) return refused;
   s.finished = false;
   s.stop_reason.clear();
   save_state(dir, s);

@@ -5,7 +5,9 @@
 #include "tune/io/yaml_values.hpp"
 #include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_runner.hpp"
+#include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/run_settings.hpp"
+#include "tuner/cli/budget_raise.hpp"
 #include "tuner/cli/command_support.hpp"
 #include "tuner/cli/commands.hpp"
 
@@ -20,6 +22,27 @@ std::string differing_keys(const CampaignConfig& a, const CampaignConfig& b) {
   for (const char* key : kCampaignKeys)
     if (emit_yaml(x[key]) != emit_yaml(y[key])) keys += (keys.empty() ? "" : ", ") + std::string(key);
   return keys;
+}
+
+// A campaign file's budget.trials or budget.cost above the saved campaign's: a raise, as '--trials N'
+// and '--cost-budget B' of tune resume and tune ask make (a budget lowered, added or removed is a
+// difference, refused).
+BudgetRaise file_budget_raise(const CampaignConfig& saved, const CampaignConfig& edited) {
+  BudgetRaise raise{.trials_given_as = "budget.trials", .cost_given_as = "budget.cost"};
+  if (saved.budget.trials && edited.budget.trials && *edited.budget.trials > *saved.budget.trials)
+    raise.trials = edited.budget.trials;
+  if (saved.budget.cost && edited.budget.cost && *edited.budget.cost > *saved.budget.cost) raise.cost = edited.budget.cost;
+  return raise;
+}
+
+// "budget.trials 50 -> 100, budget.cost 600 -> 900"
+std::string raise_text(const CampaignConfig& saved, const BudgetRaise& raise) {
+  std::string text;
+  if (raise.trials) text = "budget.trials " + std::to_string(*saved.budget.trials) + " -> " + std::to_string(*raise.trials);
+  if (raise.cost)
+    text += (text.empty() ? "" : ", ") + std::string("budget.cost ") + format_short(*saved.budget.cost) + " -> " +
+            format_short(*raise.cost);
+  return text;
 }
 
 }  // namespace
@@ -45,12 +68,18 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   }
   CampaignState existing = load_state(dir);
   // How the trials run (workers, time limits, the executor's job options) may change between
-  // sessions; what the campaign searches may not.
-  if (const std::string keys = differing_keys(with_run_settings(existing.config, config), config); !keys.empty()) {
+  // sessions, and the budgets may be raised; what the campaign searches may not change.
+  CampaignConfig expected = with_run_settings(existing.config, config);
+  if (const BudgetRaise raise = file_budget_raise(existing.config, config); raise.any()) {
+    if (raise.trials) expected.budget.trials = raise.trials;
+    if (raise.cost) expected.budget.cost = raise.cost;
+  }
+  if (const std::string keys = differing_keys(expected, config); !keys.empty()) {
     std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
                                                      : "resume it with 'tune resume " + dir.string() + "'";
     if (keys.find("budget") != std::string::npos)
-      again += " (with '--trials N' for a trial budget of N in all, '--cost-budget B' for a cost budget of B)";
+      again += " (with '--trials N' for a trial budget of N in all, '--cost-budget B' for a cost budget of B; a "
+               "campaign file may raise budget.trials and budget.cost, not lower, add or remove them)";
     std::fprintf(stderr,
                  "tune %s: %s already holds the campaign '%s', which differs from the campaign '%s' of %s (in: %s); %s, "
                  "or choose another directory with --dir\n",
@@ -58,10 +87,16 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
                  again.c_str());
     return {.refused = kExitError};
   }
-  if (!run_setting_changes(existing.config, config).empty()) {
+  if (file_budget_raise(existing.config, config).any() || !run_setting_changes(existing.config, config).empty()) {
     const std::optional<CampaignLock> own = lock ? std::optional<CampaignLock>() : lock_campaign(dir, command);
     if (!lock && !own) return {.refused = kExitLocked};
     existing = load_state(dir);  // as it is under the lock
+    if (const BudgetRaise raise = file_budget_raise(existing.config, config); raise.any()) {
+      const std::string raised = raise_text(existing.config, raise);
+      if (const std::optional<int> refused = raise_budgets(dir, existing, raise, command)) return {.refused = refused};
+      std::fprintf(stderr, "tune %s: %s continues with the budget of %s: %s\n", command, dir.c_str(), source.c_str(),
+                   raised.c_str());
+    }
     const std::string changes = describe(run_setting_changes(existing.config, config));
     if (const std::string refusal = apply_run_settings(dir, existing, config); !refusal.empty()) {
       std::fprintf(stderr, "tune %s: %s changes the executor of %s: %s\n", command, source.c_str(), dir.c_str(),

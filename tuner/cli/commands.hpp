@@ -53,6 +53,9 @@ struct BudgetRaise {
   std::optional<std::size_t> trials;
   std::optional<double> cost;
   bool any() const { return trials || cost; }
+  // How the user gave them, as a refusal names them: the options, or a campaign file's keys.
+  const char* trials_given_as = "--trials";
+  const char* cost_given_as = "--cost-budget";
 };
 // With a raise: first raise the budgets to those totals (more than the present ones).
 int resume(const std::filesystem::path& dir, const SessionFlags& flags, const BudgetRaise& raise = {});
