@@ -55,9 +55,7 @@ std::string describe(const std::vector<RunSettingChange>& changes) {
   return text;
 }
 
-std::string apply_run_settings(const std::filesystem::path& dir, CampaignState& state, const CampaignConfig& edited) {
-  const std::vector<RunSettingChange> changes = run_setting_changes(state.config, edited);
-  if (changes.empty()) return "";
+std::string run_settings_refusal(const std::filesystem::path& dir, const CampaignState& state, const CampaignConfig& edited) {
   if (state.config.executor.kind != edited.executor.kind)
     for (const TrialRun& r : state.runs)
       if (!r.external && r.status == RunStatus::running)
@@ -65,6 +63,13 @@ std::string apply_run_settings(const std::filesystem::path& dir, CampaignState& 
                ", which executor.kind " + edited.executor.kind + " cannot follow; resume the campaign as it is and " +
                "let its running trials end ('tune stop " + dir.string() + "' after 'tune resume " + dir.string() +
                " --wait-on-stop'), then change the executor";
+  return "";
+}
+
+std::string apply_run_settings(const std::filesystem::path& dir, CampaignState& state, const CampaignConfig& edited) {
+  const std::vector<RunSettingChange> changes = run_setting_changes(state.config, edited);
+  if (changes.empty()) return "";
+  if (std::string refusal = run_settings_refusal(dir, state, edited); !refusal.empty()) return refusal;
   state.config = with_run_settings(state.config, edited);
   save_state(dir, state);
   EventFields fields;

@@ -27,10 +27,14 @@ CampaignConfig with_run_settings(CampaignConfig saved, const CampaignConfig& edi
 // "executor.workers 2 -> 4, resolution.timeout [60s, 180s] -> [120s, 360s]"
 std::string describe(const std::vector<RunSettingChange>& changes);
 
+// Why the campaign in `dir` (whose state is `state`) cannot continue with the run settings of
+// `edited`, or empty: a change of executor.kind while trials run under the saved one, which the
+// other executor could not follow.
+std::string run_settings_refusal(const std::filesystem::path& dir, const CampaignState& state, const CampaignConfig& edited);
+
 // Continues the campaign in `dir` (whose state is `state`; the caller holds its lock) with the run
-// settings of `edited`: saves the state and logs a `run_settings` event. Returns why it cannot
-// instead (nothing changed then): a change of executor.kind while trials run under the saved one,
-// which the other executor could not follow.
+// settings of `edited`: saves the state and logs a `run_settings` event. Returns the refusal
+// instead, with nothing changed, where run_settings_refusal gives one.
 std::string apply_run_settings(const std::filesystem::path& dir, CampaignState& state, const CampaignConfig& edited);
 
 }  // namespace tune::tuner

@@ -45,6 +45,29 @@ std::string raise_text(const CampaignConfig& saved, const BudgetRaise& raise) {
   return text;
 }
 
+// The budgets `config` raises and its run settings, for the campaign in `dir` (whose state is
+// `existing`; the caller holds its lock): both, saying so, or neither (an exit code, the refusal said).
+std::optional<int> adopt_file_changes(const std::filesystem::path& dir, CampaignState& existing,
+                                      const CampaignConfig& config, const std::string& source, const char* command) {
+  if (const std::string refusal = run_settings_refusal(dir, existing, config); !refusal.empty()) {
+    std::fprintf(stderr, "tune %s: %s changes the executor of %s: %s\n", command, source.c_str(), dir.c_str(),
+                 refusal.c_str());
+    return kExitError;
+  }
+  if (const BudgetRaise raise = file_budget_raise(existing.config, config); raise.any()) {
+    const std::string raised = raise_text(existing.config, raise);
+    if (const std::optional<int> refused = raise_budgets(dir, existing, raise, command)) return refused;
+    std::fprintf(stderr, "tune %s: %s continues with the budget of %s: %s\n", command, dir.c_str(), source.c_str(),
+                 raised.c_str());
+  }
+  if (const std::string changes = describe(run_setting_changes(existing.config, config)); !changes.empty()) {
+    apply_run_settings(dir, existing, config);  // (refused above if at all)
+    std::fprintf(stderr, "tune %s: %s continues with the run settings of %s: %s\n", command, dir.c_str(),
+                 source.c_str(), changes.c_str());
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& base) {
@@ -91,21 +114,8 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
     const std::optional<CampaignLock> own = lock ? std::optional<CampaignLock>() : lock_campaign(dir, command);
     if (!lock && !own) return {.refused = kExitLocked};
     existing = load_state(dir);  // as it is under the lock
-    if (const BudgetRaise raise = file_budget_raise(existing.config, config); raise.any()) {
-      const std::string raised = raise_text(existing.config, raise);
-      if (const std::optional<int> refused = raise_budgets(dir, existing, raise, command)) return {.refused = refused};
-      std::fprintf(stderr, "tune %s: %s continues with the budget of %s: %s\n", command, dir.c_str(), source.c_str(),
-                   raised.c_str());
-    }
-    const std::string changes = describe(run_setting_changes(existing.config, config));
-    if (const std::string refusal = apply_run_settings(dir, existing, config); !refusal.empty()) {
-      std::fprintf(stderr, "tune %s: %s changes the executor of %s: %s\n", command, source.c_str(), dir.c_str(),
-                   refusal.c_str());
-      return {.refused = kExitError};
-    }
-    if (!changes.empty())
-      std::fprintf(stderr, "tune %s: %s continues with the run settings of %s: %s\n", command, dir.c_str(),
-                   source.c_str(), changes.c_str());
+    if (const std::optional<int> refused = adopt_file_changes(dir, existing, config, source, command))
+      return {.refused = refused};
   }
   return {.existing = std::move(existing)};
 }
