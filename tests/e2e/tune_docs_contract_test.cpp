@@ -352,7 +352,7 @@ TEST(TuneDocsContract, TheReadmesOutputSamplesAreWhatTheProgramPrints) {
   };
   expect_sample({"best", "bn"}, "# the model believes trial", 1000);
   expect_sample({"best", "gq"}, "# gpoo recommends the region", 1000);
-  expect_sample({"status", "md"}, "campaign md (minimize loss", 14);  // the summary; the trial list is not shown
+  expect_sample({"status", "md"}, "campaign md (minimize loss", 15);  // the summary; the trial list is not shown
   expect_sample({"best", "md"}, "# at full resolution (epochs = ", 1000);
 }
 

@@ -50,6 +50,11 @@ TEST(TuneRunSettings, AnEditedFilesWorkersAndTimeoutCarryOverToTheCampaign) {
   EXPECT_NE(slurp(d / "w" / "events.jsonl").find("\"event\": \"run_settings\", \"executor.workers\": \"1 -> 3\""),
             std::string::npos);
 
+  // tune status shows the settings in effect.
+  const Result status = tune(d, {"status", "w"});
+  EXPECT_NE(status.out.find("\nruns: 3 at a time on this machine, time limit 10m00s (grace 10.0s)\n"), std::string::npos)
+      << status.out;
+
   // The next session runs three at a time.
   const Result more = tune(d, {"resume", "w", "--trials", "5", "--quiet"},
                            {{"TUNE_TOY_LOG", (d / "toy.log").string()}, {"TOY_SLEEP", "1"}});

@@ -202,6 +202,29 @@ std::optional<double> cluster_job_started_at(const std::filesystem::path& campai
   }
 }
 
+// How the trials run, as the campaign's run settings say (which an edited campaign file may change
+// between sessions): "runs: 3 at a time on this machine, time limit 1m00s at epochs 1, 3m00s at 3
+// (grace 10.0s)".
+std::string run_settings_line(const CampaignConfig& c) {
+  if (c.command.empty()) return "runs: handed out by tune ask, told by tune tell";
+  const ExecutorSpec& x = c.executor;
+  std::string line = x.kind == "slurm" ? "runs: " + std::to_string(x.workers) + " Slurm job" + (x.workers == 1 ? "" : "s") +
+                                             " in flight" + (x.slurm.partition ? " (partition " + *x.slurm.partition + ")" : "")
+                                       : "runs: " + std::to_string(x.workers) + " at a time on this machine";
+  if (!c.level_timeouts.empty()) {
+    line += ", time limit";
+    for (std::size_t l = 0; l < c.level_timeouts.size(); ++l)
+      line += std::string(l ? ", " : " ") + format_duration(c.level_timeouts[l]) + " at " +
+              (l ? "" : c.resolution->parameter + " ") + level_value(*c.resolution, l);
+  } else if (x.timeout_seconds) {
+    line += ", time limit " + format_duration(*x.timeout_seconds);
+  } else {
+    line += ", no time limit";
+  }
+  if (c.level_timeouts.size() || x.timeout_seconds) line += " (grace " + format_duration(x.grace_seconds) + ")";
+  return line;
+}
+
 }  // namespace
 
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
@@ -236,6 +259,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   std::printf("trials: %zu complete, %zu running%s, %zu queued, %zu failed, %s; active time %s\n",
               s.count(RunStatus::complete), s.count(RunStatus::running), in_queue.c_str(), s.count(RunStatus::queued),
               s.count(RunStatus::failed), trial_budget.c_str(), format_duration(active).c_str());
+  std::printf("%s\n", run_settings_line(s.config).c_str());
   if (const std::size_t waiting = s.study.enqueued_count(); waiting > 0)
     std::printf("enqueued: %zu configuration%s to run before the strategy's next suggestion\n", waiting,
                 waiting == 1 ? "" : "s");
