@@ -175,6 +175,12 @@ TEST(SlurmBatchScript, QuotesAnExtraOptionsValueSoThatSbatchReadsItWhole) {
                            "#SBATCH --comment=\"already quoted\"\n", "#SBATCH --exclusive\n", "#SBATCH --nodes 2\n",
                            "#SBATCH --constraint=a100\n"})
     EXPECT_NE(script.find(line), std::string::npos) << line << " not in\n" << script;
+  // A value holding both kinds of quote cannot be carried by a #SBATCH line: it goes on sbatch's
+  // command line (the Slurm test AnExtraOptionWhoseValueHoldsSpacesReachesSlurmWhole sees it arrive).
+  SlurmOptions both = options;
+  both.extra_directives = {"--comment=say \"hi\", it's ok"};
+  const std::string without = tune::adapters::slurm_batch_script(both, trial, {"sbatch"});
+  EXPECT_EQ(without.find("#SBATCH --comment"), std::string::npos) << without;
 }
 
 // A job whose supervisor was killed on the node (kill -9, the OOM killer) while the trial ran ends

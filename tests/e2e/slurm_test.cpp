@@ -611,6 +611,15 @@ TEST(Slurm, AnExtraOptionWhoseValueHoldsSpacesReachesSlurmWhole) {
   EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
   const Result q = ::run({"squeue", "--noheader", "--states=all", "--jobs=" + run["job"].as<std::string>(), "--format=%k"});
   EXPECT_EQ(q.out, "lr sweep 3, it's ok\n");
+  // Both kinds of quote, which no #SBATCH line can carry: passed on sbatch's command line.
+  const fs::path both = fresh_dir("slurm-extra-both-quotes");
+  const Cleanup cleanup_both{both};
+  const Result r2 = run_campaign(both, "eq", 1, "{kind: slurm, extra: ['--comment=say \"hi\", it''s ok'], poll: 1s}");
+  ASSERT_EQ(r2.code, 0) << r2.err;
+  const YAML::Node run2 = state_of(both / "eq")["runs"][0];
+  EXPECT_EQ(run2["status"].as<std::string>(), "complete") << run2;
+  const Result q2 = ::run({"squeue", "--noheader", "--states=all", "--jobs=" + run2["job"].as<std::string>(), "--format=%k"});
+  EXPECT_EQ(q2.out, "say \"hi\", it's ok\n");
 }
 
 // Runs campaign `name` (one trial, partition 'low') and preempts its job as soon as it runs, with a

@@ -135,21 +135,38 @@ bool moved_before_it_ran(const SlurmJobView& job, const std::filesystem::path& t
   return state == "PENDING" || !active_states().contains(state);
 }
 
-// An executor.extra entry as a #SBATCH line's text. sbatch splits the line at blanks outside quotes
-// (' or ") and drops the quotes, so an --option=value whose value holds blanks or a quote is quoted
-// for it (`--comment=lr sweep 3` would be refused, "Invalid directive ... sweep"); a value quoted
-// whole already (`--comment="lr sweep 3"`) is the user's quoting, kept as written.
-std::string sbatch_directive(const std::string& entry) {
+// An executor.extra entry without its optional "#SBATCH" prefix.
+std::string extra_entry(const std::string& entry) {
   std::string d = trim(entry);
   if (d.rfind("#SBATCH", 0) == 0) d = trim(d.substr(7));
+  return d;
+}
+
+// An --option=value entry whose value holds both kinds of quote: no #SBATCH line can carry it
+// (sbatch splits the line at blanks outside quotes and drops the quotes, with no escape), so it goes
+// on sbatch's command line, as one argument, exactly as written.
+bool needs_command_line(const std::string& entry) {
+  const std::string d = extra_entry(entry);
+  const std::size_t eq = d.find('=');
+  if (d.rfind("--", 0) != 0 || eq == std::string::npos) return false;
+  const std::string value = d.substr(eq + 1);
+  return value.find('"') != std::string::npos && value.find('\'') != std::string::npos;
+}
+
+// An executor.extra entry as a #SBATCH line's text (not one needs_command_line takes). sbatch splits
+// the line at blanks outside quotes (' or ") and drops the quotes, so an --option=value whose value
+// holds blanks or a quote is quoted for it (`--comment=lr sweep 3` would be refused, "Invalid
+// directive ... sweep"); a value quoted whole already (`--comment="lr sweep 3"`) is the user's
+// quoting, kept as written.
+std::string sbatch_directive(const std::string& entry) {
+  const std::string d = extra_entry(entry);
   const std::size_t eq = d.find('=');
   if (d.rfind("--", 0) != 0 || eq == std::string::npos) return d;
   const std::string value = d.substr(eq + 1);
   const bool quoted_whole = value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0];
   if (quoted_whole || value.find_first_of(" \t'\"") == std::string::npos) return d;
   if (value.find('"') == std::string::npos) return d.substr(0, eq + 1) + '"' + value + '"';
-  if (value.find('\'') == std::string::npos) return d.substr(0, eq + 1) + '\'' + value + '\'';
-  return d;  // both quotes: as written (sbatch cannot take such a value in a #SBATCH line)
+  return d.substr(0, eq + 1) + '\'' + value + '\'';  // (holds no ': both kinds go on the command line)
 }
 
 }  // namespace
@@ -170,7 +187,8 @@ std::string slurm_batch_script(const SlurmOptions& options, const TrialLaunch& t
   s += "# Written by tune for trial " + trial.id + " (attempt " + std::to_string(trial.attempt) + "), submitted with:\n#  ";
   for (const std::string& a : sbatch_argv) s += " " + shell_quote(a);
   s += " " + shell_quote((dir / kScriptFile).string()) + "\n";
-  for (const std::string& directive : options.extra_directives) s += "#SBATCH " + sbatch_directive(directive) + "\n";
+  for (const std::string& directive : options.extra_directives)
+    if (!needs_command_line(directive)) s += "#SBATCH " + sbatch_directive(directive) + "\n";
   s += "# The trial directory must be visible on this node (a file system shared with the login node).\n";
   s += "cd " + shell_quote(dir.string()) + " || { echo \"tune: the trial directory \"" + shell_quote(dir.string()) +
        "\" is not visible on $(hostname): the campaign directory must be on a file system shared with the "
@@ -267,6 +285,8 @@ std::vector<std::string> SlurmExecutor::sbatch_arguments(const TrialLaunch& tria
   if (options_.gres) a.push_back("--gres=" + *options_.gres);
   if (options_.account) a.push_back("--account=" + *options_.account);
   if (options_.qos) a.push_back("--qos=" + *options_.qos);
+  for (const std::string& entry : options_.extra_directives)
+    if (needs_command_line(entry)) a.push_back(extra_entry(entry));
   return a;
 }
 
