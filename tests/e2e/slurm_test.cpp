@@ -603,23 +603,20 @@ TEST(Slurm, JobsPendingWhenTheCampaignMovedRunFromItsNewPath) {
 // script: sweep") and ended the campaign. An --option=value is passed with its whole value.
 TEST(Slurm, AnExtraOptionWhoseValueHoldsSpacesReachesSlurmWhole) {
   REQUIRE_SLURM();
-  const fs::path d = fresh_dir("slurm-extra-spaces");
-  const Cleanup cleanup{d};
-  const Result r = run_campaign(d, "ex", 1, "{kind: slurm, extra: [\"--comment=lr sweep 3, it's ok\"], poll: 1s}");
-  ASSERT_EQ(r.code, 0) << r.err;
-  const YAML::Node run = state_of(d / "ex")["runs"][0];
-  EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
-  const Result q = ::run({"squeue", "--noheader", "--states=all", "--jobs=" + run["job"].as<std::string>(), "--format=%k"});
-  EXPECT_EQ(q.out, "lr sweep 3, it's ok\n");
-  // Both kinds of quote, which no #SBATCH line can carry: passed on sbatch's command line.
-  const fs::path both = fresh_dir("slurm-extra-both-quotes");
-  const Cleanup cleanup_both{both};
-  const Result r2 = run_campaign(both, "eq", 1, "{kind: slurm, extra: ['--comment=say \"hi\", it''s ok'], poll: 1s}");
-  ASSERT_EQ(r2.code, 0) << r2.err;
-  const YAML::Node run2 = state_of(both / "eq")["runs"][0];
-  EXPECT_EQ(run2["status"].as<std::string>(), "complete") << run2;
-  const Result q2 = ::run({"squeue", "--noheader", "--states=all", "--jobs=" + run2["job"].as<std::string>(), "--format=%k"});
-  EXPECT_EQ(q2.out, "say \"hi\", it's ok\n");
+  // The comment Slurm recorded for a one-trial campaign `name` with `extra` (a YAML flow list).
+  const auto comment_of = [](const std::string& name, const std::string& extra) {
+    const fs::path d = fresh_dir("slurm-extra-" + name);
+    const Cleanup cleanup{d};
+    const Result r = run_campaign(d, name, 1, "{kind: slurm, extra: " + extra + ", poll: 1s}");
+    EXPECT_EQ(r.code, 0) << r.err;
+    const YAML::Node run = state_of(d / name)["runs"][0];
+    EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+    return ::run({"squeue", "--noheader", "--states=all", "--jobs=" + run["job"].as<std::string>(), "--format=%k"}).out;
+  };
+  EXPECT_EQ(comment_of("spaces", "[\"--comment=lr sweep 3, it's ok\"]"), "lr sweep 3, it's ok\n");
+  // Both kinds of quote, which no #SBATCH line can carry (sbatch: "Unmatched `'`"): passed on
+  // sbatch's command line.
+  EXPECT_EQ(comment_of("quotes", "['--comment=say \"hi\", it''s ok']"), "say \"hi\", it's ok\n");
 }
 
 // Runs campaign `name` (one trial, partition 'low') and preempts its job as soon as it runs, with a
