@@ -688,7 +688,9 @@ YAML::Node CampaignConfig::to_yaml() const {
 std::string example_campaign_text(const std::string& file) {
   return "# A tune campaign. Run it with:  tune run " + file +
          "\n# (Without `command`, your own scheduler runs the trials: tune ask " + file +
-         ", tune tell DIR ID VALUE.)\n" +
+         ", tune tell DIR ID VALUE.)\n"
+         "# Run it again after raising the budget or changing the executor (workers, timeout) or the\n"
+         "# resolution's timeout: the campaign continues with them.\n" +
          R"(# Every trial runs `command` with the {placeholders} replaced by a configuration. The trial reports
 # its result on stdout as a line `objective=0.93` (or `<objective name>=<value>`, a JSON object line,
 # SMAC's `cost=...; status=...`), or in the YAML/JSON file named by $TUNE_RESULT_FILE.
@@ -702,6 +704,8 @@ space:
 # Cheap low-fidelity runs: the trial gets the level's value as {epochs} and $TUNE_RESOLUTION; with
 # strategy cmets the tuner chooses the level too. cost: measured (run time, seconds) or [1, 3, 9, 27].
 # resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}
+#   add timeout: [1m, 3m, 9m, 30m] for a time limit per level (then, with a cost budget, runs at
+#   levels not yet priced need not run alone)
 objective: {name: val_acc, direction: maximize}   # the key the trial prints; minimize or maximize
 # objective: {name: loss, deterministic: true}    # no noise: no configuration runs twice
 strategy:
