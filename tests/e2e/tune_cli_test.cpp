@@ -926,7 +926,7 @@ TEST(TuneCli, AskFromACampaignFileCreatesTheCampaignWithoutRunningATrial) {
   const Result other = tune(d, {"ask", "other.yaml", "--dir", "ext"});
   EXPECT_EQ(other.code, 1) << other.err;
   EXPECT_NE(other.err.find("tune ask: ext already holds the campaign 'ext', which differs from the campaign 'other' "
-                           "of other.yaml (in: name, objective)"),
+                           "of other.yaml (in: name, objective, budget)"),
             std::string::npos)
       << other.err;
   EXPECT_EQ(state_of(d / "ext")["study"]["trials"].size(), 3u);

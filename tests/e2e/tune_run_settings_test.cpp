@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "tune_process.hpp"
 
@@ -66,6 +67,48 @@ TEST(TuneRunSettings, AnEditedFilesWorkersAndTimeoutCarryOverToTheCampaign) {
   const Result same = tune(d, {"run", "c.yaml"});
   EXPECT_EQ(same.code, 0) << same.err;
   EXPECT_EQ(same.err.find("run settings"), std::string::npos) << same.err;
+}
+
+// A budget left out of the file is not a raise to the default of 50 trials (it ran 42 more), and
+// the inline form's options left out keep the campaign's settings rather than going back to their
+// defaults (a re-run without --workers went back to one worker, without --trials to 50 trials).
+TEST(TuneRunSettings, WhatALeftOutOptionOrKeyMeansIsTheCampaignsSettingNotTheDefault) {
+  const fs::path d = fresh_dir("run-settings-left-out");
+  write(d / "c.yaml", quadratic_campaign_with("f", 3, "{workers: 1}"));
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  std::string text = quadratic_campaign_with("f", 3, "{workers: 1}");
+  text.replace(text.find("budget: {trials: 3}\n"), 19, "");
+  write(d / "c.yaml", text);
+  const std::string state = slurp(d / "f" / "state.yaml");
+  const Result removed = tune(d, {"run", "c.yaml", "--quiet"});
+  EXPECT_EQ(removed.code, 1) << removed.err;
+  EXPECT_NE(removed.err.find("(in: budget)"), std::string::npos) << removed.err;
+  EXPECT_EQ(slurp(d / "f" / "state.yaml"), state);
+
+  const std::vector<std::string> trainer{"--", (kTrainers / "quadratic.sh").string(), "--x~uniform(-1,1)",
+                                         "--y~uniform(-3,1)"};
+  const auto inline_run = [&](std::vector<std::string> options) {
+    options.insert(options.begin(), {"run", "--name", "g", "--objective", "loss"});
+    options.insert(options.end(), trainer.begin(), trainer.end());
+    return tune(d, options);
+  };
+  ASSERT_EQ(inline_run({"--trials", "2", "--workers", "3", "--timeout", "1m", "--quiet"}).code, 0);
+  const Result again = inline_run({});
+  EXPECT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.err.find("continues with"), std::string::npos) << again.err;
+  YAML::Node saved = state_of(d / "g")["campaign"];
+  EXPECT_EQ(saved["budget"]["trials"].as<int>(), 2) << saved;
+  EXPECT_EQ(saved["executor"]["workers"].as<int>(), 3) << saved;
+  EXPECT_EQ(saved["executor"]["timeout"].as<std::string>(), "60s") << saved;
+  // One given changes its setting, and only it.
+  const Result more = inline_run({"--trials", "4", "--quiet"});
+  EXPECT_EQ(more.code, 0) << more.err;
+  EXPECT_NE(more.err.find("g continues with the budget of the command line: budget.trials 2 -> 4"), std::string::npos)
+      << more.err;
+  saved = state_of(d / "g")["campaign"];
+  EXPECT_EQ(saved["budget"]["trials"].as<int>(), 4) << saved;
+  EXPECT_EQ(saved["executor"]["workers"].as<int>(), 3) << saved;
+  EXPECT_EQ(state_of(d / "g")["study"]["trials"].size(), 4u);
 }
 
 // What the campaign searches is not a run setting: an edit of the space beside a new worker count is

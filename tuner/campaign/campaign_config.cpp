@@ -524,6 +524,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
 
     if (const YAML::Node b = root["budget"]) {
       refuse_unknown_keys(b, "budget", {"trials", "cost", "wall", "failures"});
+      c.budget.trials_defaulted = !b["trials"] && !b["cost"];
       if (b["trials"]) c.budget.trials = read_count(b["trials"], "budget.trials", 1);
       if (const YAML::Node cost = b["cost"]) {
         if (!c.resolution)

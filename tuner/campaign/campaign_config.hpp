@@ -49,6 +49,9 @@ struct BudgetSpec {
   static constexpr std::size_t kDefaultTrials = 50;  // when neither trials nor cost is given
   // Trials to run (suggestions issued); none = no limit, which only a campaign with a cost budget has.
   std::optional<std::size_t> trials = kDefaultTrials;
+  // `trials` is the default, the file giving neither trials nor cost (not written by to_yaml: a
+  // file edited to leave budget.trials out removed it, which is not a raise to the default).
+  bool trials_defaulted = true;
   // Multi-resolution campaigns: the budget in cost units (the declared costs' units, or seconds of
   // trial run time when costs are measured); no trial starts whose level's cost does not fit.
   std::optional<double> cost;

@@ -29,7 +29,8 @@ std::string differing_keys(const CampaignConfig& a, const CampaignConfig& b) {
 // difference, refused).
 BudgetRaise file_budget_raise(const CampaignConfig& saved, const CampaignConfig& edited) {
   BudgetRaise raise{.trials_given_as = "budget.trials", .cost_given_as = "budget.cost"};
-  if (saved.budget.trials && edited.budget.trials && *edited.budget.trials > *saved.budget.trials)
+  if (saved.budget.trials && edited.budget.trials && !edited.budget.trials_defaulted &&
+      *edited.budget.trials > *saved.budget.trials)
     raise.trials = edited.budget.trials;
   if (saved.budget.cost && edited.budget.cost && *edited.budget.cost > *saved.budget.cost) raise.cost = edited.budget.cost;
   return raise;

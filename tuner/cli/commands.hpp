@@ -22,6 +22,7 @@ struct InlineSettings {
   std::string name;
   std::size_t trials = 50;
   bool trials_given = false;          // --trials on the command line (with a cost budget: a limit too)
+  bool workers_given = false;         // --workers on the command line
   bool strategy_given = false;        // --strategy on the command line (else cmets with a resolution)
   std::optional<double> cost_budget;  // seconds of trial run time (a NAME~levels(...) resolution)
   std::size_t workers = 1;

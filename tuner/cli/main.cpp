@@ -276,6 +276,7 @@ int main(int argc, char** argv) {
         return kExitUsage;
       }
       inline_settings.trials_given = run->count("--trials") > 0;
+      inline_settings.workers_given = run->count("--workers") > 0;
       inline_settings.strategy_given = run->count("--strategy") > 0;
       return run_inline(inline_settings, inline_command, dir, flags);
     }

@@ -6,6 +6,8 @@
 #include "tune/io/yaml_values.hpp"
 #include "tune/space/space_yaml.hpp"
 #include "tuner/campaign/campaign_files.hpp"
+#include "tuner/campaign/campaign_state.hpp"
+#include "tuner/campaign/run_settings.hpp"
 #include "tuner/cli/campaign_setup.hpp"
 #include "tuner/cli/commands.hpp"
 #include "tuner/cli/tuner_session.hpp"
@@ -96,6 +98,24 @@ int run_campaign_file(const std::filesystem::path& file, std::optional<std::file
   return drive(d, flags, "run");
 }
 
+namespace {
+
+// The inline form's campaign on a directory that holds it already: the run settings and budgets the
+// campaign has, but for the options given on this command line. An option left out is not a change
+// back to its default (a re-run without --trials raised the budget to 50 trials, one without
+// --workers went back to one worker).
+CampaignConfig with_options_given(const CampaignConfig& typed, const CampaignConfig& saved, const InlineSettings& s) {
+  CampaignConfig c = with_run_settings(typed, saved);
+  c.budget = saved.budget;
+  if (s.workers_given) c.executor.workers = typed.executor.workers;
+  if (s.timeout) c.executor.timeout_seconds = typed.executor.timeout_seconds;
+  if (s.trials_given) c.budget.trials = typed.budget.trials;
+  if (s.cost_budget) c.budget.cost = typed.budget.cost;
+  return c;
+}
+
+}  // namespace
+
 int run_inline(const InlineSettings& s, const std::vector<std::string>& command, std::optional<std::filesystem::path> dir,
                const SessionFlags& flags) {
   adapters::InlineCampaign inline_campaign;
@@ -157,6 +177,7 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   }
   anchor_relative_paths(config, std::filesystem::current_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
+  if (has_state(d)) config = with_options_given(config, load_state(d).config, s);
   if (refuse_unstartable_command(config, d, "the command line", "run")) return kExitError;
   if (const std::optional<int> refused = prepare_run(config, d, "the command line", flags)) return *refused;
   return drive(d, flags, "run");
