@@ -115,7 +115,7 @@ TEST(TuneCostLimits, ARunReattachedByAResumeKeepsItsLimitAndOthersStartBesideIt)
   // tune status says why the next trial will not wait (it said "one trial runs at a time").
   const Result status = tune(d, {"status", "reattached"});
   EXPECT_NE(status.out.find("the levels' costs are unknown until the first run's time is in; trials start beside it "
-                            "while the budget left covers every run whose cost is a guess at its time limit"),
+                            "while the budget left covers every running trial at its time limit"),
             std::string::npos)
       << status.out;
   const Result resumed = tune(d, {"resume", "reattached", "--trials", "3", "--quiet"});

@@ -225,7 +225,7 @@ class Runner {
       if (detail.rfind(": ", 0) == 0) detail.erase(0, 2);
       return "the cost budget is spent: " + format_short(state_.study.spent_cost()) + " of " +
              format_short(*state_.config.budget.cost) + (detail.empty() ? "" : "; " + detail) +
-             no_full_run_note(state_);
+             no_full_run_note(state_) + unspent_under_limits_note(state_);
     }
     return "the strategy has nothing more to propose: " + why;
   }

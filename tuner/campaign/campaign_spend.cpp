@@ -1,5 +1,7 @@
 #include "tuner/campaign/campaign_spend.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <limits>
 
@@ -57,6 +59,17 @@ std::string no_full_run_note(const CampaignState& s) {
             (full_measured ? "measured" : "guessed from the cheaper levels") + "), more than the whole budget of " +
             format_short(*s.config.budget.cost) + "s; a campaign needs a budget.cost above it to make one";
   return note;
+}
+
+std::string unspent_under_limits_note(const CampaignState& s) {
+  const std::vector<double>& limits = s.study.level_cost_limits();
+  if (limits.empty() || !s.config.budget.cost) return {};
+  const double left = *s.config.budget.cost - s.study.spent_cost();
+  const double cheapest = *std::min_element(limits.begin(), limits.end());
+  if (!(left > 0) || left >= cheapest) return {};
+  return "; the " + format_short(left) + "s left is less than any level's time limit (the cheapest " +
+         format_short(cheapest) + "s with grace and 5 s), and a run starts only if it fits at its limit, so that "
+         "the budget is never overshot; shorter time limits (resolution.timeout) let more of it be spent";
 }
 
 }  // namespace tune::tuner

@@ -27,4 +27,9 @@ CampaignSpend campaign_spend(const CampaignState& s);
 // full run completed, or without a resolution or a cost budget.
 std::string no_full_run_note(const CampaignState& s);
 
+// Added to why a campaign whose cost budget is spent ended, when its time limits kept the rest of
+// the budget unspent (with limits, a run starts only if it fits at its limit): what is left, the
+// cheapest limit, and that shorter limits would spend it. Empty otherwise.
+std::string unspent_under_limits_note(const CampaignState& s);
+
 }  // namespace tune::tuner

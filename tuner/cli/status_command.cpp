@@ -69,8 +69,8 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   // first measured cost before it commits the budget to guesses.
   // With time limits a guessed cost is bounded: trials start while the worst case fits the budget.
   const bool bounded = !s.study.level_cost_limits().empty();
-  const std::string bounded_note = "; trials start beside it while the budget left covers every run whose cost is a "
-                                   "guess at its time limit (+ grace + 5 s) and one more at the longest";
+  const std::string bounded_note = "; trials start beside it while the budget left covers every running trial at "
+                                   "its time limit (+ grace + 5 s) and one more at the longest";
   if (s.config.budget.cost && !calibrated && s.study.pending_count() > 0)
     std::printf("  the levels' costs are unknown until the first run's time is in%s\n",
                 bounded ? bounded_note.c_str() : ": until then one trial runs at a time");

@@ -50,6 +50,13 @@ StrategyContext Study::context() const {
     c.level_costs = level_costs();
   }
   if (options_.cost_budget) c.remaining_budget = *options_.cost_budget - spent_cost(c.level_costs);
+  // With cost limits, the end of the budget: nothing is pending (worst_case_fits keeps the others
+  // out), and less is left than the longest limit. The strategy then sees each level at its limit,
+  // so that what it proposes fits even at its worst; at the level's mean cost, a run near the end
+  // spent 202 of a budget of 200 when the runs then being made cost far more than the mean.
+  if (!level_cost_limits_.empty() && options_.cost_budget && pending_count() == 0 &&
+      c.remaining_budget < *std::max_element(level_cost_limits_.begin(), level_cost_limits_.end()))
+    c.level_costs = level_cost_limits_;
   return c;
 }
 
@@ -180,19 +187,27 @@ bool Study::exceeds_cost_budget(std::size_t level, const std::vector<double>& co
 // full runs on that guess, spending 12 of a budget of 5. The check comes before the strategy
 // proposes, since the level is only known from a proposal and a discarded proposal would leave the
 // strategy's record of its queries (cmets's tree) ahead of the study's trials.
-// With cost limits (set_level_cost_limits) the guess is no risk while the worst case fits: then it
-// does not wait, and every other worker need not idle while the first full run is out.
+// With cost limits (set_level_cost_limits) one rule replaces these waits, for every pending run:
+// worst_case_fits. A guess is then no risk, and neither is a level's mean cost that the runs now
+// being made exceed (runs near the optimum 15 times slower than the ones that priced the level
+// spent 38 of a budget of 25).
 bool Study::waits_for_a_guessed_cost() {
   if (!options_.cost_budget || !options_.resolution || !options_.resolution->measured()) return false;
   const Resolution& r = *options_.resolution;
+  if (!level_cost_limits_.empty()) {
+    if (pending_count() == 0 || worst_case_fits()) return false;
+    stop_reason_ = "waiting for running trials: the budget left with each of them at its time limit does not cover "
+                   "one more run at the longest limit (" + format_double(*std::max_element(
+                       level_cost_limits_.begin(), level_cost_limits_.end())) + ")";
+    return true;
+  }
   if (!costs_calibrated(r, trials_)) {
-    if (pending_count() == 0 || worst_case_fits(false)) return false;
+    if (pending_count() == 0) return false;
     stop_reason_ = "waiting for the first run's measured cost to estimate the levels' costs";
     return true;
   }
   for (const Trial& t : trials_)
     if (t.status == TrialStatus::pending && t.level && !level_cost_measured(r, trials_, *t.level)) {
-      if (worst_case_fits(true)) return false;
       stop_reason_ = "waiting for the measured cost of trial " + std::to_string(t.id) + " at " + r.parameter + " " +
                      format_double(r.values[*t.level]) + ", a level whose cost is still a guess (no run there has completed)";
       return true;
@@ -200,23 +215,16 @@ bool Study::waits_for_a_guessed_cost() {
   return false;
 }
 
-// Whether the budget left pays for the next run at any level even if every run whose cost is a
-// guess costs its limit: finished trials count their cost, pending ones at a measured level that
-// level's cost (as the budget counts them everywhere), and pending ones whose cost is a guess (all
-// of them before the first cost is in) their level's limit. What is left must cover the largest limit,
-// since the level is only known once the strategy has proposed. The pending runs and the next
-// cannot then spend more than the budget, however wrong the guesses.
-bool Study::worst_case_fits(bool calibrated) const {
-  if (level_cost_limits_.empty()) return false;
-  const Resolution& r = *options_.resolution;
+// Whether the budget left pays for the next run at any level even if every pending run costs its
+// limit: finished trials count their cost, pending ones their level's limit, and what is left must
+// cover the largest limit, since the level is only known once the strategy has proposed. The pending
+// runs and the next cannot then spend more than the budget, however wrong the costs' estimates.
+bool Study::worst_case_fits() const {
   const std::vector<double> costs = level_costs();
   double committed = 0.0;
-  for (const Trial& t : trials_) {
-    const std::size_t level = t.level.value_or(r.top());
-    const bool guessed =
-        t.status == TrialStatus::pending && (!calibrated || !level_cost_measured(r, trials_, level));
-    committed += guessed ? level_cost_limits_[level] : trial_cost(t, costs);
-  }
+  for (const Trial& t : trials_)
+    committed += t.status == TrialStatus::pending ? level_cost_limits_[t.level.value_or(options_.resolution->top())]
+                                                  : trial_cost(t, costs);
   const double largest_limit = *std::max_element(level_cost_limits_.begin(), level_cost_limits_.end());
   return *options_.cost_budget - committed >= largest_limit;
 }

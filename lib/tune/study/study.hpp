@@ -138,9 +138,10 @@ class Study {
   std::vector<double> level_costs() const;
   // With measured costs and a cost budget: the most a run at each level can cost (one per level;
   // empty for none), e.g. its time limit plus the grace to stop it. A run at a level whose cost is a
-  // guess then no longer keeps every other one waiting (see waits_for_a_guessed_cost): the study
-  // hands out as long as the budget left, with every guessed pending run at its limit, fits the
-  // largest limit. Every pending trial and every one handed out from now on must run under these
+  // guess then no longer keeps every other one waiting (see waits_for_a_guessed_cost): while runs
+  // are pending, the study hands out as long as the budget left, with every pending run at its
+  // limit, fits the largest limit, so the budget is never overshot (with nothing pending, the next
+  // run starts if its level's cost fits, as without limits). Every pending trial and every one handed out from now on must run under these
   // limits. Not saved: the caller sets them each time it drives the study (a campaign's tuner, from
   // its timeouts at every session). Throws std::invalid_argument (the limits unchanged) without a
   // resolution, for a count other than the levels', or for a limit not finite and > 0.
@@ -185,7 +186,7 @@ class Study {
   Trial& pending_trial(std::uint64_t id, const char* action);
   std::optional<Suggestion> ask_enqueued();
   bool waits_for_a_guessed_cost();
-  bool worst_case_fits(bool calibrated) const;
+  bool worst_case_fits() const;
   bool exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
                            std::string_view which_run);
   Suggestion suggestion_of(const Trial& t) const;
