@@ -272,8 +272,19 @@ TEST(TuneCrash, AHangUpEndsTheSessionAndLeavesTheRunningTrialToTheResume) {
   EXPECT_NE(events.find("\"event\": \"session_end\""), std::string::npos) << events;
   const pid_t supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
   EXPECT_TRUE(alive(supervisor)) << "the trial went on";
+  // tune status says that no tuner follows it, and once it has ended, that it ended (it showed it
+  // running, its clock still going, with no word of the resume that collects it).
+  const Result following = tune(d, {"status", "h"});
+  EXPECT_NE(following.out.find("no tuner follows the 1 trial recorded as running (0 of them ended since); 'tune "
+                               "resume h' re-attaches those still running and collects the others"),
+            std::string::npos)
+      << following.out;
 
   write(trial / "go", "");
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "exit.yaml"); }, kPatience));
+  const Result ended = tune(d, {"status", "h"});
+  EXPECT_NE(ended.out.find("(1 of them ended since)"), std::string::npos) << ended.out;
+  EXPECT_NE(ended.out.find("\n    0  ended "), std::string::npos) << ended.out;
   const Result resumed = tune(d, {"resume", "h", "--quiet"});
   EXPECT_EQ(resumed.code, 0) << resumed.err;
   const YAML::Node after = state_of(d / "h");

@@ -260,6 +260,27 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
               s.count(RunStatus::complete), s.count(RunStatus::running), in_queue.c_str(), s.count(RunStatus::queued),
               s.count(RunStatus::failed), trial_budget.c_str(), format_duration(active).c_str());
   std::printf("%s\n", run_settings_line(s.config).c_str());
+  // With no tuner, a trial recorded as running may have ended since (its supervisor left its exit
+  // record): shown as running with a clock still going, after a kill -9 of the tuner, with no word of
+  // what would collect it.
+  std::vector<std::optional<adapters::TrialExit>> ended(s.runs.size());
+  std::size_t unfollowed = 0, ended_count = 0;
+  if (holder == LockHolder::none || holder == LockHolder::command)
+    for (std::size_t i = 0; i < s.runs.size(); ++i) {
+      const TrialRun& r = s.runs[i];
+      if (r.status != RunStatus::running || r.external) continue;
+      ++unfollowed;
+      try {
+        ended[i] = adapters::read_trial_exit(trial_dir(dir, r.id));
+      } catch (const std::exception&) {
+        // A record being written or damaged: the resume says which.
+      }
+      ended_count += ended[i] ? 1 : 0;
+    }
+  if (unfollowed > 0)
+    std::printf("no tuner follows the %zu trial%s recorded as running (%zu of them ended since); 'tune resume %s' "
+                "re-attaches those still running and collects the others\n",
+                unfollowed, unfollowed == 1 ? "" : "s", ended_count, dir.c_str());
   if (const std::size_t waiting = s.study.enqueued_count(); waiting > 0)
     std::printf("enqueued: %zu configuration%s to run before the strategy's next suggestion\n", waiting,
                 waiting == 1 ? "" : "s");
@@ -343,13 +364,15 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     const bool pending_job = started == 0.0;
     const double since_launch = std::max(0.0, now - r.started_at);
     const double running_since = started && *started > 0.0 ? *started : r.started_at;
+    const std::optional<adapters::TrialExit>& ended_unseen = ended[static_cast<std::size_t>(it - s.runs.begin())];
     const std::string time = r.exit ? format_duration(r.exit->duration())
+                             : ended_unseen ? format_duration(ended_unseen->duration())
                              : r.status == RunStatus::running && running_since > 0.0 && !pending_job
                                  ? format_duration(std::max(0.0, now - running_since))
                                  : "-";
     const std::string level = s.config.resolution && t.level ? level_value(*s.config.resolution, *t.level) : "";
     std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id),
-                pending_job ? "pending" : to_string(r.status),
+                pending_job ? "pending" : ended_unseen ? "ended" : to_string(r.status),
                 value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),
                 s.config.resolution ? "  " : "", tune::to_string(t.config).c_str());
     const int indent = 32 + value_width + (s.config.resolution ? level_width + 2 : 0);
