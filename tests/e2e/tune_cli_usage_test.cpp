@@ -73,7 +73,9 @@ TEST(TuneCliUsage, ResumeWithTrialsContinuesACampaignThatSpentItsTrialBudget) {
   EXPECT_EQ(lower.code, 1) << lower.err;
   EXPECT_NE(lower.err.find("(in: budget)"), std::string::npos) << lower.err;
   EXPECT_NE(lower.err.find("--trials N"), std::string::npos) << lower.err;
-  EXPECT_NE(lower.err.find("may raise budget.trials and budget.cost, not lower"), std::string::npos) << lower.err;
+  EXPECT_NE(lower.err.find("(budget.trials 5 -> 4: a campaign file may raise budget.trials and budget.cost, not lower"),
+            std::string::npos)
+      << lower.err;
   EXPECT_EQ(slurp(d / "more" / "state.yaml"), five);
 
   // One with a higher budget raises the campaign's, as --trials does (it was refused as a different
@@ -87,6 +89,10 @@ TEST(TuneCliUsage, ResumeWithTrialsContinuesACampaignThatSpentItsTrialBudget) {
   EXPECT_EQ(nine["study"]["trials"].size(), 9u);
   EXPECT_EQ(nine["campaign"]["budget"]["trials"].as<int>(), 9);
   EXPECT_EQ(nine["stop_reason"].as<std::string>(), "the budget of 9 trials is spent");
+  // Each raise is in the event log (--trials 5, then the file's 9).
+  const std::string events = slurp(d / "more" / "events.jsonl");
+  EXPECT_NE(events.find("\"event\": \"budget_raised\", \"trials\": 5"), std::string::npos) << events;
+  EXPECT_NE(events.find("\"event\": \"budget_raised\", \"trials\": 9"), std::string::npos) << events;
 }
 
 }  // namespace

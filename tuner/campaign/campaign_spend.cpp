@@ -52,6 +52,16 @@ std::string no_full_run_note(const CampaignState& s) {
   }
   std::string note = "; no full-resolution trial (" + res.parameter + " " + adapters::resolution_value_text(res.values.back()) +
                      ") completed, so 'tune best' recommends from cheaper runs only";
+  // Full runs that all hit their time limit spent the budget on nothing: the limit is the fix.
+  std::size_t timed_out = 0;
+  for (const TrialRun& r : s.runs)
+    if (r.exit && r.exit->kind == adapters::ExitKind::timeout && s.study.trial(r.id).level.value_or(res.top()) == res.top())
+      ++timed_out;
+  if (timed_out > 0)
+    if (const std::optional<double> limit = s.config.trial_timeout(res.top()))
+      note += ": " + std::to_string(timed_out) + " full run" + (timed_out == 1 ? "" : "s") + " timed out at " +
+              format_short(*limit) + "s (" + (s.config.level_timeouts.empty() ? "executor.timeout" : "resolution.timeout") +
+              " of the full run); raise it so that a full run can finish";
   const double full = s.study.level_costs().at(res.top());
   // (Declared costs above the budget are refused when the campaign file is read.)
   if (res.measured() && costs_calibrated(res, s.study.trials()) && full > *s.config.budget.cost)

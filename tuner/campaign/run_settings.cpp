@@ -39,6 +39,13 @@ std::vector<RunSettingChange> run_setting_changes(const CampaignConfig& saved, c
   return changes;
 }
 
+std::vector<RunSettingChange> budget_changes(const CampaignConfig& saved, const CampaignConfig& edited) {
+  const YAML::Node a = saved.to_yaml(), b = edited.to_yaml();
+  std::vector<RunSettingChange> changes;
+  for (const char* key : {"trials", "cost"}) compare(a["budget"], b["budget"], key, "budget.", changes);
+  return changes;
+}
+
 CampaignConfig with_run_settings(CampaignConfig saved, const CampaignConfig& edited) {
   saved.executor = edited.executor;
   // Only with the same levels (else the resolution differs anyway, and the difference is refused).

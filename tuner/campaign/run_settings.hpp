@@ -21,6 +21,10 @@ struct RunSettingChange {
 // The run settings `edited` changes from `saved`, in the order of the campaign's keys.
 std::vector<RunSettingChange> run_setting_changes(const CampaignConfig& saved, const CampaignConfig& edited);
 
+// The budgets (budget.trials, budget.cost) `edited` gives otherwise than `saved`: what a refusal of
+// a lowered, added or removed budget names.
+std::vector<RunSettingChange> budget_changes(const CampaignConfig& saved, const CampaignConfig& edited);
+
 // `saved` with the run settings of `edited`.
 CampaignConfig with_run_settings(CampaignConfig saved, const CampaignConfig& edited);
 

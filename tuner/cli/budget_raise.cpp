@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_runner.hpp"
+#include "tuner/campaign/event_log.hpp"
 #include "tuner/campaign/progress.hpp"
 
 namespace tune::tuner {
@@ -69,6 +71,10 @@ std::optional<int> raise_budgets(const std::filesystem::path& dir, CampaignState
   s.finished = false;
   s.stop_reason.clear();
   save_state(dir, s);
+  EventFields fields;  // the log tells every change of a budget, as it tells run settings'
+  if (raise.trials) fields.push_back({"trials", json_number(std::uint64_t{*raise.trials})});
+  if (raise.cost) fields.push_back({"cost", json_number(*raise.cost)});
+  EventLog(dir / campaign_files::kEvents).write("budget_raised", fields);
   return std::nullopt;
 }
 

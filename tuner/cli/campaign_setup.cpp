@@ -102,8 +102,9 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
     std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
                                                      : "resume it with 'tune resume " + dir.string() + "'";
     if (keys.find("budget") != std::string::npos)
-      again += " (with '--trials N' for a trial budget of N in all, '--cost-budget B' for a cost budget of B; a "
-               "campaign file may raise budget.trials and budget.cost, not lower, add or remove them)";
+      again += " (" + describe(budget_changes(existing.config, config)) + ": a campaign file may raise budget.trials "
+               "and budget.cost, not lower, add or remove them; '--trials N' sets a trial budget of N in all, "
+               "'--cost-budget B' a cost budget of B)";
     std::fprintf(stderr,
                  "tune %s: %s already holds the campaign '%s', which differs from the campaign '%s' of %s (in: %s); %s, "
                  "or choose another directory with --dir\n",

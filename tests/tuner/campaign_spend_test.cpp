@@ -1,0 +1,50 @@
+// The notes added to why a campaign whose cost budget is spent ended.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "tuner/campaign/campaign_spend.hpp"
+
+namespace tune::tuner {
+namespace {
+
+// Every full run hit its time limit: the budget went on runs that could not finish, and the note
+// says so and names the setting (cmets chose the full run again and again, and the end said only
+// that no full run had completed).
+TEST(CampaignSpendNotes, FullRunsThatAllTimedOutNameTheirLimit) {
+  CampaignState s = CampaignState::create(
+      campaign_from_yaml(YAML::Load("name: c\ncommand: [train, \"{epochs}\", \"{x}\"]\n"
+                                    "space: {x: {type: float, low: 0, high: 1}}\n"
+                                    "resolution: {param: epochs, levels: [1, 3], timeout: [5s, 8s]}\n"
+                                    "budget: {cost: 60}\n"),
+                     "c.yaml"),
+      0.0);
+  const auto timed_out = [](double seconds) {
+    return adapters::TrialExit{.kind = adapters::ExitKind::timeout, .started_at = 0, .finished_at = seconds};
+  };
+  s.study.enqueue({{"x", 0.5}}, 0);
+  s.study.enqueue({{"x", 0.3}}, 1);
+  s.study.enqueue({{"x", 0.2}}, 1);
+  ASSERT_TRUE(s.study.ask());
+  s.study.tell(0, 1.0, 2.0);
+  for (std::uint64_t id : {1, 2}) {
+    ASSERT_TRUE(s.study.ask()) << s.study.stop_reason();
+    s.study.fail(id, "timed out after 8.0s", 8.0);
+  }
+  s.runs = {TrialRun{.id = 0, .status = RunStatus::complete, .attempts = 1},
+            TrialRun{.id = 1, .status = RunStatus::failed, .attempts = 1, .exit = timed_out(8.0)},
+            TrialRun{.id = 2, .status = RunStatus::failed, .attempts = 1, .exit = timed_out(8.0)}};
+  const std::string note = no_full_run_note(s);
+  EXPECT_NE(note.find("no full-resolution trial (epochs 3) completed"), std::string::npos) << note;
+  EXPECT_NE(note.find("2 full runs timed out at 8s (resolution.timeout of the full run); raise it"), std::string::npos)
+      << note;
+  // A cheap run that timed out is not the full run's limit.
+  s.runs[1].exit->kind = adapters::ExitKind::exited;
+  s.runs[1].exit->code = 1;
+  s.runs[2].exit->kind = adapters::ExitKind::exited;
+  s.runs[2].exit->code = 1;
+  s.runs[0].exit = timed_out(5.0);
+  EXPECT_EQ(no_full_run_note(s).find("timed out"), std::string::npos) << no_full_run_note(s);
+}
+
+}  // namespace
+}  // namespace tune::tuner
