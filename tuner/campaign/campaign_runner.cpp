@@ -381,7 +381,13 @@ class Runner {
       if (e.kind == adapters::ExitKind::lost) ++r.lost;
       r.status = RunStatus::queued;
       r.job.clear();
-      progress_.log("trial " + f.id + (e.kind == adapters::ExitKind::lost ? " lost (" + e.message + ")" : " interrupted") +
+      // A damaged exit record is said (it was only in the log's requeue event, and the finished
+      // trial ran again without a word of why).
+      const bool damaged = e.message.rfind(adapters::kDamagedRecord, 0) == 0;
+      progress_.log("trial " + f.id +
+                    (e.kind == adapters::ExitKind::lost ? " lost (" + e.message + ")"
+                     : damaged                          ? " interrupted (" + e.message + ")"
+                                                        : " interrupted") +
                     "; it will run again");
       checkpoint();
       events_.write("requeue", {{"trial", json_number(id)}, {"reason", json_string(e.message)}});

@@ -46,8 +46,9 @@ auto read_record(const std::filesystem::path& dir, const char* name, Parse parse
     if (!root.IsMap()) throw StateError("expected a map of fields");
     return parse(root);
   } catch (const std::exception& e) {
-    throw std::runtime_error("damaged record '" + path.string() + "': " + e.what() +
-                             " (delete the file to treat the trial as never run)");
+    throw std::runtime_error(kDamagedRecord + path.string() + "': " + e.what() +
+                             " (delete the file: the tuner then tells from the trial's other records whether it "
+                             "ended, still runs or must run again)");
   }
 }
 

@@ -34,6 +34,9 @@ struct TrialExit {
 };
 
 inline constexpr const char* kExitFile = "exit.yaml";
+// How the error of a damaged record (exit.yaml, supervisor.yaml) begins: a trial whose exit record
+// is damaged is collected as cancelled, with that error as its message, and runs again.
+inline constexpr const char* kDamagedRecord = "damaged record '";
 inline constexpr const char* kSupervisorFile = "supervisor.yaml";
 inline constexpr const char* kStdoutFile = "stdout";
 inline constexpr const char* kStderrFile = "stderr";
