@@ -209,6 +209,33 @@ TEST(TuneCrash, StateCutShortInItsTrialListIsRefusedAtItsLineAndLeftUntouched) {
   }
 }
 
+// A trial whose exit record is damaged (by hand, by a disk) runs again: it was re-queued with only
+// the log's requeue event naming the record, the terminal saying "interrupted", as after a stop.
+TEST(TuneCrash, ADamagedExitRecordIsSaidAsTheTrialRunsAgain) {
+  const fs::path d = fresh_dir("crash-damaged-exit");
+  write(d / "c.yaml", "name: x\ncommand: [" +
+                          write_script(d, "wait.sh", "#!/bin/sh\nwhile [ ! -e go ]; do sleep 0.02; done\necho objective=1\n")
+                              .string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {trials: 1}\n");
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path trial = d / "x" / "trials" / "0";
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }, kPatience));
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  write(trial / "go", "");
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "exit.yaml"); }, kPatience));
+  const pid_t supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
+  ASSERT_TRUE(wait_until([&] { return !alive(supervisor); }, kPatience));
+  write(trial / "exit.yaml", "status: [\n");
+  const Result r = tune(d, {"resume", "x"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("trial 0 interrupted (damaged record '" + (trial / "exit.yaml").string()), std::string::npos)
+      << r.err;
+  const YAML::Node run = state_of(d / "x")["runs"][0];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+  EXPECT_EQ(run["attempts"].as<int>(), 2) << run;
+}
+
 // A resume that fails while it re-attaches the running trials (here a supervisor record damaged by
 // hand) ended before its session started: no session_start, no session_end, and `tune status` told
 // the session before it. Now the session starts first and ends with the error, which names the file.
