@@ -209,17 +209,28 @@ TEST(TuneCrash, StateCutShortInItsTrialListIsRefusedAtItsLineAndLeftUntouched) {
   }
 }
 
-// A trial whose exit record is damaged (by hand, by a disk) runs again: it was re-queued with only
-// the log's requeue event naming the record, the terminal saying "interrupted", as after a stop.
-TEST(TuneCrash, ADamagedExitRecordIsSaidAsTheTrialRunsAgain) {
-  const fs::path d = fresh_dir("crash-damaged-exit");
-  write(d / "c.yaml", "name: x\ncommand: [" +
+// Starts `tune run` of a one-trial campaign `name` in `d` whose trial waits for a file `go` in its
+// directory, and returns the tuner once the trial's supervisor runs (0, the tuner killed, if it
+// did not start).
+pid_t start_waiting_trial(const fs::path& d, const std::string& name) {
+  write(d / "c.yaml", "name: " + name + "\ncommand: [" +
                           write_script(d, "wait.sh", "#!/bin/sh\nwhile [ ! -e go ]; do sleep 0.02; done\necho objective=1\n")
                               .string() +
                           ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {trials: 1}\n");
   const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  if (wait_until([&] { return fs::exists(d / name / "trials" / "0" / "supervisor.yaml"); }, kPatience)) return tuner;
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  return 0;
+}
+
+// A trial whose exit record is damaged (by hand, by a disk) runs again: it was re-queued with only
+// the log's requeue event naming the record, the terminal saying "interrupted", as after a stop.
+TEST(TuneCrash, ADamagedExitRecordIsSaidAsTheTrialRunsAgain) {
+  const fs::path d = fresh_dir("crash-damaged-exit");
+  const pid_t tuner = start_waiting_trial(d, "x");
   const fs::path trial = d / "x" / "trials" / "0";
-  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }, kPatience));
+  ASSERT_GT(tuner, 0) << "the trial did not start";
   ::kill(tuner, SIGKILL);
   finish(d, tuner);
   write(trial / "go", "");
@@ -281,13 +292,9 @@ namespace {
 // again, so the dropped connection costs no work in progress.
 TEST(TuneCrash, AHangUpEndsTheSessionAndLeavesTheRunningTrialToTheResume) {
   const fs::path d = fresh_dir("crash-hangup");
-  write(d / "c.yaml", "name: h\ncommand: [" +
-                          write_script(d, "wait.sh", "#!/bin/sh\nwhile [ ! -e go ]; do sleep 0.02; done\necho objective=1\n")
-                              .string() +
-                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {trials: 1}\n");
-  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const pid_t tuner = start_waiting_trial(d, "h");
   const fs::path trial = d / "h" / "trials" / "0";
-  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "supervisor.yaml"); }, kPatience));
+  ASSERT_GT(tuner, 0) << "the trial did not start";
   ::kill(tuner, SIGHUP);
   const Result r = finish(d, tuner);
   EXPECT_EQ(r.code, 3) << "exit " << r.code << ": " << r.err;
