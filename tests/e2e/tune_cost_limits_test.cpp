@@ -114,8 +114,8 @@ TEST(TuneCostLimits, ARunReattachedByAResumeKeepsItsLimitAndOthersStartBesideIt)
   ASSERT_EQ(finish(d, tuner).code, 3);
   // tune status says why the next trial will not wait (it said "one trial runs at a time").
   const Result status = tune(d, {"status", "reattached"});
-  EXPECT_NE(status.out.find("the levels' costs are unknown until the first run's time is in; trials start beside it "
-                            "while the budget left covers every running trial at its time limit"),
+  EXPECT_NE(status.out.find("with time limits a trial starts beside the running ones while the budget left, with each "
+                            "of them at its time limit (+ grace + 5 s), covers one more at the longest (7.2s)"),
             std::string::npos)
       << status.out;
   const Result resumed = tune(d, {"resume", "reattached", "--trials", "3", "--quiet"});

@@ -65,24 +65,26 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   if (s.config.budget.cost) spend += " of the budget " + format_short(*s.config.budget.cost) + unit;
   spend += res.measured() ? " (measured: seconds of trial run time)" : " (declared costs)";
   std::printf("%s\n", spend.c_str());
-  // Why a tuner with several workers runs one trial (or tune ask exits 6): the study waits for the
-  // first measured cost before it commits the budget to guesses.
-  // With time limits a guessed cost is bounded: trials start while the worst case fits the budget.
-  const bool bounded = !s.study.level_cost_limits().empty();
-  const std::string bounded_note = "; trials start beside it while the budget left covers every running trial at "
-                                   "its time limit (+ grace + 5 s) and one more at the longest";
-  if (s.config.budget.cost && !calibrated && s.study.pending_count() > 0)
-    std::printf("  the levels' costs are unknown until the first run's time is in%s\n",
-                bounded ? bounded_note.c_str() : ": until then one trial runs at a time");
+  // With time limits every run's cost is bounded, and one rule says when trials start beside others.
+  const std::vector<double>& limits = s.study.level_cost_limits();
+  if (s.config.budget.cost && !limits.empty() && s.study.pending_count() > 0)
+    std::printf("  with time limits a trial starts beside the running ones while the budget left, with each of them "
+                "at its time limit (+ grace + 5 s), covers one more at the longest (%s%s)\n",
+                format_short(*std::max_element(limits.begin(), limits.end())).c_str(), unit);
+  // Without them: why a tuner with several workers runs one trial (or tune ask exits 6): the study
+  // waits for the first measured cost before it commits the budget to guesses.
+  if (s.config.budget.cost && limits.empty() && !calibrated && s.study.pending_count() > 0)
+    std::printf("  the levels' costs are unknown until the first run's time is in: until then one trial runs at a time\n");
   // Likewise a run at a level no run has completed at, whose cost is a guess.
-  if (s.config.budget.cost && calibrated)
+  if (s.config.budget.cost && limits.empty() && calibrated)
     for (const TrialRun& r : s.runs) {
       const std::optional<std::size_t> level = s.study.trial(r.id).level;
       if ((r.status == RunStatus::running || r.status == RunStatus::queued) && level && *level < n &&
           !level_cost_measured(res, s.study.trials(), *level)) {
-        std::printf("  trial %llu runs at %s %s, whose cost is still a guess (no run there has completed)%s\n",
-                    static_cast<unsigned long long>(r.id), res.parameter.c_str(), level_value(res, *level).c_str(),
-                    bounded ? bounded_note.c_str() : ": until it ends no other trial starts");
+        std::printf("  trial %llu %s at %s %s, whose cost is still a guess (no run there has completed): until it ends "
+                    "no other trial starts\n",
+                    static_cast<unsigned long long>(r.id), r.status == RunStatus::running ? "runs" : "is to run",
+                    res.parameter.c_str(), level_value(res, *level).c_str());
         break;
       }
     }
