@@ -125,6 +125,21 @@ TEST(TuneRunSettings, AChangeOfTheSearchIsRefusedAndNothingIsApplied) {
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("which differs from the campaign 's' of c.yaml (in: space)"), std::string::npos) << r.err;
   EXPECT_EQ(slurp(d / "s" / "state.yaml"), state);
+  // An added enqueue: is the search's too; tune enqueue adds a configuration.
+  write(d / "c.yaml", quadratic_campaign_with("s", 2, "{workers: 1}", "enqueue:\n  - {x: 0.1, y: 0.2}\n"));
+  const Result enqueued = tune(d, {"run", "c.yaml"});
+  EXPECT_EQ(enqueued.code, 1);
+  EXPECT_NE(enqueued.err.find("(in: enqueue); resume it with 'tune resume s' ('tune enqueue s NAME=VALUE ...' adds a "
+                              "configuration to run)"),
+            std::string::npos)
+      << enqueued.err;
+  // tune resume of the file, not of its directory, says which to give, and what running the file does.
+  const Result file = tune(d, {"resume", "c.yaml"});
+  EXPECT_EQ(file.code, 2);
+  EXPECT_NE(file.err.find("c.yaml is a file, not a campaign directory: give the directory its campaign runs in"),
+            std::string::npos)
+      << file.err;
+  EXPECT_EQ(slurp(d / "s" / "state.yaml"), state);
 }
 
 }  // namespace

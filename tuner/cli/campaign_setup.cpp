@@ -105,6 +105,8 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
       again += " (" + describe(budget_changes(existing.config, config)) + ": a campaign file may raise budget.trials "
                "and budget.cost, not lower, add or remove them; '--trials N' sets a trial budget of N in all, "
                "'--cost-budget B' a cost budget of B)";
+    if (keys.find("enqueue") != std::string::npos)
+      again += " ('tune enqueue " + dir.string() + " NAME=VALUE ...' adds a configuration to run)";
     std::fprintf(stderr,
                  "tune %s: %s already holds the campaign '%s', which differs from the campaign '%s' of %s (in: %s); %s, "
                  "or choose another directory with --dir\n",

@@ -48,6 +48,15 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
                      : !std::filesystem::is_directory(dir, ec) ? "is not a directory"
                                                                : "holds no campaign (no state.yaml)";
   const bool ask = std::string(command) == "ask";
+  // `tune resume c.yaml`: the campaign file, not its directory. Running the file continues it.
+  if (std::filesystem::is_regular_file(dir, ec) && std::string(command) != "ask") {
+    std::fprintf(stderr,
+                 "tune %s: %s is a file, not a campaign directory: give the directory its campaign runs in (./<name>, "
+                 "or tune run's --dir); 'tune run %s' runs the campaign it defines, or continues it there with the "
+                 "file's run settings and budget\n",
+                 command, dir.c_str(), dir.c_str());
+    return false;
+  }
   std::fprintf(stderr,
                "tune %s: %s %s; give the directory of a campaign (the one 'tune run' created: ./<name>, or its "
                "--dir), or start one with 'tune run CAMPAIGN.yaml'%s ('tune init' writes an example)\n",

@@ -83,8 +83,8 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand(
       "run", "run a campaign from a file, or inline: tune run --name N [--trials N --workers N ...] -- "
              "COMMAND --lr~'loguniform(1e-5,1)' --layers~'int(1,8)' --act~'choice(relu,tanh)'. A directory that "
-             "holds the campaign already is continued, with the file's workers, timeouts and executor options if "
-             "they changed");
+             "holds the campaign already is continued, with the file's (or the options') workers, timeouts, "
+             "executor options and raised budgets if they changed");
   run->add_option("campaign", campaign_file, "campaign file (see 'tune init')");
   run->add_option("--dir", dir, "campaign directory (default: ./<name>)");
   run->add_option("--name", inline_settings.name, "inline form: campaign name");
