@@ -671,6 +671,9 @@ TEST(TuneCli, CommandWhoseProgramCannotStartIsRefusedBeforeAnyTrial) {
       {(d / "no-such-train.sh").string(), "does not exist"},
       {(d / "train.sh").string(), "is not executable"},
       {"no-such-trainer-on-path", "is not found on PATH"},
+      // A relative path: neither beside the campaign file nor in the trial's directory (the
+      // message named only the latter, a path the user never wrote).
+      {"./gone.sh", "does not exist, neither beside the campaign's definition"},
   };
   for (const auto& [program, why] : cases) {
     write(d / "c.yaml", campaign(program));

@@ -13,7 +13,8 @@ CampaignConfig campaign(const std::string& executor, const std::string& resoluti
                         const std::string& budget = "{cost: 100, failures: 10}") {
   return campaign_from_yaml(
       YAML::Load("name: c\ncommand: [train, \"{epochs}\", \"{x}\"]\nspace: {x: {type: float, low: 0, high: 1}}\n"
-                 "resolution: {param: epochs, levels: [1, 3], timeout: " + resolution_timeout + "}\n"
+                 "resolution: {param: epochs, levels: [1, 3]" +
+                 (resolution_timeout.empty() ? "" : ", timeout: " + resolution_timeout) + "}\n"
                  "budget: " + budget + "\nexecutor: " + executor + "\n"),
       "c.yaml");
 }
@@ -25,8 +26,10 @@ TEST(RunSettings, ChangesAreListedWithTheirValuesAsWritten) {
             "resolution.timeout [60s, 180s] -> [120s, 360s], budget.failures 10 -> 3, executor.workers 2 -> 4, "
             "executor.grace 10s -> 30s");
   EXPECT_TRUE(run_setting_changes(saved, saved).empty());
+  // Beside resolution.timeout, executor.timeout limits no trial: its change is not listed.
+  EXPECT_TRUE(run_setting_changes(saved, campaign("{workers: 2, timeout: 2h}")).empty());
   // A setting given on one side only.
-  EXPECT_EQ(describe(run_setting_changes(campaign("{workers: 1}"), campaign("{workers: 1, timeout: 10m}"))),
+  EXPECT_EQ(describe(run_setting_changes(campaign("{workers: 1}", ""), campaign("{workers: 1, timeout: 10m}", ""))),
             "executor.timeout (none) -> 600s");
   // From this machine to a cluster: the kind and the Slurm keys it brings (with their defaults).
   EXPECT_EQ(describe(run_setting_changes(campaign("{workers: 1}"), campaign("{kind: slurm, workers: 1, partition: gpu}"))),

@@ -35,7 +35,11 @@ std::vector<RunSettingChange> run_setting_changes(const CampaignConfig& saved, c
   for (const YAML::Node& x : {a["executor"], b["executor"]})
     for (const auto& kv : x)
       if (std::find(keys.begin(), keys.end(), kv.first.Scalar()) == keys.end()) keys.push_back(kv.first.Scalar());
-  for (const std::string& key : keys) compare(a["executor"], b["executor"], key, "executor.", changes);
+  // executor.timeout is no trial's limit where resolution.timeout gives every level one: a change
+  // of it changes nothing, and is not listed as if it did.
+  const bool unused_timeout = !saved.level_timeouts.empty() && !edited.level_timeouts.empty();
+  for (const std::string& key : keys)
+    if (!(unused_timeout && key == "timeout")) compare(a["executor"], b["executor"], key, "executor.", changes);
   return changes;
 }
 

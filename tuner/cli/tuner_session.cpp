@@ -33,9 +33,16 @@ std::string unstartable_program(const std::string& program, const std::filesyste
   const std::filesystem::path trial_dir = std::filesystem::absolute(dir) / campaign_files::kTrials / "0";
   if (program.find('/') != std::string::npos) {
     std::filesystem::path p(program);
-    if (p.is_relative()) p = (trial_dir / p).lexically_normal();
+    const bool relative = p.is_relative();
+    if (relative) p = (trial_dir / p).lexically_normal();
     std::error_code ec;
-    if (!std::filesystem::exists(p, ec)) return "'" + p.string() + "' does not exist";
+    // A relative path that named a file where the campaign was defined was made absolute
+    // (anchor_relative_paths): this one is neither there nor in the trial's directory.
+    if (!std::filesystem::exists(p, ec))
+      return relative ? "'" + program + "' does not exist, neither beside the campaign's definition (the campaign "
+                                        "file's folder, or the current directory for the command line) nor in the "
+                                        "trial's directory ('" + p.string() + "')"
+                      : "'" + p.string() + "' does not exist";
     if (!runnable(p))
       return "'" + p.string() + "' is not executable (chmod +x it, or name its interpreter first, e.g. [python3, " +
              program + ", ...])";
