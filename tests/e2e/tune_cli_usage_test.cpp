@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "tune_process.hpp"
 
@@ -111,6 +112,20 @@ void ask_two_trials_of_new_campaign(const fs::path& d) {
 // Telling a trial twice, or a trial that does not exist, is a bad command line (exit 2, as telling a
 // trial the tuner launched), and the refusal says what the trial recorded: it was exit 1 ("error:
 // damaged state, I/O") with "trial 1 is not waiting for a result".
+// A cost as typed: `--cost-budget 10m` got CLI11's "Could not convert: --cost-budget = 10m".
+TEST(TuneCliUsage, ACostThatIsNotAPlainNumberSaysWhatItShouldBe) {
+  const fs::path d = fresh_dir("cost-not-a-number");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"resume", "c", "--cost-budget", "10m"}, {"ask", "c", "--cost-budget", "ten"},
+        {"tell", "c", "0", "1", "--cost", "3s"}, {"run", "--name", "c", "--cost-budget", "1h", "--", "true"}}) {
+    const Result r = tune(d, args);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("expected a plain number (seconds of trial run time when costs are measured"),
+              std::string::npos)
+        << args[0] << ": " << r.err;
+  }
+}
+
 TEST(TuneCliUsage, TellingATrialTwiceIsABadCommandLineThatSaysWhatWasRecorded) {
   const fs::path d = fresh_dir("usage-tell-twice");
   ASSERT_NO_FATAL_FAILURE(ask_two_trials_of_new_campaign(d));

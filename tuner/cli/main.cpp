@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +31,17 @@ then ask again (tune ask exits 0 with nothing handed out once the campaign is fi
 // past 2^64 - 1 to it (`tune ask DIR --trials 99999999999999999999999` set budget.trials to
 // 18446744073709551615 without a word), so counts are checked as typed: digits only, and a value
 // that fits.
+// A cost or cost budget as typed: CLI11's own refusal of `--cost-budget 10m` read "Could not convert:
+// --cost-budget = 10m". Costs are plain numbers (seconds when measured, else the declared units).
+std::string plain_number(const std::string& v) {
+  char* end = nullptr;
+  (void)std::strtod(v.c_str(), &end);
+  if (v.empty() || end != v.c_str() + v.size())
+    return "expected a plain number (seconds of trial run time when costs are measured, else the units of "
+           "resolution.cost), not '" + v + "'";
+  return {};
+}
+
 std::string whole_number(const std::string& v) {
   if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }))
     return "expected a whole number, not '" + v + "'";
@@ -95,7 +107,8 @@ int main(int argc, char** argv) {
                   "inline form: the budget in seconds of trial run time, with a resolution (NAME~'levels(1,3,9,27)': "
                   "the trial gets each level's value as {NAME}, and cmets chooses the level); then no trial limit "
                   "unless --trials is given")
-      ->type_name("SECONDS");
+      ->type_name("SECONDS")
+      ->check(plain_number);
   run->add_option("--workers", inline_settings.workers, "inline form: trials at a time")
       ->capture_default_str()
       ->check(whole_number);
@@ -124,7 +137,7 @@ int main(int argc, char** argv) {
   std::optional<double> resume_cost;
   resume_cmd->add_option("--cost-budget", resume_cost,
                          "raise budget.cost to B in all (more than the present budget), e.g. to continue a campaign "
-                         "that spent its cost budget")->type_name("B");
+                         "that spent its cost budget")->type_name("B")->check(plain_number);
   add_session_flags(resume_cmd);
 
   std::filesystem::path init_file = "campaign.yaml";
@@ -172,7 +185,8 @@ int main(int argc, char** argv) {
   ask_cmd->add_option("--cost-budget", ask_cost,
                       "with a campaign directory: raise budget.cost to B in all (more than the present budget) first, "
                       "e.g. to continue a campaign that spent its cost budget")
-      ->type_name("B");
+      ->type_name("B")
+      ->check(plain_number);
   std::string tell_id;  // parsed here: CLI11 read -1 as 2^64 - 1 and clamped ids past 2^64
   std::optional<std::string> tell_value, tell_failure;
   CLI::App* tell_cmd = app.add_subcommand(
@@ -184,7 +198,8 @@ int main(int argc, char** argv) {
   tell_cmd->add_option("--failed", tell_failure, "report the trial as failed, with this reason");
   std::optional<double> tell_cost;
   tell_cmd->add_option("--cost", tell_cost,
-                       "what the trial cost in seconds (campaigns with a resolution whose costs are measured)");
+                       "what the trial cost in seconds (campaigns with a resolution whose costs are measured)")
+      ->check(plain_number);
 
   CLI::App* stop_cmd = app.add_subcommand("stop", "ask a running tuner to stop gracefully (it checkpoints first)");
   stop_cmd->add_option("dir", campaign_dir, "campaign directory")->required();
