@@ -55,7 +55,7 @@ StrategyContext Study::context() const {
   // so that what it proposes fits even at its worst; at the level's mean cost, a run near the end
   // spent 202 of a budget of 200 when the runs then being made cost far more than the mean.
   if (!level_cost_limits_.empty() && options_.cost_budget && pending_count() == 0 &&
-      c.remaining_budget < *std::max_element(level_cost_limits_.begin(), level_cost_limits_.end()))
+      c.remaining_budget < longest_cost_limit())
     c.level_costs = level_cost_limits_;
   return c;
 }
@@ -197,8 +197,7 @@ bool Study::waits_for_a_guessed_cost() {
   if (!level_cost_limits_.empty()) {
     if (pending_count() == 0 || worst_case_fits()) return false;
     stop_reason_ = "waiting for running trials: the budget left with each of them at its time limit does not cover "
-                   "one more run at the longest limit (" + format_double(*std::max_element(
-                       level_cost_limits_.begin(), level_cost_limits_.end())) + ")";
+                   "one more run at the longest limit (" + format_double(longest_cost_limit()) + ")";
     return true;
   }
   if (!costs_calibrated(r, trials_)) {
@@ -225,8 +224,11 @@ bool Study::worst_case_fits() const {
   for (const Trial& t : trials_)
     committed += t.status == TrialStatus::pending ? level_cost_limits_[t.level.value_or(options_.resolution->top())]
                                                   : trial_cost(t, costs);
-  const double largest_limit = *std::max_element(level_cost_limits_.begin(), level_cost_limits_.end());
-  return *options_.cost_budget - committed >= largest_limit;
+  return *options_.cost_budget - committed >= longest_cost_limit();
+}
+
+double Study::longest_cost_limit() const {
+  return *std::max_element(level_cost_limits_.begin(), level_cost_limits_.end());
 }
 
 void Study::set_level_cost_limits(std::vector<double> limits) {

@@ -187,6 +187,7 @@ class Study {
   std::optional<Suggestion> ask_enqueued();
   bool waits_for_a_guessed_cost();
   bool worst_case_fits() const;
+  double longest_cost_limit() const;  // of level_cost_limits_, which is not empty
   bool exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
                            std::string_view which_run);
   Suggestion suggestion_of(const Trial& t) const;

@@ -142,15 +142,20 @@ std::string extra_entry(const std::string& entry) {
   return d;
 }
 
+// Where the value of an `--option=value` entry (as extra_entry gives it) begins; npos for any other
+// entry (`--exclusive`, `--nodes 2`), which is passed as written.
+std::size_t option_value_at(const std::string& d) {
+  const std::size_t eq = d.find('=');
+  return d.rfind("--", 0) == 0 && eq != std::string::npos ? eq + 1 : std::string::npos;
+}
+
 // An --option=value entry whose value holds both kinds of quote: no #SBATCH line can carry it
 // (sbatch splits the line at blanks outside quotes and drops the quotes, with no escape), so it goes
 // on sbatch's command line, as one argument, exactly as written.
 bool needs_command_line(const std::string& entry) {
   const std::string d = extra_entry(entry);
-  const std::size_t eq = d.find('=');
-  if (d.rfind("--", 0) != 0 || eq == std::string::npos) return false;
-  const std::string value = d.substr(eq + 1);
-  return value.find('"') != std::string::npos && value.find('\'') != std::string::npos;
+  const std::size_t at = option_value_at(d);
+  return at != std::string::npos && d.find('"', at) != std::string::npos && d.find('\'', at) != std::string::npos;
 }
 
 // An executor.extra entry as a #SBATCH line's text (not one needs_command_line takes). sbatch splits
@@ -160,13 +165,13 @@ bool needs_command_line(const std::string& entry) {
 // quoting, kept as written.
 std::string sbatch_directive(const std::string& entry) {
   const std::string d = extra_entry(entry);
-  const std::size_t eq = d.find('=');
-  if (d.rfind("--", 0) != 0 || eq == std::string::npos) return d;
-  const std::string value = d.substr(eq + 1);
+  const std::size_t at = option_value_at(d);
+  if (at == std::string::npos) return d;
+  const std::string value = d.substr(at);
   const bool quoted_whole = value.size() >= 2 && (value[0] == '"' || value[0] == '\'') && value.back() == value[0];
   if (quoted_whole || value.find_first_of(" \t'\"") == std::string::npos) return d;
-  if (value.find('"') == std::string::npos) return d.substr(0, eq + 1) + '"' + value + '"';
-  return d.substr(0, eq + 1) + '\'' + value + '\'';  // (holds no ': both kinds go on the command line)
+  if (value.find('"') == std::string::npos) return d.substr(0, at) + '"' + value + '"';
+  return d.substr(0, at) + '\'' + value + '\'';  // (holds no ': both kinds go on the command line)
 }
 
 }  // namespace
