@@ -83,23 +83,35 @@ struct StayingTrial {
   pid_t tuner = 0, supervisor = 0, leader = 0, child = 0;
 };
 
-StayingTrial start_staying_trial(const fs::path& d) {
-  write(d / "c.yaml", "name: s\ncommand: [" + write_script(d, "stay.sh", kStayingTrainer).string() +
-                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
-                          "objective: {name: loss}\nbudget: {trials: 1}\nexecutor: {workers: 1}\n");
-  StayingTrial t;
-  t.tuner = start(d, {"run", "c.yaml", "--quiet"});
-  const fs::path trial = d / "s" / "trials" / "0";
-  if (!wait_until([&] {
-        return fs::exists(trial / "child.pid") && !slurp(trial / "child.pid").empty() &&
-               fs::exists(trial / "leader.pid") && fs::exists(trial / "supervisor.yaml");
-      }, kPatience))
-    return t;
+// Reads the pids of the attempt running in `trial` into `t`; false while it has not written them all.
+bool read_staying_pids(const fs::path& trial, StayingTrial& t) {
+  if (!fs::exists(trial / "child.pid") || slurp(trial / "child.pid").empty() || !fs::exists(trial / "leader.pid") ||
+      !fs::exists(trial / "supervisor.yaml"))
+    return false;
   t.leader = static_cast<pid_t>(std::stol(slurp(trial / "leader.pid")));
   t.child = static_cast<pid_t>(std::stol(slurp(trial / "child.pid")));
   t.supervisor = YAML::LoadFile((trial / "supervisor.yaml").string())["supervisor_pid"].as<pid_t>();
+  return true;
+}
+
+// Starts campaign `s` of `trials` trials of kStayingTrainer, all at once; returns their processes
+// (each with the tuner's pid) once every first attempt runs, or what it has after kPatience.
+std::vector<StayingTrial> start_staying_trials(const fs::path& d, int trials) {
+  write(d / "c.yaml", "name: s\ncommand: [" + write_script(d, "stay.sh", kStayingTrainer).string() +
+                          ", \"{x}\"]\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "objective: {name: loss}\nbudget: {trials: " + std::to_string(trials) +
+                          "}\nexecutor: {workers: " + std::to_string(trials) + "}\n");
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  std::vector<StayingTrial> t(static_cast<std::size_t>(trials), StayingTrial{.tuner = tuner});
+  wait_until([&] {
+    bool all = true;
+    for (std::size_t i = 0; i < t.size(); ++i) all = read_staying_pids(d / "s" / "trials" / std::to_string(i), t[i]) && all;
+    return all;
+  }, kPatience);
   return t;
 }
+
+StayingTrial start_staying_trial(const fs::path& d) { return start_staying_trials(d, 1).front(); }
 
 // A supervisor killed with SIGKILL (by hand, by the OOM killer) recorded no exit, so the tuner ran
 // the trial again, as it should; but the first attempt's command and its child ran on under init,
@@ -280,6 +292,33 @@ TEST(TuneCrash, AnErrorWhileReattachingEndsTheSessionWithItsReason) {
   EXPECT_NE(events.find("error: ", end_at), std::string::npos) << events;
   const Result status = tune(d, {"status", "s"});
   EXPECT_NE(status.out.find("last session ended: error: "), std::string::npos) << status.out;
+}
+
+// Two running trials whose records a crash damaged: the resume named only the first, so the user
+// learnt of the second by mending the first and resuming again. A record's raw bytes, quoted by the
+// YAML parser, reached the terminal as they were.
+TEST(TuneCrash, EveryDamagedRecordIsNamedInOneResumeAndNoneEchoesRawBytes) {
+  const fs::path d = fresh_dir("crash-damaged-records");
+  const std::vector<StayingTrial> t = start_staying_trials(d, 2);
+  ASSERT_GT(t[1].child, 0) << "the trials did not start";
+  ::kill(t[0].tuner, SIGKILL);
+  finish(d, t[0].tuner);
+  write(d / "s" / "trials" / "0" / "supervisor.yaml", "supervisor_pid: \"\\\xB3\x01\"\n");
+  write(d / "s" / "trials" / "1" / "supervisor.yaml", "supervisor_pid: [1\n");
+
+  const Result r = tune(d, {"resume", "s", "--quiet"});
+  for (const StayingTrial& s : t)
+    for (const pid_t pid : {s.supervisor, s.leader, s.child}) ::kill(pid, SIGKILL);  // nothing left behind
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.err.find("2 trial records are damaged:"), std::string::npos) << r.err;
+  for (const char* trial : {"0", "1"})
+    EXPECT_NE(r.err.find("damaged record '" + (d / "s" / "trials" / trial / "supervisor.yaml").string() + "'"),
+              std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("unknown escape character: \\xB3"), std::string::npos) << r.err;
+  for (const char c : r.err) {
+    const auto u = static_cast<unsigned char>(c);
+    EXPECT_TRUE(c == '\n' || (u >= 0x20 && u < 0x7F)) << "byte " << int(u) << " in: " << r.err;
+  }
 }
 
 }  // namespace

@@ -178,29 +178,47 @@ class Runner {
   // stopped: follow the ones whose supervisor is alive or left an exit record, re-queue the others.
   // Their events are written by the checkpoint that records them (also the one of a session that
   // ends in an error here: the trials re-attached or re-queued before it are recorded with their events).
+  // Every damaged trial record is named before the session ends for them: named one per resume, a
+  // user mending a crash that damaged several ran one resume per record to learn of the next.
   void resume_running_trials() {
-    auto& events = unsaved_events_;
+    std::vector<std::string> damaged;
     for (TrialRun& r : state_.runs) {
-      if (r.external || r.status == RunStatus::complete || r.status == RunStatus::failed) continue;
-      if (r.status == RunStatus::queued && r.attempts == 0) continue;
-      const std::filesystem::path tdir = trial_dir(dir_, r.id);
-      // A re-queued trial's last run was collected (or given up for lost), so an exit record in its
-      // directory is that run's, to be set aside at the next launch, not collected again; only a
-      // supervisor still alive (started just as the previous tuner died) is followed.
-      if (r.status == RunStatus::queued && !supervises_new_run(std::filesystem::absolute(tdir))) continue;
-      const adapters::RunRecord run{.id = std::to_string(r.id), .dir = std::filesystem::absolute(tdir),
-                                    .attempt = r.attempts, .job = r.job, .requeued = r.status == RunStatus::queued};
-      if (std::filesystem::exists(tdir) && executor_->attach(run)) {
-        r.status = RunStatus::running;
-        if (const std::string job = executor_->job_of(run.id); !job.empty()) r.job = job;
-        events.push_back(
-            {"reattach", {{"trial", json_number(r.id)}, {"reason", json_string("the tuner restarted while the trial ran")}}});
-        progress_.log("trial " + std::to_string(r.id) + " re-attached");
-      } else if (r.status == RunStatus::running) {
-        r.status = RunStatus::queued;
-        events.push_back({"requeue", {{"trial", json_number(r.id)}, {"reason", json_string("its run was lost")}}});
-        progress_.log("trial " + std::to_string(r.id) + " re-queued: its run was lost with the previous tuner");
+      try {
+        resume_running_trial(r);
+      } catch (const std::runtime_error& e) {
+        if (std::string_view(e.what()).rfind(adapters::kDamagedRecord, 0) != 0) throw;
+        damaged.emplace_back(e.what());
       }
+    }
+    if (damaged.size() == 1) throw std::runtime_error(damaged.front());
+    if (!damaged.empty()) {
+      std::string message = std::to_string(damaged.size()) + " trial records are damaged:";
+      for (const std::string& d : damaged) message += "\n  " + d;
+      throw std::runtime_error(message);
+    }
+  }
+
+  // One trial of resume_running_trials.
+  void resume_running_trial(TrialRun& r) {
+    if (r.external || r.status == RunStatus::complete || r.status == RunStatus::failed) return;
+    if (r.status == RunStatus::queued && r.attempts == 0) return;
+    const std::filesystem::path tdir = trial_dir(dir_, r.id);
+    // A re-queued trial's last run was collected (or given up for lost), so an exit record in its
+    // directory is that run's, to be set aside at the next launch, not collected again; only a
+    // supervisor still alive (started just as the previous tuner died) is followed.
+    if (r.status == RunStatus::queued && !supervises_new_run(std::filesystem::absolute(tdir))) return;
+    const adapters::RunRecord run{.id = std::to_string(r.id), .dir = std::filesystem::absolute(tdir),
+                                  .attempt = r.attempts, .job = r.job, .requeued = r.status == RunStatus::queued};
+    if (std::filesystem::exists(tdir) && executor_->attach(run)) {
+      r.status = RunStatus::running;
+      if (const std::string job = executor_->job_of(run.id); !job.empty()) r.job = job;
+      unsaved_events_.push_back(
+          {"reattach", {{"trial", json_number(r.id)}, {"reason", json_string("the tuner restarted while the trial ran")}}});
+      progress_.log("trial " + std::to_string(r.id) + " re-attached");
+    } else if (r.status == RunStatus::running) {
+      r.status = RunStatus::queued;
+      unsaved_events_.push_back({"requeue", {{"trial", json_number(r.id)}, {"reason", json_string("its run was lost")}}});
+      progress_.log("trial " + std::to_string(r.id) + " re-queued: its run was lost with the previous tuner");
     }
   }
 

@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tune/io/printable_text.hpp"
+
 namespace tune {
 
 std::string format_double(double value) {
@@ -64,7 +66,7 @@ YAML::Node parse_yaml(const std::string& text) {
     if (root.IsMap() || root.IsSequence()) check_unique_keys(root, "", visited);
     return root;
   } catch (const YAML::Exception& e) {
-    throw StateError(line_and_column(e.mark) + ": not valid YAML (" + e.msg + ")");
+    throw StateError(line_and_column(e.mark) + ": not valid YAML (" + printable_text(e.msg) + ")");
   }
 }
 

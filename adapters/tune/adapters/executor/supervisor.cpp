@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "tune/adapters/executor/trial_exit.hpp"
+#include "tune/io/printable_text.hpp"
 
 extern char** environ;
 
@@ -112,7 +113,7 @@ std::map<std::string, std::string> read_environment_additions(const std::filesys
       for (const auto& kv : env) additions[kv.first.as<std::string>()] = kv.second.as<std::string>();
     }
   } catch (const std::exception& e) {
-    throw std::runtime_error("cannot read the environment from '" + path.string() + "': " + e.what());
+    throw std::runtime_error("cannot read the environment from '" + path.string() + "': " + printable_text(e.what()));
   }
   return additions;
 }

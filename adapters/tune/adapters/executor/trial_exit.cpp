@@ -9,6 +9,7 @@
 
 #include "tune/adapters/executor/supervisor.hpp"
 #include "tune/io/atomic_file.hpp"
+#include "tune/io/printable_text.hpp"
 #include "tune/io/yaml_values.hpp"
 
 namespace tune::adapters {
@@ -42,11 +43,11 @@ auto read_record(const std::filesystem::path& dir, const char* name, Parse parse
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return std::nullopt;
   try {
-    const YAML::Node root = YAML::LoadFile(path.string());
+    const YAML::Node root = load_yaml_file(path);
     if (!root.IsMap()) throw StateError("expected a map of fields");
     return parse(root);
   } catch (const std::exception& e) {
-    throw std::runtime_error(kDamagedRecord + path.string() + "': " + e.what() +
+    throw std::runtime_error(kDamagedRecord + path.string() + "': " + printable_text(e.what()) +
                              " (delete the file: the tuner then tells from the trial's other records whether it "
                              "ended, still runs or must run again)");
   }

@@ -30,6 +30,7 @@
 #include <system_error>
 #include <utility>
 
+#include "tune/io/printable_text.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/study/study.hpp"  // kMaxObjectiveMagnitude
 
@@ -497,7 +498,7 @@ std::string why_unread(const UnreadLine& line, const ProtocolOptions& options) {
     else if (!docs.front().IsMap()) problem = "it is not an object";
     else problem = "text follows the closing '}'";
   } catch (const YAML::Exception& e) {
-    problem = e.msg + (e.mark.is_null() ? "" : " at column " + std::to_string(e.mark.column + 1));
+    problem = printable_text(e.msg) + (e.mark.is_null() ? "" : " at column " + std::to_string(e.mark.column + 1));
   }
   if (trimmed.back() != '}') problem += "; a JSON report is one object on one line, closed by '}'";
   return where + " looks like a JSON object but does not parse (" + problem + ")" + quoted;
@@ -571,7 +572,7 @@ void parse_result_file(const std::string& text, Source& source, TrialReport& rep
       where = "line " + std::to_string(e.mark.line + 1) + ", column " +
               std::to_string(e.mark.column + 1) + ": ";
     }
-    throw std::invalid_argument(prefix + "text that is not valid YAML or JSON (" + where + e.msg +
+    throw std::invalid_argument(prefix + "text that is not valid YAML or JSON (" + where + printable_text(e.msg) +
                                 ")");
   }
   if (docs.size() > 1) {
