@@ -1257,7 +1257,8 @@ TEST(TuneCli, TellOnAMeasuredCostCampaignNeedsTheRunTime) {
 
 // The progress line's "cost S/B" is what finished trials spent. It showed the study's spend, which
 // also counts running and re-queued trials at their level's mean cost (and 1e-09 before any cost is
-// measured): after a SIGTERM the re-queued runs were reported as spent.
+// measured): after a SIGTERM the re-queued runs were reported as spent at that cost. What they ran
+// before the stop is spent (their interrupted_cost), as their exit records time it.
 TEST(TuneCli, ProgressLineCostIsWhatFinishedTrialsSpent) {
   const fs::path d = fresh_dir("progress-cost");
   write(d / "c.yaml", multires_campaign("pc", "measured", 100, 2));
@@ -1278,8 +1279,13 @@ TEST(TuneCli, ProgressLineCostIsWhatFinishedTrialsSpent) {
   double spent = 0.0;
   std::size_t pending = 0;
   for (const auto& t : s["study"]["trials"]) {
-    if (t["status"].as<std::string>() == "pending") ++pending;
-    else spent += t["cost"].as<double>();
+    if (t["status"].as<std::string>() == "pending") {
+      ++pending;
+      const YAML::Node exit = YAML::LoadFile((d / "pc" / "trials" / t["id"].as<std::string>() / "exit.yaml").string());
+      spent += exit["finished_at"].as<double>() - exit["started_at"].as<double>();
+    } else {
+      spent += t["cost"].as<double>();
+    }
   }
   ASSERT_GT(pending, 0u) << "no re-queued trial: nothing to tell the two spends apart";
   const std::size_t line = r.err.rfind("\ndone ");

@@ -1,11 +1,13 @@
 // A campaign with measured costs, a cost budget and a time limit per level: runs at a level whose
 // cost is still a guess start side by side while their worst case (time limit + grace + margin)
-// fits the budget, where before every other worker waited for the first run there to end.
+// fits the budget, where before every other worker waited for the first run there to end. And what
+// a stopped run spent counts against the budget.
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tune_process.hpp"
@@ -126,6 +128,43 @@ TEST(TuneCostLimits, ARunReattachedByAResumeKeepsItsLimitAndOthersStartBesideIt)
   EXPECT_EQ(runs[0]["attempts"].as<int>(), 1) << "re-attached, not run again";
   EXPECT_TRUE(overlap(span_of(runs[0]), span_of(runs[1])))
       << "trial 1 waited for the re-attached trial 0: " << runs[0] << "\n" << runs[1];
+}
+
+// A run stopped by `tune stop` (or Ctrl-C) runs again on resume; the run time it spent before the
+// stop was charged to nothing, so stop and resume cycles spent run time the cost budget never
+// counted. It is now the trial's interrupted_cost: exactly the span of the stopped attempt's exit
+// record (set aside in attempts/1/), counted in `tune status`'s spend, not in the level's cost.
+TEST(TuneInterruptedCost, ARunStoppedMidwayIsChargedWhatItRan) {
+  const fs::path d = two_level_campaign(
+      "stopped", "if [ ! -e first ]; then touch first; exec sleep 30; fi\nsleep 0.2\necho \"loss=$1\"\n", "", "", {2}, 1);
+  const fs::path trial = d / "stopped" / "trials" / "0";
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_TRUE(wait_until([&] { return fs::exists(trial / "first"); }, std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ASSERT_EQ(tune(d, {"stop", "stopped"}).code, 0);
+  finish(d, tuner);
+  const YAML::Node interrupted = state_of(d / "stopped")["study"]["trials"][0];
+  EXPECT_EQ(interrupted["status"].as<std::string>(), "pending") << interrupted;
+  ASSERT_TRUE(interrupted["interrupted_cost"]) << interrupted;
+  const double charged = interrupted["interrupted_cost"].as<double>();
+  EXPECT_GE(charged, 0.7);
+
+  const Result resumed = tune(d, {"resume", "stopped", "--quiet"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const YAML::Node first = YAML::LoadFile((trial / "attempts" / "1" / "exit.yaml").string());
+  EXPECT_EQ(first["kind"].as<std::string>(), "cancelled") << first;
+  EXPECT_EQ(charged, first["finished_at"].as<double>() - first["started_at"].as<double>());
+  const YAML::Node t = state_of(d / "stopped")["study"]["trials"][0];
+  EXPECT_EQ(t["status"].as<std::string>(), "complete") << t;
+  EXPECT_EQ(t["interrupted_cost"].as<double>(), charged) << t;
+  const double cost = t["cost"].as<double>();
+  EXPECT_LT(cost, charged) << "the second attempt, 0.2 s, was charged the first's time too";
+  const Result status = tune(d, {"status", "stopped"});
+  const std::size_t at = status.out.find("cost: ");
+  ASSERT_NE(at, std::string::npos) << status.out;
+  EXPECT_NEAR(std::stod(status.out.substr(at + 6)), cost + charged, 0.001 * (cost + charged)) << status.out;  // 4 digits
+  EXPECT_NE(status.out.find("s of it by interrupted runs)"), std::string::npos) << status.out;
+  EXPECT_NE(slurp(d / "stopped" / "events.jsonl").find("\"interrupted_cost\": "), std::string::npos);
 }
 
 }  // namespace

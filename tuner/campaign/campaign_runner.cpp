@@ -399,6 +399,11 @@ class Runner {
       if (e.kind == adapters::ExitKind::lost) ++r.lost;
       r.status = RunStatus::queued;
       r.job.clear();
+      // The run time is spent all the same: uncharged, every stop and resume (or preemption) spent
+      // run time the cost budget never counted. A run that never started (a job cancelled in a
+      // cluster's queue) or whose times were not recorded is charged nothing.
+      const double interrupted_cost = measured_cost(e).value_or(0.0);
+      if (interrupted_cost > 0) state_.study.add_interrupted_cost(id, interrupted_cost);
       // A damaged exit record is said (it was only in the log's requeue event, and the finished
       // trial ran again without a word of why).
       const bool damaged = e.message.rfind(adapters::kDamagedRecord, 0) == 0;
@@ -406,9 +411,14 @@ class Runner {
                     (e.kind == adapters::ExitKind::lost ? " lost (" + e.message + ")"
                      : damaged                          ? " interrupted (" + e.message + ")"
                                                         : " interrupted") +
-                    "; it will run again");
+                    "; it will run again" +
+                    (interrupted_cost > 0 && state_.config.budget.cost
+                         ? " (the " + format_short(interrupted_cost) + "s it ran is charged to the cost budget)"
+                         : ""));
       checkpoint();
-      events_.write("requeue", {{"trial", json_number(id)}, {"reason", json_string(e.message)}});
+      EventFields fields{{"trial", json_number(id)}, {"reason", json_string(e.message)}};
+      if (interrupted_cost > 0) fields.emplace_back("interrupted_cost", json_number(interrupted_cost));
+      events_.write("requeue", fields);
       return;
     }
     const std::filesystem::path tdir = trial_dir(dir_, id);

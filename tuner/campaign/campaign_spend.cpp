@@ -32,6 +32,8 @@ CampaignSpend campaign_spend(const CampaignState& s) {
     const bool finished = t.status != TrialStatus::pending;
     (finished ? spent[level] : committed[level]) += cost;
     (finished ? spent_total : committed_total) += cost;
+    spent[level] += t.interrupted_cost;  // spent by runs that were stopped, finished or not
+    spent_total += t.interrupted_cost;
   }
   CampaignSpend out{known(spent_total), known(committed_total), {}, {}};
   for (std::size_t l = 0; l < n; ++l) {

@@ -59,6 +59,9 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
     }
   }
   std::string spend = "cost: " + cost_text(spend_now.spent, unit) + " spent";
+  double interrupted = 0.0;
+  for (const Trial& t : s.study.trials()) interrupted += t.interrupted_cost;
+  if (interrupted > 0) spend += " (" + cost_text(interrupted, unit) + " of it by interrupted runs)";
   if (const std::size_t pending = s.count(RunStatus::running) + s.count(RunStatus::queued); pending > 0)
     spend += " + " + (spend_now.committed ? cost_text(spend_now.committed, unit) : "unknown (not yet measured)") +
              " committed to " + pending_text(s.count(RunStatus::running), s.count(RunStatus::queued));

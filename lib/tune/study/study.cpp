@@ -222,8 +222,9 @@ bool Study::worst_case_fits() const {
   const std::vector<double> costs = level_costs();
   double committed = 0.0;
   for (const Trial& t : trials_)
-    committed += t.status == TrialStatus::pending ? level_cost_limits_[t.level.value_or(options_.resolution->top())]
-                                                  : trial_cost(t, costs);
+    committed += t.status == TrialStatus::pending
+                     ? level_cost_limits_[t.level.value_or(options_.resolution->top())] + t.interrupted_cost
+                     : trial_cost(t, costs);
   return *options_.cost_budget - committed >= longest_cost_limit();
 }
 
@@ -366,6 +367,15 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
     }
     throw;
   }
+}
+
+void Study::add_interrupted_cost(std::uint64_t id, double cost) {
+  Trial& t = pending_trial(id, "add_interrupted_cost");
+  if (!options_.resolution)
+    throw std::invalid_argument("add_interrupted_cost: trial " + std::to_string(id) +
+                                ": the study has no resolution, so its budget counts trials, not costs");
+  check_cost(cost, id);
+  t.interrupted_cost += cost;
 }
 
 void Study::fail(std::uint64_t id, std::string reason, std::optional<double> cost) {

@@ -113,6 +113,12 @@ class Study {
   // trial in spent_cost() and the budget, so it must be in the declared costs' unit.
   void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
   void fail(std::uint64_t id, std::string reason, std::optional<double> cost = std::nullopt);
+  // What a run of pending trial `id` spent before it was interrupted (stopped, preempted, its node
+  // lost), in the cost budget's unit; the trial stays pending and runs again. Charged to the
+  // budget (spent_cost()) on top of the trial's own cost, without changing the level's estimated
+  // cost; saved with the study. Throws std::invalid_argument for an unknown or finished trial, a cost
+  // that is not finite and >= 0, or a study without a resolution (whose budget counts trials).
+  void add_interrupted_cost(std::uint64_t id, double cost);
 
   // The references trials(), trial() and best() return are invalidated by the next ask() (the
   // trials are a vector that grows); copy what must outlive it.
@@ -148,7 +154,7 @@ class Study {
   void set_level_cost_limits(std::vector<double> limits);
   const std::vector<double>& level_cost_limits() const { return level_cost_limits_; }
   // Cost spent so far: every trial asked (pending, complete or failed) at its measured cost or, not
-  // yet measured, its level's cost.
+  // yet measured, its level's cost, and what its interrupted runs spent.
   double spent_cost() const;
   // The strategy's model recommendation, if it has a model and data.
   std::optional<StudyRecommendation> recommendation() const;

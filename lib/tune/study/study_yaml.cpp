@@ -46,13 +46,15 @@ void write_trial(Writer& w, const Space& space, const Trial& t) {
   write_entry(w, "acquisition", t.acquisition);
   if (t.level) write_entry(w, "level", *t.level);
   if (t.cost) write_entry(w, "cost", *t.cost);
+  if (t.interrupted_cost > 0) write_entry(w, "interrupted_cost", t.interrupted_cost);
   w.end_map();
 }
 
 // The keys the writer gives a trial. test_statistic and acquisition are for observability only and
 // hold .nan where there was no model (random, sobol, an initial design): they are read as written.
 const std::set<std::string> kTrialKeys{"id", "status", "config", "unit", "value", "failure_reason", "source",
-                                       "in_model", "test_statistic", "model_size", "acquisition", "level", "cost"};
+                                       "in_model", "test_statistic", "model_size", "acquisition", "level", "cost",
+                                       "interrupted_cost"};
 
 // A trial record is read by one definition, trial_from_node(), from either kind of node: yaml-cpp's,
 // or the FlowNode of a record line (tune/io/flow_yaml.hpp), whose refusals name no position and make
@@ -204,6 +206,16 @@ Trial trial_from_node(const Space& space, const std::optional<Resolution>& resol
       refuse_trial(t.id, cost, "cost",
                    "a cost is finite and >= 0, not " + format_double(*t.cost) +
                        ": restore what the trial cost (e.g. its run time in seconds), or remove 'cost'");
+  }
+  if (const Node interrupted = n["interrupted_cost"]) {
+    t.interrupted_cost = read_double(interrupted, "interrupted_cost");
+    if (!resolution)
+      refuse_trial(t.id, interrupted, "interrupted_cost",
+                   "the study has no resolution, so its budget counts trials: remove 'interrupted_cost'");
+    if (!(std::isfinite(t.interrupted_cost) && t.interrupted_cost >= 0))
+      refuse_trial(t.id, interrupted, "interrupted_cost",
+                   "a cost is finite and >= 0, not " + format_double(t.interrupted_cost) +
+                       ": restore what the trial's interrupted runs spent, or remove 'interrupted_cost'");
   }
   return t;
 }

@@ -38,6 +38,9 @@ struct Trial {
   // time, or whatever unit the budget counts) when the caller measured it.
   std::optional<std::size_t> level;
   std::optional<double> cost;
+  // What earlier runs of the trial that were interrupted (stopped, preempted) spent before it ran
+  // again: charged to the cost budget beside `cost`, but not part of what a run at the level costs.
+  double interrupted_cost = 0.0;
 };
 
 // The reward the strategies maximise: the value, negated when minimising.
