@@ -130,6 +130,20 @@ TEST(TuneCostLimits, ARunReattachedByAResumeKeepsItsLimitAndOthersStartBesideIt)
       << "trial 1 waited for the re-attached trial 0: " << runs[0] << "\n" << runs[1];
 }
 
+// The xgboost and libsvm examples guard against hung runs with executor.timeout: 5m, above their
+// whole cost budgets (120 s, 40 s). Taken as cost bounds, no run fitted at its limit and the
+// campaign ended at once, "the cost budget is spent: 0 of 120". The limits guard hangs only, and
+// the budget is spent on the runs' measured costs.
+TEST(TuneCostLimits, ATimeLimitAboveTheWholeBudgetStillLetsTheBudgetBeSpent) {
+  const fs::path d = two_level_campaign("guard", "sleep 0.3\necho \"loss=$1\"\n", "", ", timeout: 5m", {1}, 4);
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node state = state_of(d / "guard");
+  const YAML::Node runs = state["runs"];  // one enqueued, three the strategy's
+  ASSERT_EQ(runs.size(), 4u) << state["stop_reason"];
+  for (const YAML::Node& run : runs) EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+}
+
 // A run stopped by `tune stop` (or Ctrl-C) runs again on resume; the run time it spent before the
 // stop was charged to nothing, so stop and resume cycles spent run time the cost budget never
 // counted. It is now the trial's interrupted_cost: exactly the span of the stopped attempt's exit

@@ -46,5 +46,39 @@ TEST(CampaignSpendNotes, FullRunsThatAllTimedOutNameTheirLimit) {
   EXPECT_EQ(no_full_run_note(s).find("timed out"), std::string::npos) << no_full_run_note(s);
 }
 
+// With time limits (1 s, 2 s, 3 s, default grace 10 s: 16, 17 and 18 s at worst) a budget of 40 is
+// left unspent below a limit. With 26 spent, the 14 left is below every limit; with 23 spent, the 17
+// left still fits a run at epochs 1 or 3 but not a full run, which the end held it for: the note
+// names the full run's limit (it said nothing, while "the cost budget is spent: 2.001 of 20" was
+// said of a tenth of a budget). With 22 spent, a full run fits and there is no note.
+TEST(CampaignSpendNotes, BudgetLeftBelowATimeLimitNamesTheLimitItIsBelow) {
+  const auto note_after = [](double spent) {
+    CampaignState s = CampaignState::create(
+        campaign_from_yaml(YAML::Load("name: c\ncommand: [train, \"{epochs}\", \"{x}\"]\n"
+                                      "space: {x: {type: float, low: 0, high: 1}}\n"
+                                      "resolution: {param: epochs, levels: [1, 3, 9], timeout: [1s, 2s, 3s]}\n"
+                                      "budget: {cost: 40}\n"),
+                           "c.yaml"),
+        0.0);
+    s.study.set_level_cost_limits(s.config.level_cost_limits());
+    s.study.enqueue({{"x", 0.5}}, 0);
+    EXPECT_TRUE(s.study.ask()) << s.study.stop_reason();
+    s.study.tell(0, 1.0, spent);
+    return unspent_under_limits_note(s);
+  };
+  const std::string below_all = note_after(26);
+  EXPECT_NE(below_all.find("the 14s left is less than any level's time limit (the cheapest 16s with grace and 5 s)"),
+            std::string::npos) << below_all;
+  const std::string below_full = note_after(23);
+  EXPECT_NE(below_full.find("the 17s left is less than a full run's time limit (18s with grace and 5 s)"),
+            std::string::npos) << below_full;
+  for (const std::string& note : {below_all, below_full})
+    EXPECT_NE(note.find("shorter time limits (resolution.timeout) or a shorter executor.grace"), std::string::npos) << note;
+  EXPECT_EQ(note_after(22), "");
+  const std::string just_below = note_after(22.001);  // 17.999 left: not "the 18s left"
+  EXPECT_NE(just_below.find("the 17.999s left is less than a full run's time limit (18s"), std::string::npos)
+      << just_below;
+}
+
 }  // namespace
 }  // namespace tune::tuner

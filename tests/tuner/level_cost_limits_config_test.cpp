@@ -41,5 +41,23 @@ TEST(LevelCostLimitsConfig, NoneWithoutATimeLimitDeclaredCostsOrACostBudget) {
                   .empty());
 }
 
+// A time limit whose worst case is above the whole budget guards against hung runs and bounds no
+// cost: as a bound (a run starts only if it fits at its limit) it started no run at all, as the
+// xgboost example (5-minute guard, budget 120 s) showed.
+TEST(LevelCostLimitsConfig, LimitsAboveTheWholeBudgetAreHangGuardsOnly) {
+  const std::string levels = "resolution: {param: epochs, levels: [1, 3], cost: measured}\nexecutor: {timeout: 5m}\n";
+  const CampaignConfig guard = config_of(levels + "budget: {cost: 120}\n");
+  EXPECT_TRUE(guard.hang_guard_limits());
+  EXPECT_TRUE(guard.level_cost_limits().empty());
+  const CampaignConfig edge = config_of(levels + "budget: {cost: 314.9}\n");  // 300 + 10 + 5 = 315
+  EXPECT_TRUE(edge.hang_guard_limits());
+  const CampaignConfig bound = config_of(levels + "budget: {cost: 315}\n");
+  EXPECT_FALSE(bound.hang_guard_limits());
+  EXPECT_EQ(bound.level_cost_limits(), (std::vector<double>{315, 315}));
+  // Not without limits on every level, nor without a cost budget.
+  EXPECT_FALSE(config_of("resolution: {param: epochs, levels: [1, 3], cost: measured}\nbudget: {cost: 1}\n").hang_guard_limits());
+  EXPECT_FALSE(config_of(levels).hang_guard_limits());
+}
+
 }  // namespace
 }  // namespace tune::tuner

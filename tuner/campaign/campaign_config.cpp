@@ -741,15 +741,28 @@ double run_cost_limit(double timeout_seconds, double grace_seconds) {
   return timeout_seconds + grace_seconds + kRunCostMarginSeconds;
 }
 
-std::vector<double> CampaignConfig::level_cost_limits() const {
-  if (!resolution || !resolution->measured() || !budget.cost) return {};
+namespace {
+// run_cost_limit of every level's time limit; empty unless costs are measured against a cost budget
+// and every level has a limit.
+std::vector<double> time_limit_costs(const CampaignConfig& c) {
+  if (!c.resolution || !c.resolution->measured() || !c.budget.cost) return {};
   std::vector<double> limits;
-  for (std::size_t l = 0; l < resolution->levels(); ++l) {
-    const std::optional<double> timeout = trial_timeout(l);
+  for (std::size_t l = 0; l < c.resolution->levels(); ++l) {
+    const std::optional<double> timeout = c.trial_timeout(l);
     if (!timeout) return {};
-    limits.push_back(run_cost_limit(*timeout, executor.grace_seconds));
+    limits.push_back(run_cost_limit(*timeout, c.executor.grace_seconds));
   }
   return limits;
+}
+}  // namespace
+
+std::vector<double> CampaignConfig::level_cost_limits() const {
+  return hang_guard_limits() ? std::vector<double>{} : time_limit_costs(*this);
+}
+
+bool CampaignConfig::hang_guard_limits() const {
+  const std::vector<double> limits = time_limit_costs(*this);
+  return !limits.empty() && *std::max_element(limits.begin(), limits.end()) > *budget.cost;
 }
 
 std::optional<double> CampaignConfig::longest_trial_timeout() const {

@@ -123,8 +123,14 @@ struct CampaignConfig {
   // The longest time limit any trial has (a cluster job's default time limit allows for it).
   std::optional<double> longest_trial_timeout() const;
   // With measured costs and a cost budget, the most a trial at each level can cost (run_cost_limit
-  // of its time limit), for Study::set_level_cost_limits; empty if some level has no time limit.
+  // of its time limit), for Study::set_level_cost_limits; empty if some level has no time limit, or
+  // if the longest limit is above the whole budget (hang_guard_limits()).
   std::vector<double> level_cost_limits() const;
+  // Whether every level has a time limit but the longest, with grace and margin, is above the whole
+  // cost budget: the limits then guard against hung runs but do not bound costs. As bounds (a run
+  // starts only if it fits at its limit) they would start no run at all: the xgboost and libsvm
+  // examples, with a 5-minute guard and budgets of 40 and 120 s, ran nothing.
+  bool hang_guard_limits() const;
 };
 
 // The most a measured cost (a run's time from its start to its exit record, as the supervisor

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "tune/adapters/command/command_template.hpp"
@@ -14,6 +15,18 @@ namespace {
 // Inside, a NaN stands for an unknown cost and makes its sums unknown (GCC 12 warned of a
 // maybe-uninitialized std::optional in the form that summed optionals).
 std::optional<double> known(double sum) { return std::isnan(sum) ? std::nullopt : std::optional(sum); }
+
+// `left` (below `limit`) with the digits that tell it from the limit's format_short: 17.999 s left
+// under a limit of 18 s read "the 18s left is less than ... (18s ...)".
+std::string below(double left, double limit) {
+  std::string text = format_short(left);
+  for (int digits = 5; text == format_short(limit) && digits <= 17; ++digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, left);
+    text = buf;
+  }
+  return text;
+}
 
 }  // namespace
 
@@ -78,10 +91,16 @@ std::string unspent_under_limits_note(const CampaignState& s) {
   if (limits.empty() || !s.config.budget.cost) return {};
   const double left = *s.config.budget.cost - s.study.spent_cost();
   const double cheapest = *std::min_element(limits.begin(), limits.end());
-  if (!(left > 0) || left >= cheapest) return {};
-  return "; the " + format_short(left) + "s left is less than any level's time limit (the cheapest " +
-         format_short(cheapest) + "s with grace and 5 s), and a run starts only if it fits at its limit, so that "
-         "the budget is never overshot; shorter time limits (resolution.timeout) let more of it be spent";
+  const std::string rule = ", and a run starts only if it fits at its limit, so that the budget is never overshot; "
+                           "shorter time limits (resolution.timeout) or a shorter executor.grace let more of it be spent";
+  if (!(left > 0) || left >= limits.back()) return {};
+  if (left < cheapest)
+    return "; the " + below(left, cheapest) + "s left is less than any level's time limit (the cheapest " +
+           format_short(cheapest) + "s with grace and 5 s)" + rule;
+  // Runs at cheaper levels still fit, but the strategy found none worth making: what is left is
+  // held for a full run, which does not fit at its limit however short its runs really are.
+  return "; the " + below(left, limits.back()) + "s left is less than a full run's time limit (" + format_short(limits.back()) +
+         "s with grace and 5 s)" + rule;
 }
 
 }  // namespace tune::tuner

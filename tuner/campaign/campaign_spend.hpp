@@ -29,7 +29,8 @@ std::string no_full_run_note(const CampaignState& s);
 
 // Added to why a campaign whose cost budget is spent ended, when its time limits kept the rest of
 // the budget unspent (with limits, a run starts only if it fits at its limit): what is left, the
-// cheapest limit, and that shorter limits would spend it. Empty otherwise.
+// cheapest limit (or, when cheaper runs still fit but none was worth making, the full run's), and
+// that shorter limits would spend it. Empty otherwise.
 std::string unspent_under_limits_note(const CampaignState& s);
 
 }  // namespace tune::tuner

@@ -74,6 +74,10 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
     std::printf("  with time limits a trial starts beside the running ones while the budget left, with each of them "
                 "at its time limit (+ grace + 5 s), covers one more at the longest (%s%s)\n",
                 format_short(*std::max_element(limits.begin(), limits.end())).c_str(), unit);
+  if (s.config.budget.cost && s.config.hang_guard_limits())
+    std::printf("  the time limits (with grace and 5 s) are above the whole cost budget: they stop hung runs but do not "
+                "bound what a run costs, so running trials count at their level's cost and the last run may overshoot "
+                "the budget\n");
   // Without them: why a tuner with several workers runs one trial (or tune ask exits 6): the study
   // waits for the first measured cost before it commits the budget to guesses.
   if (s.config.budget.cost && limits.empty() && !calibrated && s.study.pending_count() > 0)
