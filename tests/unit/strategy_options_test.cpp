@@ -125,5 +125,23 @@ TEST(StrategyOptions, AMisspeltNameSuggestsTheNearestKnownOne) {
   EXPECT_EQ(refusal("ei", "{zzz: 1}").find("did you mean"), std::string::npos);
 }
 
+// The known keys a refusal lists are the strategy's own: ei's listed ucb's beta_scale and delta
+// (and, under fit, cmets's discrepancy priors), which ei then refused as another strategy's.
+TEST(StrategyOptions, TheKnownKeysListedAreTheStrategysOwn) {
+  const std::string ei = refusal("ei", "{epsilo: 0.1}");
+  EXPECT_NE(ei.find("did you mean 'epsilon'? known keys: acquisition, epsilon, fit,"), std::string::npos) << ei;
+  for (const char* other : {"beta_scale", "delta,"}) EXPECT_EQ(ei.find(other), std::string::npos) << ei;
+  const std::string ucb = refusal("ucb", "{epsilo: 0.1}");
+  for (const char* own : {"beta_scale", "delta,"}) EXPECT_NE(ucb.find(own), std::string::npos) << ucb;
+  const std::string fit = refusal("ei", "{fit: {noise_mx: 1}}");
+  EXPECT_NE(fit.find("did you mean 'noise_max'?"), std::string::npos) << fit;
+  EXPECT_EQ(fit.find("discrepancy"), std::string::npos) << fit;
+  EXPECT_NE(refusal("cmets", "{fit: {noise_mx: 1}}").find("discrepancy_min"), std::string::npos);
+  // A typo nearest to a key the strategy does not use suggests nothing rather than that key.
+  const std::string near_unused = refusal("ei", "{deltaa: 0.1}");
+  EXPECT_EQ(near_unused.find("did you mean"), std::string::npos) << near_unused;
+  EXPECT_NE(near_unused.find("known keys: "), std::string::npos) << near_unused;
+}
+
 }  // namespace
 }  // namespace tune

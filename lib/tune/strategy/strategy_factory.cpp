@@ -1,6 +1,8 @@
 #include "tune/strategy/strategy_factory.hpp"
 
 #include <algorithm>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -150,6 +152,35 @@ std::unique_ptr<Strategy> make_named_strategy(const std::string& name, const YAM
   throw std::invalid_argument("unknown strategy '" + name + "': " + hint + "expected one of " + list);
 }
 
+// The reader's "unknown key 'k' in GROUP at ...; did you mean 'x'? known keys: a, b, c" for strategy
+// `name` without the keys it never uses (ei's reader, shared with ucb, listed ucb's beta_scale and
+// delta, which ei then refused as ucb's). Keys unused only in some mode stay: another mode uses them.
+std::string without_unused_keys(const std::string& message, const std::string& name) {
+  const std::string marker = "known keys: ", in = "' in ";
+  const std::size_t at = message.rfind(marker), group_at = message.find(in);
+  if (at == std::string::npos || group_at == std::string::npos) return message;
+  // A group's keys (fit, refit) are listed by their own names: fit.noise_max as noise_max.
+  const std::size_t group_end = message.find(" at ", group_at);
+  const std::string group = message.substr(group_at + in.size(), group_end - group_at - in.size());
+  const std::string prefix = group == "strategy options" ? "" : group + ".";
+  std::set<std::string> unused;
+  for (const UnusedOption& u : unused_options())
+    if (u.mode_key.empty() && u.key.starts_with(prefix) && u.key.find('.', prefix.size()) == std::string::npos &&
+        std::find(u.strategies.begin(), u.strategies.end(), name) != u.strategies.end())
+      unused.insert(u.key.substr(prefix.size()));
+  std::string list;
+  std::stringstream keys(message.substr(at + marker.size()));
+  for (std::string key; std::getline(keys, key, ',');) {
+    key.erase(0, key.find_first_not_of(' '));
+    if (!unused.count(key)) list += (list.empty() ? "" : ", ") + key;
+  }
+  std::string head = message.substr(0, at);
+  for (const std::string& key : unused)  // a suggestion of an unused key would be refused next
+    if (const std::string hint = "did you mean '" + key + "'? "; head.size() >= hint.size() && head.ends_with(hint))
+      head.erase(head.size() - hint.size());
+  return head + marker + list;
+}
+
 }  // namespace
 
 std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Node& options, UnusedOptions unused) {
@@ -159,7 +190,7 @@ std::unique_ptr<Strategy> make_strategy(const std::string& name, const YAML::Nod
     // The options' reader reports a misspelt key, a wrong type or an unknown value as a StateError
     // (a std::runtime_error), which a program catching std::invalid_argument for its bad options,
     // as the header promises, did not catch. Same message, the documented type.
-    throw std::invalid_argument(e.what());
+    throw std::invalid_argument(without_unused_keys(e.what(), name));
   }
 }
 
