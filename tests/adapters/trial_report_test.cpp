@@ -448,7 +448,12 @@ TEST(TrialReport, UnreadReportLineIsExplained) {
   EXPECT_FALSE(r.objective.has_value());
   EXPECT_EQ(r.unread_line,
             "stdout line 2 holds bytes that are not UTF-8 (the first is byte 1) and was not read; print the report "
-            "on a line of its own: '??val_acc=0.9'");
+            "on a line of its own: '\\xFF\\xFEval_acc=0.9'");
+  // A name that is well-formed UTF-8 is quoted as it is (it was '??=0.5').
+  r = parse("\xc3\xa9=0.5\n", "", named("\xc3\xa9"));
+  EXPECT_FALSE(r.objective.has_value());
+  ASSERT_TRUE(r.unread_line);
+  EXPECT_NE(r.unread_line->find("'\xc3\xa9=0.5'"), std::string::npos) << *r.unread_line;
   r = parse("ok \xc3\x28 {\"objective\": 0.9}\n");
   EXPECT_NE(r.unread_line->find("stdout line 1 holds bytes that are not UTF-8 (the first is byte 4)"),
             std::string::npos)

@@ -439,13 +439,10 @@ struct Source {
   }
 };
 
-// At most `limit` characters of `s` for an error message, control and non-ASCII bytes as '?'.
+// At most `limit` bytes of `s` for an error message, as printable_text writes them: well-formed
+// UTF-8 as it is (an objective named 'é' was quoted as '??'), other bytes as \xNN.
 std::string excerpt(std::string_view s, std::size_t limit = 60) {
-  std::string out;
-  for (const char c : s.substr(0, limit)) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u >= 0x7F) ? '?' : c;
-  }
+  std::string out = printable_text(s.substr(0, limit));
   if (s.size() > limit) out += "...";
   return out;
 }
