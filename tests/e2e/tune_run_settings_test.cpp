@@ -139,6 +139,16 @@ TEST(TuneRunSettings, AChangeOfTheSearchIsRefusedAndNothingIsApplied) {
   EXPECT_NE(file.err.find("c.yaml is a file, not a campaign directory: give the directory its campaign runs in"),
             std::string::npos)
       << file.err;
+  // A file of the campaign (its state.yaml): its directory, not 'tune run' of the state (refused
+  // as a campaign file with "unknown key 'kind'").
+  for (const char* command : {"resume", "status", "best"}) {
+    const Result inside = tune(d, {command, "s/state.yaml"});
+    EXPECT_EQ(inside.code, 2) << command;
+    EXPECT_NE(inside.err.find("s/state.yaml is a file of the campaign in s; give that directory: 'tune " +
+                              std::string(command) + " s'"),
+              std::string::npos)
+        << inside.err;
+  }
   EXPECT_EQ(slurp(d / "s" / "state.yaml"), state);
 }
 

@@ -48,6 +48,18 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
                      : !std::filesystem::is_directory(dir, ec) ? "is not a directory"
                                                                : "holds no campaign (no state.yaml)";
   const bool ask = std::string(command) == "ask";
+  // A file inside a campaign's directory (its state.yaml, a trial's record): that directory. Told to
+  // `tune run` the file, the user met "unknown key 'kind'" of a state read as a campaign file.
+  if (std::filesystem::is_regular_file(dir, ec)) {
+    for (std::filesystem::path up = dir.parent_path(); !up.empty(); up = up.parent_path()) {
+      if (has_state(up)) {
+        std::fprintf(stderr, "tune %s: %s is a file of the campaign in %s; give that directory: 'tune %s %s'\n", command,
+                     dir.c_str(), up.c_str(), command, up.c_str());
+        return false;
+      }
+      if (up == up.parent_path()) break;
+    }
+  }
   // `tune resume c.yaml`: the campaign file, not its directory. Running the file continues it.
   if (std::filesystem::is_regular_file(dir, ec) && std::string(command) != "ask") {
     std::fprintf(stderr,
