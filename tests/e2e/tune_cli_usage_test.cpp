@@ -200,3 +200,22 @@ TEST(TuneCliUsage, AskHandsOutNoMoreTrialsThanTheTrialBudget) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace tune_test;
+
+// `tune --version` names the build a bug report is about: the project's version in CMakeLists.txt
+// (it was "A subcommand is required").
+TEST(TuneCliUsage, VersionIsTheProjectsVersion) {
+  const std::string cmake = slurp(kTrainers.parent_path().parent_path().parent_path() / "CMakeLists.txt");
+  const std::string marker = "project(tune VERSION ";
+  const std::size_t at = cmake.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  const std::string version = cmake.substr(at + marker.size(), cmake.find(' ', at + marker.size()) - at - marker.size());
+  const Result r = tune(fresh_dir("version"), {"--version"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "tune " + version + "\n");
+}
+
+}  // namespace

@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
                "A trial runs your command with a configuration and reports a value on stdout\n"
                "(`objective=0.93`); tune decides what to run next and checkpoints every event."};
   app.footer(kExitCodes);
+  // Which build a bug report is about (it was "A subcommand is required").
+  app.set_version_flag("--version", std::string("tune ") + TUNE_VERSION);
   app.require_subcommand(1);
   // A bad option of a command is named by the command ("tune run: --trials: expected ..."), as its
   // other errors are.
