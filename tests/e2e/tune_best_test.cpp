@@ -93,3 +93,36 @@ TEST(TuneBest, PoorlyFittingModelGivesNoRecommendation) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace tune_test;
+
+// A deterministic campaign whose best configuration ran twice (enqueued again after the strategy
+// had run every configuration): the model chose the repeat, trial 12, and tune best called the first
+// run, trial 3, "the best single result, and on a noisy objective the best of many results is
+// optimistic", of one configuration on a deterministic objective.
+TEST(TuneBest, ARepeatOfTheBestConfigurationIsItsEstimateNotAnotherTrial) {
+  const fs::path d = fresh_dir("best-repeat");
+  write_script(d, "dt.sh", "#!/bin/sh\ncase $2 in a) o=0;; b) o=1;; c) o=2;; esac\necho \"loss=$(( ($1-2)*($1-2) + o ))\"\n");
+  write(d / "c.yaml", "name: det\ncommand: [./dt.sh, \"{n}\", \"{c}\"]\nspace:\n  n: {type: int, low: 1, high: 4}\n"
+                      "  c: {type: categorical, choices: [a, b, c]}\nobjective: {name: loss, deterministic: true}\n"
+                      "budget: {trials: 20}\n");
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}).code, 0);
+  ASSERT_EQ(tune(d, {"enqueue", "det", "n=2", "c=a"}).code, 0);
+  ASSERT_EQ(tune(d, {"resume", "det", "--quiet"}).code, 0);
+  const Result b = tune(d, {"best", "det", "--json"});
+  ASSERT_EQ(b.code, 0) << b.err;
+  const YAML::Node j = YAML::Load(b.out);
+  EXPECT_EQ(j["loss"].as<double>(), 0.0) << b.out;
+  ASSERT_TRUE(j["recommendation"]) << b.out;
+  EXPECT_EQ(j["recommendation"]["config"]["n"].as<int>(), 2) << b.out;
+  EXPECT_EQ(j["recommendation"]["config"]["c"].as<std::string>(), "a") << b.out;
+  const Result y = tune(d, {"best", "det"});
+  EXPECT_EQ(y.out.rfind("# the model's estimate of trial " + j["trial"].as<std::string>() + "'s configuration: loss ", 0),
+            0u)
+      << y.out;
+  EXPECT_EQ(y.out.find("optimistic"), std::string::npos) << y.out;
+}
+
+}  // namespace

@@ -297,14 +297,17 @@ int best(const std::filesystem::path& dir, bool json) {
           (rec->sd_scale > 1 ? " (its sd times " + format_short(rec->sd_scale) +
                                    ": the model's errors at the trials, each left out, exceed its sds)"
                              : std::string());
-      if (recommended == b)
+      // The same configuration run twice (an enqueued repeat) is the best trial's, whichever id.
+      if (recommended == b || recommended->config == b->config)
         std::printf("# the model's estimate of trial %llu's configuration: %s (its result: %s)\n",
                     static_cast<unsigned long long>(b->id), estimate.c_str(), format_double(*b->value).c_str());
       else
         std::printf("# the model believes trial %llu's configuration best: %s; trial %llu's %s is the best single "
-                    "result, and on a noisy objective the best of many results is optimistic\n",
+                    "result%s\n",
                     static_cast<unsigned long long>(recommended->id), estimate.c_str(),
-                    static_cast<unsigned long long>(b->id), format_double(*b->value).c_str());
+                    static_cast<unsigned long long>(b->id), format_double(*b->value).c_str(),
+                    s.config.objective.deterministic ? ""
+                                                     : ", and on a noisy objective the best of many results is optimistic");
     }
     std::printf("%s\n", e.c_str());
   }
