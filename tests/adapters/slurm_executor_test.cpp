@@ -248,6 +248,26 @@ TEST(SlurmExecutorLaunch, AControllerThatDoesNotAnswerDefersTheLaunchAndNeverSub
   EXPECT_EQ(slurm.calls("sbatch"), 3);
 }
 
+// sbatch on a machine with no Slurm configuration (no slurm.conf, no SLURM_CONF) refuses every job
+// the same way, as Debian's sbatch 22.05 prints it here; the job's options were blamed for it.
+TEST(SlurmExecutorLaunch, NoSlurmConfigurationIsSaidAsSuchNotAsTheJobsOptions) {
+  const fs::path d = fresh_dir("slurm-no-configuration");
+  const FakeSlurm slurm(d);
+  slurm.write("sbatch", "echo 'sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host' >&2\n"
+                        "echo 'sbatch: error: fetch_config: DNS SRV lookup failed' >&2\n"
+                        "echo 'sbatch: fatal: Could not establish a configuration source' >&2\nexit 1\n");
+  tune::adapters::SlurmExecutor executor(slurm.options());
+  try {
+    executor.launch({.id = "0", .dir = d / "trials" / "0", .argv = {"/bin/true"}, .attempt = 1});
+    ADD_FAILURE() << "launch did not throw";
+  } catch (const std::runtime_error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("sbatch finds no Slurm configuration on this machine"), std::string::npos) << message;
+    EXPECT_NE(message.find("SLURM_CONF"), std::string::npos) << message;
+    EXPECT_EQ(message.find("executor.partition"), std::string::npos) << message;
+  }
+}
+
 // The same lost answer when the tuner dies before the controller is back: the next session's
 // executor knew nothing of the first sbatch and submitted the trial a second time beside the job
 // the controller had accepted. The unanswered submission is recorded in the trial's directory.

@@ -356,6 +356,12 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
                          "'sinfo'; jobs already submitted are followed meanwhile)");
   }
   unanswered_.erase(name);
+  // sbatch with no Slurm configuration to read (slurm.conf, SLURM_CONF, a configless setup) refuses
+  // every job the same way: the job's options were blamed for it.
+  if (out.status != 0 && err.find("Could not establish a configuration source") != std::string::npos)
+    throw std::runtime_error("trial " + trial.id + ": sbatch finds no Slurm configuration on this machine (" + err +
+                             "): run tune on a node of the cluster (a login node), or set SLURM_CONF to its "
+                             "slurm.conf; 'sinfo' tells whether this machine can reach the cluster");
   if (out.status != 0)
     throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " +
                              (err.empty() ? "sbatch exited with status " + std::to_string(out.status) : err) +
