@@ -706,7 +706,9 @@ space:
 # strategy cmets the tuner chooses the level too. cost: measured (run time, seconds) or [1, 3, 9, 27].
 # resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}
 #   add timeout: [1m, 3m, 9m, 30m] for a time limit per level (then, with a cost budget, runs at
-#   levels not yet priced need not run alone)
+#   levels not yet priced need not run alone, and a run starts only if it fits the budget at its
+#   limit + grace + 5 s: keep limits near the runs' length, and grace short for short runs; limits
+#   above the whole budget only stop hung runs)
 objective: {name: val_acc, direction: maximize}   # the key the trial prints; minimize or maximize
 # objective: {name: loss, deterministic: true}    # no noise: no configuration runs twice
 strategy:
