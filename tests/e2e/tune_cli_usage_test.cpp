@@ -219,3 +219,30 @@ TEST(TuneCliUsage, VersionIsTheProjectsVersion) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace tune_test;
+
+// A campaign that ended on its spent wall-time budget: `tune resume --trials N` raised the trial
+// budget (exit 0) and the session ended at once on the wall budget, with no trial run. It is refused,
+// with nothing written, and says how the wall budget is raised.
+TEST(TuneCliUsage, ResumeWithTrialsOfACampaignWhoseWallBudgetIsSpentSaysHowToRaiseIt) {
+  const fs::path d = fresh_dir("usage-resume-wall");
+  std::string text = quadratic_campaign_with("w", 20, "{workers: 1}");
+  text.replace(text.find("budget: {trials: 20}"), 20, "budget: {trials: 20, wall: 1s}");
+  write(d / "c.yaml", text);
+  const std::map<std::string, std::string> slow{{"TOY_SLEEP", "0.4"}};
+  ASSERT_EQ(tune(d, {"run", "c.yaml", "--quiet"}, slow).code, 0);
+  ASSERT_NE(state_of(d / "w")["stop_reason"].as<std::string>().find("wall-time budget"), std::string::npos);
+  const std::string before = slurp(d / "w" / "state.yaml");
+  const Result r = tune(d, {"resume", "w", "--trials", "30", "--quiet"}, slow);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--trials: the wall-time budget of 1.0s is spent, so no trial would start; raise budget.wall in "
+                       "the campaign file and 'tune run' it"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(slurp(d / "w" / "state.yaml"), before);
+}
+
+}  // namespace

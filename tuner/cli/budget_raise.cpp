@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 #include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_runner.hpp"
+#include "tuner/campaign/duration.hpp"
 #include "tuner/campaign/event_log.hpp"
 #include "tuner/campaign/progress.hpp"
 
@@ -64,6 +66,18 @@ std::optional<int> raise_trial_budget(const std::filesystem::path& dir, Campaign
 
 std::optional<int> raise_budgets(const std::filesystem::path& dir, CampaignState& s, const BudgetRaise& raise,
                                  const char* command) {
+  // A resume whose wall-time budget is spent starts no trial, whatever the other budgets: the raise
+  // was accepted and the session ended at once on the wall budget.
+  if (const std::optional<double> wall = s.config.budget.wall_seconds;
+      wall && std::string_view(command) == "resume" && s.active_seconds >= *wall) {
+    std::fprintf(stderr,
+                 "tune %s: %s: the wall-time budget of %s is spent, so no trial would start; raise budget.wall in "
+                 "the campaign file and 'tune run' it (a run setting; a raised budget.trials or budget.cost there "
+                 "counts too); nothing was written\n",
+                 command, raise.trials ? raise.trials_given_as : raise.cost_given_as,
+                 format_duration(*wall).c_str());
+    return kExitUsage;
+  }
   if (raise.cost)
     if (const std::optional<int> refused = raise_cost_budget(dir, s, *raise.cost, raise.cost_given_as, command)) return refused;
   if (raise.trials)
