@@ -73,6 +73,11 @@ TEST(TuneCliUsage, ResumeWithTrialsContinuesACampaignThatSpentItsTrialBudget) {
   const Result lower = tune(d, {"run", "c4.yaml", "--quiet"});
   EXPECT_EQ(lower.code, 1) << lower.err;
   EXPECT_NE(lower.err.find("(in: budget)"), std::string::npos) << lower.err;
+  // The file as it was, after --trials raised the campaign's budget: said as such.
+  EXPECT_NE(lower.err.find("the campaign's budget was raised after it was made: write that budget in the file, or "
+                           "give the directory"),
+            std::string::npos)
+      << lower.err;
   EXPECT_NE(lower.err.find("--trials N"), std::string::npos) << lower.err;
   EXPECT_NE(lower.err.find("(budget.trials 5 -> 4: a campaign file may raise budget.trials and budget.cost, not lower"),
             std::string::npos)

@@ -101,10 +101,21 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   if (const std::string keys = differing_keys(expected, config); !keys.empty()) {
     std::string again = std::string(command) == "ask" ? "ask it with 'tune ask " + dir.string() + "'"
                                                      : "resume it with 'tune resume " + dir.string() + "'";
-    if (keys.find("budget") != std::string::npos)
+    if (keys.find("budget") != std::string::npos) {
+      // The usual lowering: the file as it was, after '--trials N' raised the campaign's budget.
+      bool raised = false;
+      try {
+        raised = read_text_file(dir / campaign_files::kEvents).find("\"event\": \"budget_raised\"") != std::string::npos;
+      } catch (const StateError&) {  // no log to tell: the general advice stands
+      }
       again += " (" + describe(budget_changes(existing.config, config)) + ": a campaign file may raise budget.trials "
                "and budget.cost, not lower, add or remove them; '--trials N' sets a trial budget of N in all, "
-               "'--cost-budget B' a cost budget of B)";
+               "'--cost-budget B' a cost budget of B" +
+               (raised ? "; the campaign's budget was raised after it was made: write that budget in the file, or "
+                         "give the directory"
+                       : "") +
+               ")";
+    }
     if (keys.find("enqueue") != std::string::npos)
       again += " ('tune enqueue " + dir.string() + " NAME=VALUE ...' adds a configuration to run)";
     std::fprintf(stderr,
