@@ -2169,3 +2169,34 @@ TEST(TuneCli, StatusOfALargeCampaignListsItsMostRecentTrialsAndSaysHowToListAll)
 }
 
 }  // namespace
+
+namespace {
+
+using namespace tune_test;
+
+// A tuner asked to stop with --wait-on-stop waits for its running trials; tune status said only
+// "tuner running (process N)", nothing of the stop. It says the tuner is stopping, and how.
+TEST(TuneCli, StatusOfATunerThatWaitsOnStopSaysItIsStopping) {
+  const fs::path d = fresh_dir("status-stopping");
+  write(d / "c.yaml", quadratic_campaign_with("ws", 4, "{workers: 1}"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet", "--wait-on-stop"}, {{"TOY_SLEEP", "3"}});
+  ASSERT_TRUE(wait_until([&] { return fs::exists(d / "ws" / "trials" / "0" / "supervisor.yaml"); },
+                         std::chrono::seconds(10)));
+  const Result before = tune(d, {"status", "ws"});
+  EXPECT_EQ(before.out.find("stopping"), std::string::npos) << before.out;
+  ASSERT_EQ(tune(d, {"stop", "ws"}).code, 0);
+  ASSERT_TRUE(wait_until([&] { return slurp(d / "ws" / "events.jsonl").find("stop_requested") != std::string::npos; },
+                         std::chrono::seconds(10)));
+  const Result during = tune(d, {"status", "ws"});
+  EXPECT_NE(during.out.find("tuner running (process " + std::to_string(tuner) +
+                            "), stopping (asked by 'tune stop'): no trial starts, and it waits for the running ones to "
+                            "end (--wait-on-stop); 'tune stop' again terminates them"),
+            std::string::npos)
+      << during.out;
+  const Result r = finish(d, tuner);
+  EXPECT_EQ(r.code, 3) << r.err;
+  const Result after = tune(d, {"status", "ws"});
+  EXPECT_EQ(after.out.find("stopping"), std::string::npos) << after.out;
+}
+
+}  // namespace

@@ -527,7 +527,8 @@ class Runner {
           const std::string by = signals.first_by_tune_stop() ? "'tune stop'" : signal_name(signals.first_signal());
           end_reason = (signals.first_by_tune_stop() ? "stopped by 'tune stop'" : "stopped by a signal (" + by + ")") +
                        "; 'tune resume' continues";
-          events_.write("stop_requested", {{"by", json_string(signals.first_by_tune_stop() ? "tune stop" : by)}});
+          events_.write("stop_requested", {{"by", json_string(signals.first_by_tune_stop() ? "tune stop" : by)},
+                                           {"wait_on_stop", json_bool(options_.wait_on_stop)}});
           progress_.log("stopping (" + by + "): " +
                         (options_.wait_on_stop ? "waiting for running trials (signal again to terminate them)"
                                                : "terminating running trials (they will run again on resume)"));

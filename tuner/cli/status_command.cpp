@@ -10,6 +10,8 @@
 #include "tune/strategy/gp_bandit.hpp"
 #include "tune/strategy/gpoo_strategy.hpp"
 #include "tune/strategy/multi_resolution_search.hpp"
+#include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_spend.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/duration.hpp"
@@ -234,6 +236,26 @@ std::string run_settings_line(const CampaignConfig& c) {
   return line;
 }
 
+// ", stopping: ..." when the running tuner's session has been asked to stop (its stop_requested
+// event), else nothing. A tuner that waits for its trials (--wait-on-stop) read only "tuner running".
+std::string stopping_text(const std::filesystem::path& dir) {
+  std::string events;
+  try {
+    events = read_text_file(dir / campaign_files::kEvents);
+  } catch (const StateError&) {
+    return {};
+  }
+  const std::size_t session = events.rfind("\"event\": \"session_start\"");
+  const std::size_t stop = events.find("\"event\": \"stop_requested\"", session == std::string::npos ? 0 : session);
+  if (stop == std::string::npos) return {};
+  const std::string line = events.substr(stop, events.find('\n', stop) - stop);
+  const std::string by = line.find("\"by\": \"tune stop\"") != std::string::npos ? "'tune stop'" : "a signal";
+  if (line.find("\"wait_on_stop\": true") != std::string::npos)
+    return ", stopping (asked by " + by + "): no trial starts, and it waits for the running ones to end (--wait-on-stop); "
+           "'tune stop' again terminates them";
+  return ", stopping (asked by " + by + "): terminating its running trials, which run again on resume";
+}
+
 }  // namespace
 
 int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
@@ -244,7 +266,8 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   std::string why;
   const LockHolder holder = CampaignLock::probe(dir, &why);
   const std::string pid = holder == LockHolder::tuner ? CampaignLock::tuner_pid(dir) : std::string();
-  const std::string state = holder == LockHolder::tuner ? "tuner running" + (pid.empty() ? "" : " (process " + pid + ")")
+  const std::string state = holder == LockHolder::tuner ? "tuner running" + (pid.empty() ? "" : " (process " + pid + ")") +
+                                                              stopping_text(dir)
                             : holder == LockHolder::unknown ? "tuner state unknown (" + why + ")"
                             : s.finished                    ? "finished"
                                                             : "not running";
