@@ -1941,6 +1941,18 @@ TEST(TuneCli, AskAndTellGiveUpAfterTheLockWaitNamingTheHolder) {
   EXPECT_EQ(bad.code, 1) << bad.err;
   EXPECT_NE(bad.err.find("TUNE_LOCK_WAIT='soon' is not a duration"), std::string::npos) << bad.err;
 
+  // Another program's flock (a backup tool, a script) leaves the record of the last tune command to
+  // take the lock, long finished, which was named as the holder. The kernel's list of locks tells.
+  const std::string stale = "999999 tune ask\n";
+  ASSERT_EQ(::ftruncate(fd, 0), 0);
+  ASSERT_EQ(::pwrite(fd, stale.data(), stale.size(), 0), static_cast<ssize_t>(stale.size()));
+  const Result outside = tune(d, {"ask", "lw"}, {{"TUNE_LOCK_WAIT", "0"}});
+  EXPECT_EQ(outside.code, 5) << outside.err;
+  EXPECT_NE(outside.err.find("lw is still held by process " + std::to_string(::getpid()) + " (tune_e2e_tests, not a tune "
+                             "command) after "),
+            std::string::npos)
+      << outside.err;
+
   ::close(fd);
   EXPECT_EQ(tune(d, {"tell", "lw", "0", "0.5"}, {{"TUNE_LOCK_WAIT", "1s"}}).code, 0);
   EXPECT_TRUE(state_of(campaign)["study"]["trials"][0]["value"]);

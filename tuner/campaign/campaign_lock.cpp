@@ -195,6 +195,13 @@ std::string CampaignLock::describe_holder(const std::filesystem::path& dir, Lock
   }
   const std::string record = first_line(dir / kLockFile);  // "PID tune tell"
   const std::size_t space = record.find(' ');
+  // The record is the last tune command's to take the lock; another program's flock (a backup, a
+  // script) was named as that command, long finished. The kernel's list says who holds it.
+  if (const std::optional<long> holder_pid = flock_holder(dir / kLockFile);
+      holder_pid && (space == std::string::npos || record.substr(0, space) != std::to_string(*holder_pid))) {
+    const std::string command = first_line("/proc/" + std::to_string(*holder_pid) + "/comm");
+    return "process " + std::to_string(*holder_pid) + (command.empty() ? "" : " (" + command + ", not a tune command)");
+  }
   if (space == std::string::npos) return "another process";
   return "process " + record.substr(0, space) + " (" + record.substr(space + 1) + ")";
 }
