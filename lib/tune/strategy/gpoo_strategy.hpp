@@ -34,8 +34,10 @@
 // rebuilt by replay, so between refits the kernel is fixed as the paper assumes. Squared
 // exponential by default (the paper's RBF; cell averages in closed form).
 //
-// Recommendation: GpooSearch::recommend(): the expanded cell of the deepest expanded depth with the
-// largest aggregated posterior mean. Study::recommendation() gives the cell as a region (box per
+// Recommendation: GpooSearch::recommend() under GpooStrategyOptions::recommendation: by default
+// (best_expanded) the expanded cell of any depth with the largest aggregated posterior mean; with
+// `deepest` (the paper's rule, and GpooSearchOptions' own default) the best expanded cell of the
+// deepest expanded depth. Study::recommendation() gives the cell as a region (box per
 // parameter) with the estimate of the objective's average over it (mean and sd), and as a point
 // the representative with the largest posterior mean of f (with f's posterior there).
 #include <optional>

@@ -32,11 +32,16 @@
 // clamped to at least max over the candidates of nu + 1e-6 sigma_g (digest 7.2.3).
 //
 // cmets: the candidates are Algorithm 1's active set over a partition tree of the cube
-// (CmetsActiveSet; cleaned variant by default, `variant: literal` for the paper's rules); a node
-// at depth h runs at level floor(h L / (D + 1)) of the L levels, D the tree's maximum depth, so
-// each level spans several depths and the finest cells run at full resolution. The selection is
-// CMES / cost of the node's level among the nodes whose cost fits the remaining budget (never
-// overshooting). Tree: the paper's 2^d-ary all-dimensions split (the 2-D quadtree) for d <= 2,
+// (CmetsActiveSet; cleaned variant by default, `variant: literal` for the paper's rules); by
+// default (full_resolution_depths 2) only the two deepest depths map to full resolution and the
+// cheaper levels share the others (full_resolution_depths 0: level floor(h L / (D + 1)) at depth h,
+// the paper's even coupling), and that level is a cap (level_choice capped): a node runs at the
+// level up to its depth's with the best CMES per cost. So no full-resolution trial runs until the
+// tree is that deep (or has nothing left to learn); with D = 3d for d > 2 a whole budget can go to
+// cheap runs (measured: d = 10, levels costing 1 and 3, a budget of 300: 300 cheap runs and none at
+// full resolution, Study::best() null; max_depth 8 or level_choice acquisition run full ones). The
+// selection is CMES / cost of the node's level among the nodes whose cost fits the remaining budget
+// (never overshooting). Tree: the paper's 2^d-ary all-dimensions split (the 2-D quadtree) for d <= 2,
 // longest-side binary splits beyond, which keeps the active set at a few nodes per query; default
 // D = max(6, 3d, L - 1).
 // cmes: flat, every trial at the top level, candidates a Sobol set of the cube plus perturbations

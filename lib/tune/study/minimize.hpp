@@ -1,8 +1,9 @@
 #pragma once
 // One-call tuning of an in-process objective:
 //   auto result = tune::minimize([](const tune::Config& c) { return f(c); }, space, {.evaluations = 60});
-// The objective may throw; such evaluations (and values that are not finite or beyond
-// +-kMaxObjectiveMagnitude) are recorded as failed trials, with the reason.
+// The objective may throw an exception derived from std::exception; such evaluations (and values
+// that are not finite or beyond +-kMaxObjectiveMagnitude) are recorded as failed trials, with the
+// reason. Anything else it throws propagates out of minimize().
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -17,7 +18,7 @@ namespace tune {
 
 struct MinimizeOptions {
   std::size_t evaluations = 50;
-  std::string strategy = "ei";  // random, sobol, ucb, ei
+  std::string strategy = "ei";  // any name of make_strategy, with its default options (no resolution)
   GpBanditOptions gp{};         // for ucb and ei (the acquisition is taken from `strategy`)
   std::uint64_t seed = 0;
   Direction direction = Direction::minimize;
@@ -28,7 +29,8 @@ struct MinimizeResult {
   double best_value = std::numeric_limits<double>::quiet_NaN();  // NaN when no evaluation succeeded
   std::size_t evaluations = 0;   // objective calls, failed ones included
   std::vector<Trial> history;    // every trial in order
-  std::string stop_reason;       // empty when the budget was used up
+  std::string stop_reason;       // why the strategy stopped early; "no evaluation succeeded" when
+                                 // none did; empty otherwise (the budget was used up)
 };
 
 // Throws std::invalid_argument for options.evaluations == 0 (no evaluation to make).

@@ -38,7 +38,8 @@ struct StudyOptions {
   std::optional<Resolution> resolution{};
   std::optional<double> cost_budget{};
   // At most this many trials (failed ones included): ask() then returns nothing, with the stop
-  // reason "the trial budget of N is spent", and the study is finished once none is pending.
+  // reason "the trial budget of N is spent", and the study is finished (finished()) at the first
+  // such ask() that finds none pending: telling the last pending trial does not set it.
   std::optional<std::size_t> max_trials{};
 };
 
@@ -111,7 +112,15 @@ class Study {
   // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
   // With declared costs a cost is optional; given, it replaces the level's declared cost for this
   // trial in spent_cost() and the budget, so it must be in the declared costs' unit.
+  // Without a resolution a cost is accepted and recorded (Trial::cost, saved), and spent_cost()
+  // then counts it in place of the 1 every other trial counts; no budget uses it.
   void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
+  // Pending trial `id` could not be evaluated (a crash, a divergence, a timeout): it is recorded as
+  // failed with `reason`, keeps counting against max_trials and the cost budget, and is never told
+  // a value. Throws std::invalid_argument, the study unchanged, for an unknown id, a trial that is
+  // not pending (told or failed already), or a cost that is not finite and >= 0. The cost may be
+  // left out also with measured costs (a lost run's time is unknown): the trial is then charged its
+  // level's measured cost.
   void fail(std::uint64_t id, std::string reason, std::optional<double> cost = std::nullopt);
   // What a run of pending trial `id` spent before it was interrupted (stopped, preempted, its node
   // lost), in the cost budget's unit; the trial stays pending and runs again. Charged to the
@@ -128,6 +137,8 @@ class Study {
   // (a low-resolution value is not comparable).
   const Trial* best() const;
   std::size_t pending_count() const;
+  // Set by ask() when it returns nothing and no trial is pending (and saved); cleared when an
+  // enqueued configuration is handed out or raise_cost_budget lifts a budget stop.
   bool finished() const { return finished_; }
   const std::string& stop_reason() const { return stop_reason_; }
 
@@ -154,7 +165,8 @@ class Study {
   void set_level_cost_limits(std::vector<double> limits);
   const std::vector<double>& level_cost_limits() const { return level_cost_limits_; }
   // Cost spent so far: every trial asked (pending, complete or failed) at its measured cost or, not
-  // yet measured, its level's cost, and what its interrupted runs spent.
+  // yet measured, its level's cost, and what its interrupted runs spent. Without a resolution each
+  // trial counts 1 (or the cost told with it).
   double spent_cost() const;
   // The strategy's model recommendation, if it has a model and data.
   std::optional<StudyRecommendation> recommendation() const;
@@ -168,7 +180,10 @@ class Study {
   std::uint64_t seed() const { return options_.seed; }
   std::uint64_t ask_count() const { return ask_count_; }
 
-  // Atomic write of the whole study as YAML; load() refuses damaged or foreign files with a message
+  // Atomic write of the whole study as YAML (a temporary file renamed over `path`, which replaces a
+  // symbolic link there by a regular file); throws std::runtime_error, the previous file in place,
+  // when it cannot write. load() refuses damaged or foreign files with tune::StateError (declared in
+  // tune/io/yaml_values.hpp, which tune/tune.hpp does not include; it is a std::runtime_error),
   // naming the file, the position and the field.
   void save(const std::filesystem::path& path) const;
   static Study load(const std::filesystem::path& path);
