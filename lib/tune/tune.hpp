@@ -1,7 +1,7 @@
 #pragma once
-// Everything a program embedding tune needs: spaces, studies, strategies, minimize(). Except
-// tune::StateError, which Study::load throws: it is declared in tune/io/yaml_values.hpp (a
-// std::runtime_error, so catching that works without it).
+// Everything a program embedding tune needs: spaces, studies, strategies, minimize(), and
+// tune::StateError, which Study::load throws (it was not declared here, so catching it did not compile).
+#include "tune/io/yaml_values.hpp"
 #include "tune/space/sampling.hpp"
 #include "tune/space/space.hpp"
 #include "tune/strategy/bnb_strategy.hpp"

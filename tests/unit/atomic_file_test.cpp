@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -96,3 +97,50 @@ TEST(AtomicFile, ACreateThatFailsNamesTheTemporaryAndTheFile) {
         << message;
   }
 }
+
+namespace {
+
+// A save through a symbolic link (a study kept in a shared place) replaced the link by a regular
+// file and left the target as it was; the link is followed, and the target replaced.
+TEST(AtomicFile, ASymbolicLinkIsFollowedAndStaysALink) {
+  const fs::path d = fresh("atomic-symlink");
+  fs::create_directories(d / "shared");
+  std::ofstream(d / "shared" / "study.yaml") << "old\n";
+  fs::create_symlink("shared/study.yaml", d / "study.yaml");
+  tune::write_file_atomically(d / "study.yaml", "new\n");
+  EXPECT_TRUE(fs::is_symlink(d / "study.yaml"));
+  EXPECT_EQ(read(d / "shared" / "study.yaml"), "new\n");
+  EXPECT_EQ(read(d / "study.yaml"), "new\n");
+  // No temporary is left beside the link or the target.
+  std::size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(d)) files += e.is_regular_file() || e.is_symlink();
+  EXPECT_EQ(files, 2u);
+}
+
+// The new file keeps the old one's permissions: a study kept private (0600) became 0644.
+TEST(AtomicFile, ThePermissionsOfTheReplacedFileAreKept) {
+  const fs::path d = fresh("atomic-mode");
+  std::ofstream(d / "s.yaml") << "old\n";
+  fs::permissions(d / "s.yaml", fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace);
+  tune::write_file_atomically(d / "s.yaml", "new\n");
+  EXPECT_EQ(fs::status(d / "s.yaml").permissions(), fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(read(d / "s.yaml"), "new\n");
+}
+
+// A path that is not a regular file is refused, and left as it was: renamed over, a FIFO (or, as
+// root, /dev/full) became a regular file.
+TEST(AtomicFile, APathThatIsNotARegularFileIsRefused) {
+  const fs::path d = fresh("atomic-fifo");
+  ASSERT_EQ(::mkfifo((d / "pipe").c_str(), 0644), 0);
+  try {
+    tune::write_file_atomically(d / "pipe", "new\n");
+    ADD_FAILURE() << "a FIFO was written over";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fs::status(d / "pipe").type(), fs::file_type::fifo);
+  EXPECT_THROW(tune::write_file_atomically(d, "new\n"), std::runtime_error);  // a directory
+  EXPECT_TRUE(fs::is_directory(d));
+}
+
+}  // namespace

@@ -788,3 +788,22 @@ TEST(StrategyOptions, YamlRoundTripAndUnknownKeysAreRefused) {
 }
 
 }  // namespace strategy_options_test
+
+namespace {
+
+// Without a resolution every trial counts 1 against the budgets: a cost told with a trial was
+// recorded and counted in its place (two trials, one told a cost of 14.5, spent 15.5).
+TEST(StudyCosts, ACostWithoutAResolutionIsRefusedAndTheTrialStaysPending) {
+  tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy("random"),
+                    tune::StudyOptions{});
+  const auto a = study.ask(), b = study.ask();
+  ASSERT_TRUE(a && b);
+  EXPECT_THROW(study.tell(a->id, 0.5, 14.5), std::invalid_argument);
+  EXPECT_THROW(study.fail(b->id, "crashed", 3.0), std::invalid_argument);
+  EXPECT_EQ(study.pending_count(), 2u);
+  study.tell(a->id, 0.5);
+  study.fail(b->id, "crashed");
+  EXPECT_EQ(study.spent_cost(), 2.0);
+}
+
+}  // namespace

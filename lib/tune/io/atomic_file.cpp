@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,13 +41,43 @@ std::filesystem::path temporary_of(const std::filesystem::path& path, pid_t pid)
   tmp += kTemporarySuffix + std::to_string(pid);
   return tmp;
 }
+
+// The file a write to `path` replaces: `path`, or the file its symbolic links lead to. Renamed over,
+// the link became a regular file and its target kept the old content (a study saved through a link
+// to a shared location was never updated there).
+std::filesystem::path replaced_file(const std::filesystem::path& path) {
+  std::filesystem::path target = path;
+  std::error_code ec;
+  for (int hops = 0; hops < 40 && std::filesystem::is_symlink(target, ec); ++hops) {
+    const std::filesystem::path link = std::filesystem::read_symlink(target, ec);
+    if (ec) break;
+    target = link.is_absolute() ? link : target.parent_path() / link;
+  }
+  return target;
+}
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+void write_file_atomically(const std::filesystem::path& given, std::string_view content) {
+  const std::filesystem::path path = replaced_file(given);
   const std::filesystem::path dir = path.parent_path();
+  // Only a regular file is replaced: renamed over, a device (a save to /dev/full) or a FIFO became a
+  // regular file. The new file keeps the old one's permissions (a 0600 study became 0644).
+  struct stat old {};
+  const bool exists = ::stat(path.c_str(), &old) == 0;
+  if (exists && !S_ISREG(old.st_mode))
+    throw std::runtime_error("cannot write '" + given.string() + "': not a regular file (a state file is replaced "
+                             "whole by a rename, which a device, a FIFO or a directory cannot be); give the path of a "
+                             "regular file");
   const std::filesystem::path tmp = temporary_of(path, ::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail_unchanged("cannot create", tmp, path);
+  if (exists && ::fchmod(fd, old.st_mode & 07777) != 0) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    errno = saved;
+    fail_unchanged("cannot set the permissions of", tmp, path);
+  }
   const char* p = content.data();
   std::size_t left = content.size();
   while (left > 0) {
@@ -79,7 +110,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   fsync_directory(dir);
 }
 
-void remove_leftover_temporaries(const std::filesystem::path& path) {
+void remove_leftover_temporaries(const std::filesystem::path& given) {
+  const std::filesystem::path path = replaced_file(given);  // where write_file_atomically writes them
   const std::string prefix = path.filename().string() + kTemporarySuffix;
   std::error_code ec;
   const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();

@@ -1,7 +1,9 @@
 #pragma once
 // Atomic replacement of a file: write a temporary file in the same directory, fsync it, rename it
 // over the target, fsync the directory. A crash at any instant leaves either the old or the new
-// content, never a mix.
+// content, never a mix. A symbolic link is followed (its target is replaced, the link stays), the
+// new file keeps the old one's permissions, and a path that is not a regular file (a device, a
+// FIFO) is refused with std::runtime_error.
 #include <filesystem>
 #include <string_view>
 

@@ -324,6 +324,15 @@ void check_cost(const std::optional<double>& cost, std::uint64_t id) {
   if (cost && !(std::isfinite(*cost) && *cost >= 0))
     throw std::invalid_argument("trial " + std::to_string(id) + ": a cost must be finite and >= 0");
 }
+
+// Without a resolution every trial counts 1 against the budgets: a cost told with one (15.5 spent by
+// two trials) mixed its unit with trial counts.
+void check_cost_has_a_resolution(const std::optional<double>& cost, const std::optional<Resolution>& resolution,
+                                 std::uint64_t id, const char* action) {
+  if (cost && !resolution)
+    throw std::invalid_argument(std::string(action) + ": trial " + std::to_string(id) +
+                                ": a cost is told only in a study with a resolution; without one every trial counts 1");
+}
 }  // namespace
 
 void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
@@ -337,6 +346,7 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
                                 " the models can compute with; report a diverged run with fail(), or rescale the "
                                 "objective (its logarithm, say)");
   check_cost(cost, id);
+  check_cost_has_a_resolution(cost, options_.resolution, id, "tell");
   // Without it the trial would be charged its level's guessed cost, and with no cost ever told the
   // guesses (proportional to the levels' values, at an arbitrary scale) would never spend the budget.
   if (!cost && options_.cost_budget && options_.resolution && options_.resolution->measured())
@@ -381,6 +391,7 @@ void Study::add_interrupted_cost(std::uint64_t id, double cost) {
 void Study::fail(std::uint64_t id, std::string reason, std::optional<double> cost) {
   Trial& t = pending_trial(id, "fail");
   check_cost(cost, id);
+  check_cost_has_a_resolution(cost, options_.resolution, id, "fail");
   t.cost = cost;
   t.status = TrialStatus::failed;
   t.failure_reason = std::move(reason);

@@ -112,13 +112,13 @@ class Study {
   // With a resolution and measured costs, pass what the trial cost (e.g. its run time in seconds).
   // With declared costs a cost is optional; given, it replaces the level's declared cost for this
   // trial in spent_cost() and the budget, so it must be in the declared costs' unit.
-  // Without a resolution a cost is accepted and recorded (Trial::cost, saved), and spent_cost()
-  // then counts it in place of the 1 every other trial counts; no budget uses it.
+  // Without a resolution a cost is refused (std::invalid_argument): every trial counts 1.
   void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
   // Pending trial `id` could not be evaluated (a crash, a divergence, a timeout): it is recorded as
   // failed with `reason`, keeps counting against max_trials and the cost budget, and is never told
   // a value. Throws std::invalid_argument, the study unchanged, for an unknown id, a trial that is
-  // not pending (told or failed already), or a cost that is not finite and >= 0. The cost may be
+  // not pending (told or failed already), a cost that is not finite and >= 0 or told without a
+  // resolution. The cost may be
   // left out also with measured costs (a lost run's time is unknown): the trial is then charged its
   // level's measured cost.
   void fail(std::uint64_t id, std::string reason, std::optional<double> cost = std::nullopt);
@@ -166,7 +166,7 @@ class Study {
   const std::vector<double>& level_cost_limits() const { return level_cost_limits_; }
   // Cost spent so far: every trial asked (pending, complete or failed) at its measured cost or, not
   // yet measured, its level's cost, and what its interrupted runs spent. Without a resolution each
-  // trial counts 1 (or the cost told with it).
+  // trial counts 1.
   double spent_cost() const;
   // The strategy's model recommendation, if it has a model and data.
   std::optional<StudyRecommendation> recommendation() const;
@@ -180,11 +180,11 @@ class Study {
   std::uint64_t seed() const { return options_.seed; }
   std::uint64_t ask_count() const { return ask_count_; }
 
-  // Atomic write of the whole study as YAML (a temporary file renamed over `path`, which replaces a
-  // symbolic link there by a regular file); throws std::runtime_error, the previous file in place,
-  // when it cannot write. load() refuses damaged or foreign files with tune::StateError (declared in
-  // tune/io/yaml_values.hpp, which tune/tune.hpp does not include; it is a std::runtime_error),
-  // naming the file, the position and the field.
+  // Atomic write of the whole study as YAML (tune/io/atomic_file.hpp: a temporary file renamed over
+  // `path`, through its symbolic links, keeping its permissions; a path that is not a regular file
+  // is refused); throws std::runtime_error, the previous file in place, when it cannot write.
+  // load() refuses damaged or foreign files with tune::StateError (a std::runtime_error), naming
+  // the file, the position and the field.
   void save(const std::filesystem::path& path) const;
   static Study load(const std::filesystem::path& path);
   std::string to_yaml_string() const;

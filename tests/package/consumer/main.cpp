@@ -3,11 +3,28 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
 int run_options_snippets();  // options_snippets.cpp
 
+// Study::load's error type is reachable from tune/tune.hpp alone (it was not: catching it did not
+// compile without tune/io/yaml_values.hpp).
+bool damaged_file_is_a_state_error() {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() / "tune-consumer-damaged.yaml";
+  std::ofstream(path) << "schema: [1\n";
+  try {
+    (void)tune::Study::load(path);
+  } catch (const tune::StateError& e) {
+    std::printf("damaged study refused: %s\n", e.what());
+    return true;
+  }
+  return false;
+}
+
 int main() {
   if (run_options_snippets() <= 0) return 1;
+  if (!damaged_file_is_a_state_error()) return 1;
   const tune::Space space({tune::Parameter::floating("x", -3, 3)});
   tune::MinimizeOptions options;
   options.evaluations = 15;
