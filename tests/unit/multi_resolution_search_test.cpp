@@ -110,16 +110,19 @@ double distance(const tune::StudyRecommendation& a, const tune::StudyRecommendat
 // Once not even the cheapest level fits the remaining budget, the ask stops at once: a refit then
 // (an O(n^3) rebuild, seconds at a few thousand trials) would be thrown away.
 TEST(MultiResolutionSearch, AskPastTheBudgetStopsWithoutRefitting) {
-  // A budget of one full run (9), spent by two cheap runs told at 4.5 each (a told cost takes
-  // precedence over the level's).
-  tune::Study study(square(), cmets(), multi_resolution_options(9.0));
+  // A budget of 20, spent by two cheap runs asked together and told at 9.75 each (a told cost takes
+  // precedence over the level's). (With a budget of one full run, 9, the first trial is that full
+  // run: cmets reserves it, CmetsFullRunReserve.)
+  tune::Study study(square(), cmets(), multi_resolution_options(20.0));
   tune::Rng rng(1);
+  std::vector<tune::Suggestion> asked;
   for (int i = 0; i < 2; ++i) {
     const auto s = study.ask();
     ASSERT_TRUE(s);
     ASSERT_EQ(*s->level, 0u);  // shallow nodes run at the cheapest level (cost 1)
-    study.tell(s->id, Objective{}(s->config, *s->level, 2, rng), 4.5);
+    asked.push_back(*s);
   }
+  for (const tune::Suggestion& s : asked) study.tell(s.id, Objective{}(s.config, *s.level, 2, rng), 9.75);
   const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(study.strategy());
   // Two results in a model last rebuilt with one: with fewer than five points every new one is
   // due for a refit, so an ask that fitted before checking the budget would rebuild here.

@@ -620,6 +620,7 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   if (!context.level_costs.empty() &&
       *std::min_element(context.level_costs.begin(), context.level_costs.end()) > context.remaining_budget)
     return {std::nullopt, kNoCandidateFits};
+  if (full_run_reserved(context)) return propose_reserved_full_run(context);
   refresh_if_due(context);
   // When no active node's query carries more than negligible information about f*
   // (kNegligibleInformation: the optimum's region is resolved down to the maximum depth and every
@@ -638,6 +639,36 @@ ProposalResult MultiResolutionSearch::propose_tree(const StrategyContext& contex
   ProposalResult flat = propose_by_cmes(context, kTreeUninformativeSource);
   if (flat.proposal || flat.stop_reason == kNothingLeftToLearn) return flat;
   return propose_tree_node(context, active, false, uninformative);  // every candidate repeats a full run
+}
+
+// The objective is the full run's, and a campaign whose budget allows one must observe it: a 10-D
+// space with a budget worth 100 full runs spent it all on cheap runs (the tree never reached the
+// depths that run at full resolution), and a 2-D one with a budget of one or two full runs did in 9
+// of 10 seeds, leaving no best trial and a recommendation from cheap runs only. So while no full run
+// has completed or is pending, once the dearest cheaper run would leave less than a full run's cost,
+// the next trial is that full run (the dearest: a step of any cheaper run from above that point
+// lands in it, where the cheapest let a run at a dearer level step over it).
+bool MultiResolutionSearch::full_run_reserved(const StrategyContext& context) const {
+  const std::size_t top = levels_ - 1;
+  if (context.level_costs.empty() || !std::isfinite(context.remaining_budget) || !full_run_fits(context, top))
+    return false;
+  for (const Trial& t : context.trials)
+    if (t.level.value_or(top) == top && t.status != TrialStatus::failed) return false;
+  const double dearest = *std::max_element(context.level_costs.begin(), context.level_costs.end() - 1);
+  return context.remaining_budget - dearest < context.level_costs[top];
+}
+
+ProposalResult MultiResolutionSearch::propose_reserved_full_run(const StrategyContext& context) {
+  if (!in_model_.empty()) {
+    ProposalResult p = propose_by_cmes(context, kReservedFullRunSource);
+    if (p.proposal) return p;
+  }
+  // Nothing to model yet (or no candidate): the centre of the cube, the tree's first query, at full
+  // resolution.
+  Proposal p{.unit = context.space.snap(Eigen::VectorXd::Constant(static_cast<Eigen::Index>(context.space.dim()), 0.5)),
+             .source = kReservedFullRunSource, .in_model = true, .model_size = base_model_size()};
+  p.level = levels_ - 1;
+  return {p, {}};
 }
 
 ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& context, const std::vector<NodeId>& active,

@@ -37,9 +37,13 @@
 // cheaper levels share the others (full_resolution_depths 0: level floor(h L / (D + 1)) at depth h,
 // the paper's even coupling), and that level is a cap (level_choice capped): a node runs at the
 // level up to its depth's with the best CMES per cost. So no full-resolution trial runs until the
-// tree is that deep (or has nothing left to learn); with D = 3d for d > 2 a whole budget can go to
+// tree is that deep (or has nothing left to learn); with D = 3d for d > 2 a whole budget went to
 // cheap runs (measured: d = 10, levels costing 1 and 3, a budget of 300: 300 cheap runs and none at
-// full resolution, Study::best() null; max_depth 8 or level_choice acquisition run full ones). The
+// full resolution, Study::best() null; max_depth 8 or level_choice acquisition run full ones). With
+// a cost budget the last full run's worth is now reserved: while no full run has completed or is
+// pending and the dearest cheaper run would leave less than a full run's cost, the trial is a full
+// run by CMES (source kReservedFullRunSource). In high dimension that is one full run, not many:
+// a smaller max_depth is the fix there. The
 // selection is CMES / cost of the node's level among the nodes whose cost fits the remaining budget
 // (never overshooting). Tree: the paper's 2^d-ary all-dimensions split (the 2-D quadtree) for d <= 2,
 // longest-side binary splits beyond, which keeps the active set at a few nodes per query; default
@@ -79,6 +83,8 @@ namespace tune {
 // The source of a cmets trial taken when the tree has nothing left to learn (continue_after_tree);
 // `tune status` looks for it.
 inline constexpr const char* kTreeUninformativeSource = "cmes_tree_uninformative";
+// The source of the full run cmets makes when any cheaper run would leave too little for one.
+inline constexpr const char* kReservedFullRunSource = "cmets_reserved_full_run";
 
 enum class ObservationWindow { cell, point };
 enum class MaxValueSampler { gumbel, thompson };
@@ -259,6 +265,8 @@ class MultiResolutionSearch final : public Strategy {
   // untracks the nodes that left the active set.
   void sync_node_targets(const std::vector<NodeId>& active);
   ProposalResult propose_tree(const StrategyContext& context);
+  bool full_run_reserved(const StrategyContext& context) const;
+  ProposalResult propose_reserved_full_run(const StrategyContext& context);
   // The tree's query (Algorithm 1's step); with stop_if_uninformative, none when every score is 0,
   // flagged in uninformative.
   ProposalResult propose_tree_node(const StrategyContext& context, const std::vector<NodeId>& active,

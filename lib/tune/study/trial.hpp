@@ -28,9 +28,9 @@ struct Trial {
 
   // How the suggestion was made, for observability.
   std::string source;           // initial_design, acquisition, random, sobol, gpoo, bnb, cmets,
-                                // cmes_after_tree, cmes_tree_uninformative; "enqueued" for a
-                                // configuration of Study::enqueue; bnb's check of its best:
-                                // "bnb: a re-run of trial N (is the objective deterministic?)"
+                                // cmes_after_tree, cmes_tree_uninformative, cmets_reserved_full_run;
+                                // "enqueued" for a configuration of Study::enqueue; bnb's check of
+                                // its best: "bnb: a re-run of trial N (is the objective deterministic?)"
   bool in_model = false;        // joins (or joined) the GP dictionary when complete
   double test_statistic = std::numeric_limits<double>::quiet_NaN();  // posterior var / noise at x
   std::size_t model_size = 0;   // dictionary size when suggested
