@@ -807,3 +807,46 @@ TEST(StudyCosts, ACostWithoutAResolutionIsRefusedAndTheTrialStaysPending) {
 }
 
 }  // namespace
+
+namespace {
+
+// minimize records every evaluation whatever the objective throws: `throw 42` escaped it, and the
+// history of every evaluation before was lost.
+TEST(StudyMinimize, AnObjectiveThrowingSomethingElseThanAStdExceptionFailsThatEvaluation) {
+  const tune::Space space({tune::Parameter::floating("x", -1, 1)});
+  tune::MinimizeOptions options;
+  options.evaluations = 8;
+  options.strategy = "random";
+  int calls = 0;
+  const tune::MinimizeResult r = tune::minimize(
+      [&](const tune::Config& c) {
+        if (++calls % 2 == 0) throw 42;
+        return std::get<double>(c.at("x")) * std::get<double>(c.at("x"));
+      },
+      space, options);
+  EXPECT_EQ(r.evaluations, 8u);
+  ASSERT_EQ(r.history.size(), 8u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(r.history[i].status, i % 2 == 1 ? tune::TrialStatus::failed : tune::TrialStatus::complete) << i;
+    if (i % 2 == 1) {
+      EXPECT_EQ(r.history[i].failure_reason, "the objective threw something that is not a std::exception");
+    }
+  }
+}
+
+// A gpoo round of more trials than the trial budget never completes: refused, as in a campaign file.
+TEST(StudyGpoo, ARoundLargerThanTheTrialBudgetIsRefused) {
+  const tune::Space space({tune::Parameter::floating("x", 0, 1)});
+  tune::StudyOptions o;
+  o.max_trials = 2;
+  try {
+    tune::Study study(space, tune::make_strategy("gpoo", YAML::Load("{representatives: 4}")), o);
+    ADD_FAILURE() << "a study whose gpoo round never completes was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("no round would complete"), std::string::npos) << e.what();
+  }
+  o.max_trials = 4;
+  EXPECT_NO_THROW(tune::Study(space, tune::make_strategy("gpoo", YAML::Load("{representatives: 4}")), o));
+}
+
+}  // namespace

@@ -42,6 +42,17 @@ std::size_t GpooStrategyOptions::trials_per_round() const {
   return aggregation == GpooAggregation::representatives ? representatives : 1;
 }
 
+// As a campaign file is refused: with {representatives: 4} and max_trials 2 a Study ran 2 trials of
+// a round that never completed, and recommended nothing.
+void GpooStrategy::check_trial_budget(std::size_t max_trials) const {
+  if (options_.trials_per_round() > max_trials)
+    throw std::invalid_argument("a gpoo round runs its " + std::to_string(options_.trials_per_round()) +
+                                " representatives and tells their mean as one feedback, but the trial budget (" +
+                                std::to_string(max_trials) +
+                                ") is smaller, so no round would complete and gpoo would learn nothing; lower "
+                                "representatives or raise the trial budget to a multiple of it");
+}
+
 GpooStrategy::GpooStrategy(GpooStrategyOptions options) : options_(std::move(options)) {
   check_fit_options(options_.fit, options_.refit);
   const auto& o = options_;

@@ -84,6 +84,7 @@ class GpooStrategy final : public Strategy {
   std::string name() const override { return "gpoo"; }
   bool accepts_enqueued_trials() const override { return false; }
   const GpooStrategyOptions& options() const { return options_; }
+  void check_trial_budget(std::size_t max_trials) const override;
 
   ProposalResult propose(const StrategyContext& context) override;
   std::optional<Recommendation> recommend(const StrategyContext& context) const override;

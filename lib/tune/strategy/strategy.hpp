@@ -88,6 +88,9 @@ class Strategy {
   // space (bnb: too many parameters for its lattice), so that a Study is refused at once rather than
   // at its first ask, and a saved one is not left unloadable.
   virtual void check_space(const Space& space) const { (void)space; }
+  // Throws std::invalid_argument naming the fix when a study of at most `max_trials` trials could
+  // learn nothing (gpoo: a round of more trials never completes).
+  virtual void check_trial_budget(std::size_t max_trials) const { (void)max_trials; }
   // Whether the study may hand out configurations the user enqueued (Study::enqueue) among this
   // strategy's trials: a strategy that models points sees them as any other result; one whose
   // trials must be its own (gpoo's cells, branch and bound's lattice) does not.

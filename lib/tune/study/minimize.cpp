@@ -32,6 +32,9 @@ MinimizeResult minimize(const std::function<double(const Config&)>& objective, c
     } catch (const std::exception& e) {
       study.fail(s->id, std::string("the objective threw: ") + e.what());
       continue;
+    } catch (...) {  // (`throw 42` escaped minimize, and the history was lost with it)
+      study.fail(s->id, "the objective threw something that is not a std::exception");
+      continue;
     }
     // A value tell() refuses is the objective's, not an exception of the objective's: before, a
     // returned 1e200 was recorded as "the objective threw: tell: trial 1 has the value 1e+200 ...".

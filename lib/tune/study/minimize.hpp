@@ -1,9 +1,9 @@
 #pragma once
 // One-call tuning of an in-process objective:
 //   auto result = tune::minimize([](const tune::Config& c) { return f(c); }, space, {.evaluations = 60});
-// The objective may throw an exception derived from std::exception; such evaluations (and values
-// that are not finite or beyond +-kMaxObjectiveMagnitude) are recorded as failed trials, with the
-// reason. Anything else it throws propagates out of minimize().
+// The objective may throw (a std::exception's what() is the failure's reason; anything else is
+// said as such); such evaluations, and values that are not finite or beyond
+// +-kMaxObjectiveMagnitude, are recorded as failed trials, with the reason.
 #include <cstdint>
 #include <functional>
 #include <limits>

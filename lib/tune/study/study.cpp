@@ -23,6 +23,7 @@ Study::Study(Space space, std::unique_ptr<Strategy> strategy, StudyOptions optio
   }
   strategy_->check_levels(options_.resolution ? options_.resolution->levels() : 1);
   strategy_->check_space(space_);
+  if (options_.max_trials) strategy_->check_trial_budget(*options_.max_trials);
   if (options_.cost_budget) {
     if (!(*options_.cost_budget > 0 && std::isfinite(*options_.cost_budget)))
       throw std::invalid_argument("Study: the cost budget must be finite and > 0");
