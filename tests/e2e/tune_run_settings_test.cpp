@@ -149,6 +149,15 @@ TEST(TuneRunSettings, AChangeOfTheSearchIsRefusedAndNothingIsApplied) {
               std::string::npos)
         << inside.err;
   }
+  // The state given as a campaign file to run or ask: read as one, it was "unknown key 'kind'".
+  for (const auto& [command, suggested] : {std::pair{"run", "resume"}, std::pair{"ask", "ask"}}) {
+    const Result as_file = tune(d, {command, "s/state.yaml"});
+    EXPECT_EQ(as_file.code, 2) << command;
+    EXPECT_NE(as_file.err.find("s/state.yaml is the state of the campaign in s, not a campaign file: 'tune " +
+                               std::string(suggested) + " s'"),
+              std::string::npos)
+        << as_file.err;
+  }
   EXPECT_EQ(slurp(d / "s" / "state.yaml"), state);
 }
 

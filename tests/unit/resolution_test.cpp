@@ -32,6 +32,13 @@ TEST(Resolution, ValidationNamesTheProblem) {
     EXPECT_NE(std::string(e.what()).find("1 costs for 2 levels"), std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(tune::validate(tune::Resolution{"epochs", {1, 3, 9}, {}}));
+  // An empty name was accepted (the API audit): the value a trial gets would be '{}'.
+  try {
+    tune::validate(tune::Resolution{"", {1, 3}, {}});
+    ADD_FAILURE() << "an empty parameter name was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the parameter's name is empty"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Resolution, MeasuredCostsAreLevelMeansExtrapolatedByValueUntilSeen) {

@@ -142,6 +142,7 @@ int ask(const std::filesystem::path& dir, bool json, const BudgetRaise& raise) {
 }
 
 int ask_campaign_file(const std::filesystem::path& file, std::optional<std::filesystem::path> dir, bool json) {
+  if (refused_as_a_campaigns_state(file, "ask", "ask")) return kExitUsage;  // read as a campaign file: "unknown key 'kind'"
   CampaignConfig config = load_campaign_file(file);  // a campaign without a command is fine here
   anchor_relative_paths(config, file.parent_path());
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);

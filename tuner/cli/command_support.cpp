@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "tune/adapters/command/command_template.hpp"
+#include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/event_log.hpp"
 #include "tuner/cli/commands.hpp"
@@ -39,6 +40,28 @@ std::string config_json(const Space& space, const Config& c) {
   return "{" + s + "}";
 }
 
+bool refused_as_a_campaigns_state(const std::filesystem::path& file, const char* command, const char* suggested) {
+  const std::filesystem::path dir = file.parent_path().empty() ? "." : file.parent_path();
+  if (file.filename() != campaign_files::kState || !has_state(dir)) return false;
+  std::fprintf(stderr, "tune %s: %s is the state of the campaign in %s, not a campaign file: 'tune %s %s'\n", command,
+               file.c_str(), dir.c_str(), suggested, dir.c_str());
+  return true;
+}
+
+bool refused_as_a_campaigns_file(const std::filesystem::path& file, const char* command) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return false;
+  for (std::filesystem::path up = file.parent_path(); !up.empty(); up = up.parent_path()) {
+    if (has_state(up)) {
+      std::fprintf(stderr, "tune %s: %s is a file of the campaign in %s; give that directory: 'tune %s %s'\n", command,
+                   file.c_str(), up.c_str(), command, up.c_str());
+      return true;
+    }
+    if (up == up.parent_path()) break;
+  }
+  return false;
+}
+
 // Every command but run and init works on an existing campaign. Without DIR/state.yaml there is
 // nothing damaged to restore: the directory is simply not a campaign, which is a usage error.
 bool holds_campaign(const std::filesystem::path& dir, const char* command) {
@@ -50,16 +73,7 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
   const bool ask = std::string(command) == "ask";
   // A file inside a campaign's directory (its state.yaml, a trial's record): that directory. Told to
   // `tune run` the file, the user met "unknown key 'kind'" of a state read as a campaign file.
-  if (std::filesystem::is_regular_file(dir, ec)) {
-    for (std::filesystem::path up = dir.parent_path(); !up.empty(); up = up.parent_path()) {
-      if (has_state(up)) {
-        std::fprintf(stderr, "tune %s: %s is a file of the campaign in %s; give that directory: 'tune %s %s'\n", command,
-                     dir.c_str(), up.c_str(), command, up.c_str());
-        return false;
-      }
-      if (up == up.parent_path()) break;
-    }
-  }
+  if (refused_as_a_campaigns_file(dir, command)) return false;
   // `tune resume c.yaml`: the campaign file, not its directory. Running the file continues it.
   if (std::filesystem::is_regular_file(dir, ec) && std::string(command) != "ask") {
     std::fprintf(stderr,

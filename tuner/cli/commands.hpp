@@ -87,6 +87,13 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
 
 // Whether DIR holds a campaign; if not, says why on stderr for `tune <command>`.
 bool holds_campaign(const std::filesystem::path& dir, const char* command);
+// Whether `file` is a file inside a campaign's directory (its state.yaml, a trial's record), given
+// where a campaign was expected; if so, names that directory on stderr.
+bool refused_as_a_campaigns_file(const std::filesystem::path& file, const char* command);
+// Whether `file`, given as a campaign file, is a campaign's state.yaml; if so, names the campaign's
+// directory and `suggested` command on stderr. (Only the state: a campaign file may well sit in
+// the directory its campaign runs in, `tune run c.yaml --dir .`.)
+bool refused_as_a_campaigns_state(const std::filesystem::path& file, const char* command, const char* suggested);
 
 // A number typed on the command line (`tune tell`'s value, `tune enqueue lr=...`): the whole text
 // as strtod reads it. Without one, `problem` says why: "is not a number", or for 1e400 that it is

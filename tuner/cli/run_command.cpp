@@ -89,6 +89,7 @@ int run_campaign_file(const std::filesystem::path& file, std::optional<std::file
                  file.c_str());
     return kExitUsage;
   }
+  if (refused_as_a_campaigns_state(file, "run", "resume")) return kExitUsage;  // its state.yaml: "unknown key 'kind'"
   CampaignConfig config = load_campaign_file(file);
   if (refuse_without_command(config, file.string(), "run")) return kExitUsage;
   anchor_relative_paths(config, file.parent_path());

@@ -9,6 +9,9 @@
 namespace tune {
 
 void validate(const Resolution& r) {
+  // The name a campaign gives the level's value ({epochs}); empty, a tuner wrote '{}' placeholders.
+  if (r.parameter.empty())
+    throw std::invalid_argument("resolution: the parameter's name is empty; name what the level sets, e.g. epochs");
   if (r.values.empty()) throw std::invalid_argument("resolution: 'levels' must list at least one value");
   for (std::size_t i = 0; i < r.values.size(); ++i) {
     if (!std::isfinite(r.values[i]) || r.values[i] <= 0)
