@@ -7,17 +7,20 @@
 namespace tune::tuner {
 namespace {
 
+// A new campaign of `train` over x in [0, 1], with the given resolution and budget lines.
+CampaignState campaign_with(const std::string& resolution_and_budget) {
+  return CampaignState::create(
+      campaign_from_yaml(YAML::Load("name: c\ncommand: [train, \"{epochs}\", \"{x}\"]\n"
+                                    "space: {x: {type: float, low: 0, high: 1}}\n" + resolution_and_budget),
+                         "c.yaml"),
+      0.0);
+}
+
 // Every full run hit its time limit: the budget went on runs that could not finish, and the note
 // says so and names the setting (cmets chose the full run again and again, and the end said only
 // that no full run had completed).
 TEST(CampaignSpendNotes, FullRunsThatAllTimedOutNameTheirLimit) {
-  CampaignState s = CampaignState::create(
-      campaign_from_yaml(YAML::Load("name: c\ncommand: [train, \"{epochs}\", \"{x}\"]\n"
-                                    "space: {x: {type: float, low: 0, high: 1}}\n"
-                                    "resolution: {param: epochs, levels: [1, 3], timeout: [5s, 8s]}\n"
-                                    "budget: {cost: 60}\n"),
-                     "c.yaml"),
-      0.0);
+  CampaignState s = campaign_with("resolution: {param: epochs, levels: [1, 3], timeout: [5s, 8s]}\nbudget: {cost: 60}\n");
   const auto timed_out = [](double seconds) {
     return adapters::TrialExit{.kind = adapters::ExitKind::timeout, .started_at = 0, .finished_at = seconds};
   };
@@ -53,13 +56,8 @@ TEST(CampaignSpendNotes, FullRunsThatAllTimedOutNameTheirLimit) {
 // said of a tenth of a budget). With 22 spent, a full run fits and there is no note.
 TEST(CampaignSpendNotes, BudgetLeftBelowATimeLimitNamesTheLimitItIsBelow) {
   const auto note_after = [](double spent) {
-    CampaignState s = CampaignState::create(
-        campaign_from_yaml(YAML::Load("name: c\ncommand: [train, \"{epochs}\", \"{x}\"]\n"
-                                      "space: {x: {type: float, low: 0, high: 1}}\n"
-                                      "resolution: {param: epochs, levels: [1, 3, 9], timeout: [1s, 2s, 3s]}\n"
-                                      "budget: {cost: 40}\n"),
-                           "c.yaml"),
-        0.0);
+    CampaignState s =
+        campaign_with("resolution: {param: epochs, levels: [1, 3, 9], timeout: [1s, 2s, 3s]}\nbudget: {cost: 40}\n");
     s.study.set_level_cost_limits(s.config.level_cost_limits());
     s.study.enqueue({{"x", 0.5}}, 0);
     EXPECT_TRUE(s.study.ask()) << s.study.stop_reason();

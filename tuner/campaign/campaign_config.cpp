@@ -756,16 +756,19 @@ std::vector<double> time_limit_costs(const CampaignConfig& c) {
   }
   return limits;
 }
+
+// Whether the longest of `limits` (time_limit_costs) is above the whole budget.
+bool above_budget(const std::vector<double>& limits, const CampaignConfig& c) {
+  return !limits.empty() && *std::max_element(limits.begin(), limits.end()) > *c.budget.cost;
+}
 }  // namespace
 
 std::vector<double> CampaignConfig::level_cost_limits() const {
-  return hang_guard_limits() ? std::vector<double>{} : time_limit_costs(*this);
+  std::vector<double> limits = time_limit_costs(*this);
+  return above_budget(limits, *this) ? std::vector<double>{} : limits;
 }
 
-bool CampaignConfig::hang_guard_limits() const {
-  const std::vector<double> limits = time_limit_costs(*this);
-  return !limits.empty() && *std::max_element(limits.begin(), limits.end()) > *budget.cost;
-}
+bool CampaignConfig::hang_guard_limits() const { return above_budget(time_limit_costs(*this), *this); }
 
 std::optional<double> CampaignConfig::longest_trial_timeout() const {
   if (level_timeouts.empty()) return executor.timeout_seconds;

@@ -36,7 +36,7 @@ CampaignSpend campaign_spend(const CampaignState& s) {
   const bool calibrated = costs_calibrated(res, s.study.trials());
   const std::size_t n = res.levels();
   std::vector<double> spent(n, 0.0), committed(n, 0.0);
-  double spent_total = 0.0, committed_total = 0.0;
+  double spent_total = 0.0, committed_total = 0.0, interrupted = 0.0;
   for (const TrialRun& r : s.runs) {
     const Trial& t = s.study.trial(r.id);
     const std::size_t level = t.level.value_or(res.top());
@@ -47,8 +47,9 @@ CampaignSpend campaign_spend(const CampaignState& s) {
     (finished ? spent_total : committed_total) += cost;
     spent[level] += t.interrupted_cost;  // spent by runs that were stopped, finished or not
     spent_total += t.interrupted_cost;
+    interrupted += t.interrupted_cost;
   }
-  CampaignSpend out{known(spent_total), known(committed_total), {}, {}};
+  CampaignSpend out{known(spent_total), known(committed_total), interrupted, {}, {}};
   for (std::size_t l = 0; l < n; ++l) {
     out.spent_by_level.push_back(known(spent[l]));
     out.committed_by_level.push_back(known(committed[l]));

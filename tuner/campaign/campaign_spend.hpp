@@ -14,6 +14,7 @@ namespace tune::tuner {
 struct CampaignSpend {
   std::optional<double> spent = 0.0;      // finished trials: their recorded cost, or their level's; and interrupted runs
   std::optional<double> committed = 0.0;  // running and queued trials, at their level's current cost
+  double interrupted = 0.0;                // of `spent`: what interrupted runs ran (Trial::interrupted_cost)
   std::vector<std::optional<double>> spent_by_level, committed_by_level;
 };
 

@@ -61,9 +61,7 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
     }
   }
   std::string spend = "cost: " + cost_text(spend_now.spent, unit) + " spent";
-  double interrupted = 0.0;
-  for (const Trial& t : s.study.trials()) interrupted += t.interrupted_cost;
-  if (interrupted > 0) spend += " (" + cost_text(interrupted, unit) + " of it by interrupted runs)";
+  if (spend_now.interrupted > 0) spend += " (" + cost_text(spend_now.interrupted, unit) + " of it by interrupted runs)";
   if (const std::size_t pending = s.count(RunStatus::running) + s.count(RunStatus::queued); pending > 0)
     spend += " + " + (spend_now.committed ? cost_text(spend_now.committed, unit) : "unknown (not yet measured)") +
              " committed to " + pending_text(s.count(RunStatus::running), s.count(RunStatus::queued));
@@ -75,7 +73,7 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   if (s.config.budget.cost && !limits.empty() && s.study.pending_count() > 0)
     std::printf("  with time limits a trial starts beside the running ones while the budget left, with each of them "
                 "at its time limit (+ grace + 5 s), covers one more at the longest (%s%s)\n",
-                format_short(*std::max_element(limits.begin(), limits.end())).c_str(), unit);
+                format_short(s.study.longest_cost_limit()).c_str(), unit);
   if (s.config.budget.cost && s.config.hang_guard_limits())
     std::printf("  the time limits (with grace and 5 s) are above the whole cost budget: they stop hung runs but do not "
                 "bound what a run costs, so running trials count at their level's cost and the last run may overshoot "

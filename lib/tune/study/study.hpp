@@ -164,6 +164,7 @@ class Study {
   // resolution, for a count other than the levels', or for a limit not finite and > 0.
   void set_level_cost_limits(std::vector<double> limits);
   const std::vector<double>& level_cost_limits() const { return level_cost_limits_; }
+  double longest_cost_limit() const;  // of level_cost_limits(), which must not be empty
   // Cost spent so far: every trial asked (pending, complete or failed) at its measured cost or, not
   // yet measured, its level's cost, and what its interrupted runs spent. Without a resolution each
   // trial counts 1.
@@ -208,7 +209,6 @@ class Study {
   std::optional<Suggestion> ask_enqueued();
   bool waits_for_a_guessed_cost();
   bool worst_case_fits() const;
-  double longest_cost_limit() const;  // of level_cost_limits_, which is not empty
   bool exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
                            std::string_view which_run);
   Suggestion suggestion_of(const Trial& t) const;
