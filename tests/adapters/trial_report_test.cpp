@@ -420,6 +420,11 @@ TEST(TrialReport, ObjectiveValueThatIsNotANumberIsExplained) {
 
   r = parse("", "val_acc: n/a\n", named("val_acc"));
   EXPECT_EQ(r.unreadable_objective, "the value 'n/a' for val_acc is not a number (result file)");
+  // A byte that is not UTF-8 glued to the value is named as such (it read "'0.9\xFF' is not a number").
+  r = parse("objective=0.9\xff\n");
+  EXPECT_EQ(r.unreadable_objective,
+            "the value '0.9\\xFF' for objective holds bytes that are not UTF-8 (the first is byte 4 of the value), so "
+            "it is not a number; end the report's line right after the value (stdout line 1: 'objective=0.9\\xFF')");
 
   // Another key's unreadable value is not the objective's; a readable objective leaves no note.
   EXPECT_FALSE(parse("loss=abc\n").unreadable_objective.has_value());

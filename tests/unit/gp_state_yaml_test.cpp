@@ -92,6 +92,20 @@ TEST(GpStateYaml, ATransformThatCannotInvertIsRefusedWithItsLine) {
   }
   EXPECT_THROW(tune::read_output_transform(YAML::Load("output_transform: {reference: 0, scale: 1, lambda: 1}")),
                tune::StateError);  // shift missing
+  // The fit's lambdas lie in [0, 1]; one outside was never written.
+  const auto with_lambda = [](const std::string& lambda) {
+    return YAML::Load("output_transform: {reference: 0, scale: 1, shift: 1, lambda: " + lambda + "}");
+  };
+  for (const std::string lambda : {"7", "-0.5", "1.01", ".nan"}) {
+    try {
+      tune::read_output_transform(with_lambda(lambda));
+      ADD_FAILURE() << "lambda " << lambda << " was accepted";
+    } catch (const tune::StateError& e) {
+      EXPECT_NE(std::string(e.what()).find("lambda between 0 and 1"), std::string::npos) << e.what();
+    }
+  }
+  for (const std::string lambda : {"0", "0.25", "1"})
+    EXPECT_EQ(tune::read_output_transform(with_lambda(lambda)).lambda, std::stod(lambda));
 }
 
 }  // namespace

@@ -8,12 +8,14 @@
 #endif
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "tune/io/yaml_values.hpp"
 #include "tune/tune.hpp"
@@ -562,6 +564,46 @@ TEST(StudyFile, RefusesNonFiniteOrOutOfRangeNumbersOfATrialNamingItsLineAndTheFi
   asks.replace(asks.find("ask_count: "), 13, "ask_count: 3\n");
   const std::string ask_error = load_error(asks);
   EXPECT_NE(ask_error.find("'ask_count' at line 5"), std::string::npos) << ask_error;
+}
+
+TEST(StudyFile, RefusesAResultTheModelNeverTookIn) {
+  // A pending or failed trial marked complete by hand loaded, and its value never reached the model
+  // (the check went from the model's list to the trials only). ei keeps its results in `dictionary`,
+  // cmets in `in_model`.
+  for (const auto& [strategy, with_resolution, field] :
+       std::vector<std::tuple<std::string, bool, std::string>>{{"ei", false, "dictionary"}, {"cmets", true, "in_model"}}) {
+    const Study study = driven_study(strategy, with_resolution, 10);
+    const std::string text = study.to_yaml_string();
+    ASSERT_NO_THROW((void)Study::from_yaml_string(text, "x")) << strategy;
+    const auto failed_trial = std::find_if(study.trials().begin(), study.trials().end(),
+                                           [](const tune::Trial& t) { return t.status == tune::TrialStatus::failed; });
+    ASSERT_NE(failed_trial, study.trials().end()) << strategy;
+    const std::uint64_t pending = study.trials().back().id, failed = failed_trial->id;
+    ASSERT_EQ(study.trial(pending).status, tune::TrialStatus::pending) << strategy;
+    const std::string completed_pending =
+        edit_trial(edit_trial(text, pending, "status: pending", "status: complete").text, pending, "source:",
+                   "value: 0.25, source:")
+            .text;
+    const std::string completed_failed =
+        edit_trial(edit_trial(text, failed, "status: failed", "status: complete").text, failed,
+                   "failure_reason: [^,]+,", "value: 0.25,")
+            .text;
+    for (const auto& [edited, id] : {std::pair{completed_pending, pending}, std::pair{completed_failed, failed}}) {
+      const std::string error = load_error(edited);
+      EXPECT_NE(error.find("trial " + std::to_string(id) + " is complete, and its value is not in the model (field '" +
+                           field + "' at line "),
+                std::string::npos)
+          << strategy << ": " << error;
+      EXPECT_NE(error.find("put the trial's status back as it was"), std::string::npos) << error;
+    }
+    // The same result listed twice.
+    const std::size_t list = text.find(field + ": [");
+    ASSERT_NE(list, std::string::npos) << strategy;
+    std::string twice = text;
+    twice.replace(list + field.size() + 3, 1, "1");  // "[0, 1, ..." becomes "[1, 1, ..."
+    const std::string error = load_error(twice);
+    EXPECT_NE(error.find("trial 1 is listed twice"), std::string::npos) << strategy << ": " << error;
+  }
 }
 
 TEST(StudyFile, RefusesATrialWhoseConfigIsNotAPointOfTheSpace) {

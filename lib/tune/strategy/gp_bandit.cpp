@@ -508,6 +508,10 @@ void GpBandit::restore(const YAML::Node& node, const StrategyContext& context) {
                        " is in the model but is not a completed in-model trial");
     dictionary_.push_back(id);
   }
+  check_model_holds_results(
+      dictionary_, context.trials,
+      [](const Trial& t) { return t.status == TrialStatus::complete && t.in_model && t.value.has_value(); },
+      "dictionary", dictionary);
   design_index_ = read_uint(require(state, "design_index"), "design_index");
   refresh_count_ = read_uint(require(state, "refresh_count"), "refresh_count");
   size_at_refresh_ = read_uint(require(state, "size_at_refresh"), "size_at_refresh");

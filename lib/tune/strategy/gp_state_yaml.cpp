@@ -101,9 +101,13 @@ OutputTransform read_output_transform(const YAML::Node& state) {
                             .scale = read_double(require(t, "scale"), "output_transform.scale"),
                             .shift = read_double(require(t, "shift"), "output_transform.shift"),
                             .lambda = read_double(require(t, "lambda"), "output_transform.lambda")};
+  // The fit picks lambda in [0, 1) (output_transform.hpp); one outside [0, 1] was never written, and
+  // lambda = 7 loaded and warped the rewards into a shape no fit would choose.
   if (!(transform.scale > 0.0) || !(transform.shift > 0.0) || !std::isfinite(transform.reference) ||
-      !std::isfinite(transform.lambda))
-    throw StateError("output_transform at " + position_of(t) + ": scale and shift must be > 0, reference and lambda finite");
+      !(transform.lambda >= 0.0 && transform.lambda <= 1.0))
+    throw StateError("output_transform at " + position_of(t) +
+                     ": scale and shift must be > 0, reference finite and lambda between 0 and 1; restore the "
+                     "values tune wrote, or delete output_transform to model the values unwarped until the next refit");
   transform.floor = floor;
   return transform;
 }

@@ -1162,6 +1162,9 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
       throw StateError("in_model at " + position_of(in_model[i]) + ": trial " + std::to_string(id) + " is not complete");
     in_model_.push_back(id);
   }
+  check_model_holds_results(
+      in_model_, context.trials,
+      [](const Trial& t) { return t.status == TrialStatus::complete && t.value.has_value(); }, "in_model", in_model);
   design_index_ = read_uint(require(state, "design_index"), "design_index");
   refresh_count_ = read_uint(require(state, "refresh_count"), "refresh_count");
   size_at_refresh_ = read_uint(require(state, "size_at_refresh"), "size_at_refresh");

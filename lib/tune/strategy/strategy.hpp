@@ -6,6 +6,7 @@
 
 #include <Eigen/Core>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -136,6 +137,13 @@ class Strategy {
 // The trial with this id (trials[id]); throws StateError when a strategy's saved state names a
 // trial the study does not hold.
 const Trial& trial_by_id(const std::vector<Trial>& trials, std::uint64_t id);
+
+// A restored model must hold exactly the results it took in: each id once, and every trial that
+// `belongs` says it took in (a hand edit that marks a trial complete loaded, and its value never
+// reached the model). `field` and `at` name the saved list in the message.
+void check_model_holds_results(const std::vector<std::uint64_t>& ids, const std::vector<Trial>& trials,
+                               const std::function<bool(const Trial&)>& belongs, const std::string& field,
+                               const YAML::Node& at);
 
 // Whether `unit` equals the point of a pending trial (parallel suggestions must differ).
 bool coincides_with_pending(const Eigen::VectorXd& unit, const std::vector<Trial>& trials);

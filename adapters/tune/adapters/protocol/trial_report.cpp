@@ -449,8 +449,12 @@ std::string excerpt(std::string_view s, std::size_t limit = 60) {
 
 // The message for an objective whose value is not a number, `where` the record came from.
 std::string unreadable_message(const std::pair<std::string, std::string>& key_and_text, const std::string& where) {
-  return "the value '" + excerpt(key_and_text.second) + "' for " + excerpt(key_and_text.first) + " is not a number (" +
-         where + ")";
+  const std::string value = "the value '" + excerpt(key_and_text.second) + "' for " + excerpt(key_and_text.first);
+  // Said as bytes before the key are (why_unread): "0.9\xFF is not a number" hid what to fix.
+  if (const std::size_t bad = first_invalid_utf8(key_and_text.second); bad != std::string_view::npos)
+    return value + " holds bytes that are not UTF-8 (the first is byte " + std::to_string(bad + 1) +
+           " of the value), so it is not a number; end the report's line right after the value (" + where + ")";
+  return value + " is not a number (" + where + ")";
 }
 
 // Whether `line` holds `key` as a word of its own (not inside val_loss when the key is loss).
