@@ -244,4 +244,30 @@ TEST(TunePolish, EnqueueRefusesAParameterGivenTwice) {
   EXPECT_EQ(slurp(d / "c" / "state.yaml"), before);
 }
 
+// Choices were printed plainly by tune ask and tune best: `opt: true`, `opt: 0x10`, which YAML readers
+// take for a boolean and 16 (PyYAML did). yaml-cpp marks a quoted scalar with the tag "!" and a plain
+// one with "?": a reader's view, independent of how tune writes.
+TEST(TunePolish, AskAndBestQuoteChoicesSoReadersTakeThemAsText) {
+  const fs::path d = fresh_dir("polish-quoted-choices");
+  write(d / "c.yaml",
+        "name: c\nspace:\n  opt: {type: categorical, choices: [\"true\", \"yes\"]}\n"
+        "  o: {type: ordinal, choices: [\"0x10\", \"0x20\"]}\n  n: {type: int, low: 1, high: 2}\n"
+        "  x: {type: float, low: 0, high: 1}\nstrategy: random\nbudget: {trials: 3}\n");
+  const Result ask = tune(d, {"ask", "c.yaml"});
+  ASSERT_EQ(ask.code, 0) << ask.err;
+  ASSERT_EQ(tune(d, {"tell", "c", "0", "1"}).code, 0);
+  const Result best = tune(d, {"best", "c"});
+  ASSERT_EQ(best.code, 0) << best.err;
+  for (const std::string& out : {ask.out, best.out}) {
+    const YAML::Node config = YAML::Load(out)["config"];
+    EXPECT_EQ(config["opt"].Tag(), "!") << out;
+    EXPECT_TRUE(config["opt"].Scalar() == "true" || config["opt"].Scalar() == "yes") << out;
+    EXPECT_EQ(config["o"].Tag(), "!") << out;
+    EXPECT_EQ(config["o"].Scalar().substr(0, 2), "0x") << out;
+    EXPECT_EQ(config["n"].Tag(), "?") << out;  // numbers stay numbers
+    EXPECT_EQ(config["x"].Tag(), "?") << out;
+    EXPECT_NE(out.find("opt: \"" + config["opt"].Scalar() + "\"\n"), std::string::npos) << out;
+  }
+}
+
 }  // namespace

@@ -13,6 +13,7 @@
 #include "tuner/cli/budget_raise.hpp"
 #include "tuner/cli/campaign_setup.hpp"
 #include "tuner/cli/command_support.hpp"
+#include "tuner/cli/output_yaml.hpp"
 #include "tuner/cli/commands.hpp"
 
 namespace tune::tuner {
@@ -105,17 +106,14 @@ int hand_out(const std::filesystem::path& dir, bool json, std::optional<Campaign
   } else {
     YAML::Node n;
     n["trial"] = suggestion->id;
-    n["config"] = config_to_yaml(s.config.space, suggestion->config);
-    n["config"].SetStyle(YAML::EmitterStyle::Block);
+    n["config"] = config_for_readers(s.config.space, suggestion->config);
     if (leveled) {
       n["resolution"]["parameter"] = res->parameter;
       n["resolution"]["value"] = level_value(*res, *suggestion->level);
       n["resolution"]["level"] = *suggestion->level;
       n["resolution"].SetStyle(YAML::EmitterStyle::Flow);
     }
-    YAML::Emitter e;
-    e << n;
-    std::printf("%s\n", e.c_str());
+    std::printf("%s\n", emit_for_readers(n).c_str());
   }
   // The trial is saved as handed out: a driver that never read it would wait for it forever.
   if (std::fflush(stdout) != 0 || std::ferror(stdout)) {

@@ -11,6 +11,7 @@
 #include "tuner/campaign/event_log.hpp"
 #include "tuner/campaign/progress.hpp"
 #include "tuner/cli/command_support.hpp"
+#include "tuner/cli/output_yaml.hpp"
 #include "tuner/cli/commands.hpp"
 
 namespace tune::tuner {
@@ -27,7 +28,7 @@ YAML::Node region_yaml(const StudyRegion& r) {
     YAML::Node range(YAML::NodeType::Sequence);
     range.SetStyle(YAML::EmitterStyle::Flow);
     if (!p.choices.empty()) {
-      for (const std::string& c : p.choices) range.push_back(c);
+      for (const std::string& c : p.choices) range.push_back(quoted_text(c));
     } else {
       range.push_back(tune::to_string(p.low));
       range.push_back(tune::to_string(p.high));
@@ -80,8 +81,7 @@ std::string recommendation_json(const Space& space, const RecommendationFields& 
 YAML::Node recommendation_yaml(const Space& space, const RecommendationFields& f) {
   YAML::Node n;
   if (f.trial) n["trial"] = *f.trial;
-  n["config"] = config_to_yaml(space, f.config);
-  n["config"].SetStyle(YAML::EmitterStyle::Block);
+  n["config"] = config_for_readers(space, f.config);
   n["mean"] = yaml_double(f.rec.mean);
   n["sd"] = yaml_double(f.rec.sd);
   if (f.sd_scale) n["sd_scale"] = yaml_double(f.rec.sd_scale);
@@ -219,8 +219,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   n["trial"] = b ? YAML::Node(b->id) : YAML::Node(YAML::NodeType::Null);
   n[objective] = b ? yaml_double(*b->value) : YAML::Node(YAML::NodeType::Null);
   if (b) {
-    n["config"] = config_to_yaml(s.config.space, b->config);
-    n["config"].SetStyle(YAML::EmitterStyle::Block);
+    n["config"] = config_for_readers(s.config.space, b->config);
   } else {
     n["config"] = YAML::Node(YAML::NodeType::Null);
   }
@@ -235,9 +234,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   } else {
     n["recommendation"] = YAML::Node(YAML::NodeType::Null);
   }
-  YAML::Emitter e;
-  e << n;
-  std::printf("%s\n%s\n", summary.c_str(), e.c_str());
+  std::printf("%s\n%s\n", summary.c_str(), emit_for_readers(n).c_str());
   return kExitComplete;
 }
 
@@ -279,11 +276,9 @@ int best(const std::filesystem::path& dir, bool json) {
     YAML::Node n;
     n["trial"] = b->id;
     n[s.config.objective.name] = yaml_double(*b->value);
-    n["config"] = config_to_yaml(s.config.space, b->config);
-    n["config"].SetStyle(YAML::EmitterStyle::Block);
+    n["config"] = config_for_readers(s.config.space, b->config);
     if (rec) n["recommendation"] = recommendation_yaml(s.config.space, fields());
-    YAML::Emitter e;
-    e << n;
+    const std::string text = emit_for_readers(n);
     if (warning) std::printf("# warning: %s\n", warning->c_str());
     if (rec && rec->region) {
       std::printf("# %s\n", region_summary(*rec, objective, s.study.strategy()).c_str());
@@ -309,7 +304,7 @@ int best(const std::filesystem::path& dir, bool json) {
                     s.config.objective.deterministic ? ""
                                                      : ", and on a noisy objective the best of many results is optimistic");
     }
-    std::printf("%s\n", e.c_str());
+    std::printf("%s\n", text.c_str());
   }
   return kExitComplete;
 }
