@@ -327,6 +327,44 @@ TEST(TrialReport, ResultFileWithoutObjectiveKeepsStdout) {
             "the trial reported status CRASHED");
 }
 
+// The file wins over stdout also when it names the objective without a number: the trial completed
+// with the value stdout printed earlier (loss=0.9, then {"loss": "diverged"} in the file).
+TEST(TrialReport, AResultFileNamingTheObjectiveWithoutANumberWinsOverStdout) {
+  TrialReport r = parse("loss=0.9\n", "{\"loss\": \"diverged\"}\n", named("loss"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unreadable_objective, "the value 'diverged' for loss is not a number (result file)");
+  r = parse("loss=0.9\n", "{\"loss\": null}\n", named("loss"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unreadable_objective, "the result file gives loss no value (null)");
+  r = parse("", "objective: [1]\n");
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unreadable_objective, "the value '[1]' for objective is not a number (result file)");
+  r = parse("loss=0.9\n", "loss: {mean: 0.5}\n", named("loss"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unreadable_objective, "the value '{mean: 0.5}' for loss is not a number (result file)");
+  // A number under either key in the file is the file's value; a file that names neither keeps stdout's.
+  EXPECT_EQ(parse("loss=0.9\n", "loss: 0.5\nobjective: null\n", named("loss")).objective, 0.5);
+  EXPECT_EQ(parse("loss=0.9\n", "acc: null\n", named("loss")).objective, 0.9);
+}
+
+// A line whose step is not whole is not read; the failure said no line named the objective.
+TEST(TrialReport, ALineWithAStepThatIsNotWholeIsNamedWhenNoValueIsFound) {
+  TrialReport r = parse("val_acc=0.91 step=1.5\n", "", named("val_acc"));
+  EXPECT_FALSE(r.objective.has_value());
+  EXPECT_EQ(r.unread_line,
+            "stdout line 1 gives step=1.5, which is not a whole number, and was not read (a step counts epochs or "
+            "iterations, e.g. step=3): 'val_acc=0.91 step=1.5'");
+  r = parse("{\"val_acc\": 0.91, \"step\": 0.5}\n", "", named("val_acc"));
+  EXPECT_FALSE(r.objective.has_value());
+  ASSERT_TRUE(r.unread_line.has_value());
+  EXPECT_NE(r.unread_line->find("stdout line 1 gives step=0.5, which is not a whole number"), std::string::npos)
+      << *r.unread_line;
+  // Whole steps are intermediate values, as before.
+  r = parse("val_acc=0.91 step=2\n", "", named("val_acc"));
+  EXPECT_EQ(r.objective, 0.91);
+  EXPECT_FALSE(r.unread_line.has_value());
+}
+
 TEST(TrialReport, EmptyResultFileIsNoFile) {
   EXPECT_EQ(parse("objective=0.4\n", "").objective, 0.4);
   EXPECT_EQ(parse("objective=0.4\n", " \n\t\r\n").objective, 0.4);

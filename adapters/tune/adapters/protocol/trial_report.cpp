@@ -386,6 +386,9 @@ bool parse_smac_line(std::string_view line, Record& r, const ProtocolOptions& op
   return true;
 }
 
+// [-2^63, 2^63) and whole: the doubles that convert to int64 exactly.
+bool whole_step(double s) { return s >= -9223372036854775808.0 && s < 9223372036854775808.0 && std::trunc(s) == s; }
+
 // What stdout, or the result file, reported over all its records.
 struct Source {
   std::optional<double> value;  // last objective reported without a step
@@ -395,16 +398,12 @@ struct Source {
   std::optional<std::string> status;
 
   // Folds a record in (metrics go straight to the report: later wins). A record whose step is not
-  // an integer is ignored as a whole.
-  void take(const Record& r, std::map<std::string, double>& metrics) {
+  // an integer is ignored as a whole (returns false).
+  bool take(const Record& r, std::map<std::string, double>& metrics) {
     std::optional<std::int64_t> step;
     if (r.step) {
-      const double s = *r.step;
-      // [-2^63, 2^63): the doubles that convert to int64 exactly
-      if (!(s >= -9223372036854775808.0 && s < 9223372036854775808.0) || std::trunc(s) != s) {
-        return;
-      }
-      step = static_cast<std::int64_t>(s);
+      if (!whole_step(*r.step)) return false;
+      step = static_cast<std::int64_t>(*r.step);
     }
     const std::optional<double> v = r.named ? r.named : r.generic;
     if (v) {
@@ -423,6 +422,7 @@ struct Source {
     }
     if (r.status) status = r.status;
     for (const auto& [key, metric] : r.metrics) metrics[key] = metric;
+    return true;
   }
 
   // The objective of this source: from the objective key if it was ever reported, else from cost;
@@ -483,6 +483,12 @@ std::string why_unread(const UnreadLine& line, const ProtocolOptions& options) {
     return where + " holds bytes that are not UTF-8 (the first is byte " + std::to_string(bad + 1) +
            ") and was not read; print the report on a line of its own" + quoted;
   const std::string_view trimmed = trim(line.text);
+  Record record;
+  const bool parsed = trimmed.front() == '{' ? trimmed.back() == '}' && parse_json_object(trimmed, record, options)
+                                             : parse_pairs(trimmed, record, options);
+  if (parsed && record.step && !whole_step(*record.step))
+    return where + " gives step=" + format_double(*record.step) +
+           ", which is not a whole number, and was not read (a step counts epochs or iterations, e.g. step=3)" + quoted;
   if (trimmed.front() != '{') {
     const std::string key = names_key(trimmed, options.objective_name) ? options.objective_name : "objective";
     if (!is_pair_key(key))
@@ -553,7 +559,7 @@ bool parse_line(std::string_view line, std::size_t line_number, Record& r, Sourc
   } else {
     ok = parse_pairs(line, r, options);
   }
-  if (ok) source.take(r, report.metrics);
+  if (ok && !source.take(r, report.metrics)) ok = false;  // a step that is not whole: why_unread says so
   if (r.unreadable_objective) {
     report.unreadable_objective = unreadable_message(
         *r.unreadable_objective, "stdout line " + std::to_string(line_number) + ": '" + excerpt(line, 100) + "'");
@@ -561,8 +567,10 @@ bool parse_line(std::string_view line, std::size_t line_number, Record& r, Sourc
   return ok || r.unreadable_objective.has_value();  // an unreadable value has its own message
 }
 
-void parse_result_file(const std::string& text, Source& source, TrialReport& report,
-                       const ProtocolOptions& options) {
+// Returns, when the file names the objective but gives it no number (a word, null, a list), why:
+// the file wins over stdout, so its failure must not fall back to a value stdout printed earlier.
+std::optional<std::string> parse_result_file(const std::string& text, Source& source, TrialReport& report,
+                                             const ProtocolOptions& options) {
   const std::string prefix = "result file: expected a mapping such as {objective: 0.93}, found ";
   std::vector<YAML::Node> docs;
   try {
@@ -589,7 +597,17 @@ void parse_result_file(const std::string& text, Source& source, TrialReport& rep
   Record r;
   take_mapping(doc, r, options);
   source.take(r, report.metrics);
-  if (r.unreadable_objective) report.unreadable_objective = unreadable_message(*r.unreadable_objective, "result file");
+  if (r.unreadable_objective) return unreadable_message(*r.unreadable_objective, "result file");
+  if (r.named || r.generic) return std::nullopt;
+  for (const std::string& key : {options.objective_name, std::string("objective")}) {
+    const YAML::Node value = doc[key];
+    if (!value || value.IsScalar()) continue;
+    if (value.IsNull()) return "the result file gives " + excerpt(key) + " no value (null)";
+    YAML::Emitter flow;
+    flow << YAML::Flow << value;
+    return unreadable_message({key, flow.c_str()}, "result file");
+  }
+  return std::nullopt;
 }
 
 bool only_whitespace(std::string_view s) {
@@ -639,11 +657,13 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
       json_other = UnreadLine{line, line_number};
   }
 
-  if (!only_whitespace(result_file_text)) parse_result_file(result_file_text, file, report, options);
+  std::optional<std::string> file_unreadable;
+  if (!only_whitespace(result_file_text)) file_unreadable = parse_result_file(result_file_text, file, report, options);
 
   const std::optional<double> from_stdout = out.resolve(report.intermediate);
   const std::optional<double> from_file = file.resolve(report.intermediate);
-  report.objective = from_file ? from_file : from_stdout;
+  report.objective = from_file ? from_file : file_unreadable ? std::nullopt : from_stdout;
+  if (!from_file && file_unreadable) report.unreadable_objective = file_unreadable;
   if (!report.objective) {
     if (json_nested) report.unread_line = why_nested(*json_nested, options);
     const std::optional<UnreadLine>& unread = json_naming ? json_naming : naming ? naming : json_other;
