@@ -270,4 +270,29 @@ TEST(TunePolish, AskAndBestQuoteChoicesSoReadersTakeThemAsText) {
   }
 }
 
+// `name: ".."` wrote state.yaml, trials/ and the locks into the parent directory; `.` into the
+// current one.
+TEST(TunePolish, ACampaignNamedDotOrDotDotIsRefusedAndWritesNothing) {
+  const fs::path d = fresh_dir("polish-dot-names");
+  fs::create_directories(d / "proj");
+  for (const std::string name : {".", ".."}) {
+    write(d / "proj" / "c.yaml", "name: \"" + name + "\"\n" + std::string(kAskTellSpace) + "budget: {trials: 2}\n");
+    for (const std::string command : {"ask", "run"}) {
+      const Result r = tune(d / "proj", {command, "c.yaml"});
+      EXPECT_EQ(r.code, 1) << command << " " << name;
+      EXPECT_NE(r.err.find("field 'name' at line 1, column 7: '" + name +
+                           "' names a directory that is not the campaign's own; give the campaign a name"),
+                std::string::npos)
+          << r.err;
+    }
+    const Result inline_form = tune(d / "proj", {"run", "--name", name, "--", "true", "--x~uniform(0,1)"});
+    EXPECT_NE(inline_form.code, 0) << name;
+    EXPECT_NE(inline_form.err.find("names a directory that is not the campaign's own"), std::string::npos)
+        << inline_form.err;
+  }
+  for (const fs::path& dir : {d, d / "proj"})
+    for (const char* file : {"state.yaml", "trials", "tuner.lock", "tune.lock", "events.jsonl"})
+      EXPECT_FALSE(fs::exists(dir / file)) << dir / file;
+}
+
 }  // namespace

@@ -365,6 +365,11 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     c.name = read_string(require(root, "name"), "name");
     if (c.name.empty() || c.name.find('/') != std::string::npos)
       fail(root["name"], "name", "expected a non-empty name without '/'");
+    // The campaign's directory is ./<name>/: '.' and '..' wrote its files into the current directory
+    // or its parent.
+    if (c.name == "." || c.name == "..")
+      fail(root["name"], "name", "'" + c.name + "' names a directory that is not the campaign's own; give the campaign "
+                                 "a name (its directory is ./<name>/, or --dir chooses one)");
 
     // Without `command` the campaign is driven from outside by tune ask / tune tell; tune run and
     // tune resume refuse it (they have nothing to launch).
