@@ -162,6 +162,14 @@ TEST(TuneInterruptedCost, ARunStoppedMidwayIsChargedWhatItRan) {
   ASSERT_TRUE(interrupted["interrupted_cost"]) << interrupted;
   const double charged = interrupted["interrupted_cost"].as<double>();
   EXPECT_GE(charged, 0.7);
+  // tune export's cost column: what trial 0 has charged, stopped (it was empty) and finished.
+  const auto exported_cost = [&] {
+    const Result table = tune(d, {"export", "stopped", "--format", "jsonl"});
+    EXPECT_EQ(table.code, 0) << table.err;
+    return YAML::Load(table.out.substr(0, table.out.find('\n')))["cost"];
+  };
+  ASSERT_TRUE(exported_cost().IsScalar());
+  EXPECT_EQ(exported_cost().as<double>(), charged);
 
   const Result resumed = tune(d, {"resume", "stopped", "--quiet"});
   ASSERT_EQ(resumed.code, 0) << resumed.err;
@@ -173,6 +181,7 @@ TEST(TuneInterruptedCost, ARunStoppedMidwayIsChargedWhatItRan) {
   EXPECT_EQ(t["interrupted_cost"].as<double>(), charged) << t;
   const double cost = t["cost"].as<double>();
   EXPECT_LT(cost, charged) << "the second attempt, 0.2 s, was charged the first's time too";
+  EXPECT_EQ(exported_cost().as<double>(), cost + charged);
   const Result status = tune(d, {"status", "stopped"});
   const std::size_t at = status.out.find("cost: ");
   ASSERT_NE(at, std::string::npos) << status.out;

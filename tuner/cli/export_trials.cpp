@@ -103,7 +103,10 @@ std::vector<Column> trial_table(const CampaignState& s) {
       const std::size_t level = t.level.value_or(res->top());
       column("level").push_back(Cell::of_count(level));
       column("resolution." + res->parameter).push_back({Cell::Kind::number, adapters::resolution_value_text(res->values.at(level))});
-      column("cost").push_back(finished ? Cell::of_number(trial_cost(t, costs)) : Cell{});
+      // A trial still to finish has charged what its interrupted runs ran: the column sums to the spend.
+      column("cost").push_back(finished                    ? Cell::of_number(trial_cost(t, costs))
+                               : t.interrupted_cost > 0.0 ? Cell::of_number(t.interrupted_cost)
+                                                          : Cell{});
     }
     column("started_at").push_back(time_cell(r.started_at));
     column("finished_at").push_back(finished ? time_cell(r.finished_at) : Cell{});
