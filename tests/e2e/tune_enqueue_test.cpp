@@ -74,6 +74,32 @@ TEST(TuneEnqueue, AskAndTellHandOutTheQueueAcrossProcessesThenTheStrategys) {
   }
 }
 
+// A campaign without a command is driven by ask and tell: tune enqueue said the configuration ran at
+// the next ask when the spent trial budget kept it out, and named tune resume, which refuses such a
+// campaign.
+TEST(TuneEnqueue, ACampaignWithoutACommandIsToldToAskAndHowToRaiseTheBudgetInTheWay) {
+  const fs::path d = fresh_dir("enqueue-asked");
+  write(d / "c.yaml", "name: q\nspace:\n  x: {type: float, low: 0, high: 1}\nbudget: {trials: 2}\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  const Result waiting = tune(d, {"enqueue", "q", "x=0.75"});
+  ASSERT_EQ(waiting.code, 0) << waiting.err;
+  EXPECT_EQ(waiting.out, "enqueued {x: 0.75} (1 waiting); the next 'tune ask q' hands it out\n");
+  const Result next = tune(d, {"ask", "q", "--json"});
+  ASSERT_EQ(next.code, 0) << next.err;
+  EXPECT_EQ(YAML::Load(next.out)["config"]["x"].as<double>(), 0.75);
+  ASSERT_EQ(tune(d, {"tell", "q", "0", "1"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "q", "1", "2"}).code, 0);
+  const Result spent = tune(d, {"enqueue", "q", "x=0.25"});
+  ASSERT_EQ(spent.code, 0) << spent.err;
+  EXPECT_EQ(spent.out,
+            "enqueued {x: 0.25} (1 waiting); the budget of 2 trials is spent: 'tune ask q --trials N' raises it to N "
+            "trials in all and hands it out\n");
+  // What it says works.
+  const Result raised = tune(d, {"ask", "q", "--trials", "3", "--json"});
+  ASSERT_EQ(raised.code, 0) << raised.err;
+  EXPECT_EQ(YAML::Load(raised.out)["config"]["x"].as<double>(), 0.25);
+}
+
 TEST(TuneEnqueue, BadEntriesAreRefusedAtTheirLineAndNothingIsCreated) {
   const fs::path d = fresh_dir("enqueue-bad");
   const std::string base = quadratic_campaign_with("bad", 4, "{workers: 1}");
@@ -151,8 +177,8 @@ TEST(TuneEnqueue, EnqueueCommandAddsAConfigurationTheNextSessionRunsFirst) {
   // The trial budget is spent: the configuration waits for 'tune resume --trials N', which runs it first.
   const Result late = tune(d, {"enqueue", "ec", "x=0", "y=-1"});
   ASSERT_EQ(late.code, 0) << late.err;
-  EXPECT_NE(late.out.find("the campaign has finished (the budget of 3 trials is spent): 'tune resume ec --trials N' "
-                          "raises its trial budget to N"),
+  EXPECT_NE(late.out.find("(1 waiting); the budget of 3 trials is spent: 'tune resume ec --trials N' raises it to N "
+                          "trials in all and runs it\n"),
             std::string::npos) << late.out;
   ASSERT_EQ(tune(d, {"resume", "ec", "--trials", "5", "--quiet"}, env).code, 0);
   const std::vector<std::string> more = started(d / "toy.log");

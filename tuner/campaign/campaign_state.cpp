@@ -186,7 +186,8 @@ bool CampaignState::trial_budget_spent() const {
 }
 
 std::string CampaignState::trial_budget_spent_reason() const {
-  return "the budget of " + std::to_string(config.budget.trials.value_or(0)) + " trials is spent";
+  const std::size_t n = config.budget.trials.value_or(0);
+  return "the budget of " + std::to_string(n) + (n == 1 ? " trial is spent" : " trials is spent");
 }
 
 CampaignState CampaignState::create(CampaignConfig config, double now) {

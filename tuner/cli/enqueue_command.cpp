@@ -93,19 +93,32 @@ int enqueue(const std::filesystem::path& dir, const std::vector<std::string>& as
     const std::string value = r->parameter + " " + adapters::resolution_value_text(r->values.at(level.value_or(r->top())));
     at = level && *level != r->top() ? " at " + value : " at the full run (" + value + ")";
   }
-  std::printf("enqueued %s%s (%zu waiting); it runs at the next 'tune ask %s' or when 'tune resume %s' continues\n",
-              tune::to_string(config).c_str(), at.c_str(), s.study.enqueued_count(), dir.c_str(), dir.c_str());
-  // A finished campaign runs it when resumed, within its budgets: say how to raise the one that is in the way.
-  if (s.finished && s.trial_budget_spent())
-    std::printf("the campaign has finished (%s): 'tune resume %s --trials N' raises its trial budget to N\n",
-                s.stop_reason.c_str(), dir.c_str());
+  // What runs it: a tuner resumed, or for a campaign without a command (driven by ask and tell) the
+  // next ask, which also raises the budgets (tune resume refuses such a campaign).
+  const bool asked = s.config.command.empty();
+  const auto continue_with = [&](const std::string& options) {
+    return "'tune " + std::string(asked ? "ask " : "resume ") + dir.string() + options + "'";
+  };
+  const char* runs_it = asked ? "hands it out" : "runs it";
+  const std::string enqueued = "enqueued " + tune::to_string(config) + at + " (" +
+                               std::to_string(s.study.enqueued_count()) + " waiting)";
+  if (s.trial_budget_spent())
+    std::printf("%s; %s: %s raises it to N trials in all and %s\n", enqueued.c_str(),
+                s.trial_budget_spent_reason().c_str(), continue_with(" --trials N").c_str(), runs_it);
   else if (s.finished && s.config.budget.cost)
-    std::printf("the campaign has finished (%s): 'tune resume %s' runs it if it fits the %s left of the cost budget; "
-                "'tune resume %s --cost-budget B' raises the budget to B\n",
-                s.stop_reason.c_str(), dir.c_str(), format_short(std::max(0.0, *s.config.budget.cost - s.study.spent_cost())).c_str(),
-                dir.c_str());
+    std::printf("%s; the campaign has finished (%s): %s %s if it fits the %s left of the cost budget; %s raises "
+                "the budget to B\n",
+                enqueued.c_str(), s.stop_reason.c_str(), continue_with("").c_str(), runs_it,
+                format_short(std::max(0.0, *s.config.budget.cost - s.study.spent_cost())).c_str(),
+                continue_with(" --cost-budget B").c_str());
   else if (s.finished)
-    std::printf("the campaign has finished (%s): 'tune resume %s' runs it\n", s.stop_reason.c_str(), dir.c_str());
+    std::printf("%s; the campaign has finished (%s): %s %s\n", enqueued.c_str(), s.stop_reason.c_str(),
+                continue_with("").c_str(), runs_it);
+  else if (asked)
+    std::printf("%s; the next %s hands it out\n", enqueued.c_str(), continue_with("").c_str());
+  else
+    std::printf("%s; it runs at the next 'tune ask %s' or when 'tune resume %s' continues\n", enqueued.c_str(),
+                dir.c_str(), dir.c_str());
   return kExitComplete;
 }
 
