@@ -1392,7 +1392,7 @@ TEST(TuneCli, AskExitsSixWhileResultsAreAwaitedAndZeroWhenFinished) {
   EXPECT_EQ(waiting.out, "");
   EXPECT_EQ(waiting.err,
             "tune ask: nothing to hand out now: waiting for the first run's measured cost to estimate the levels' "
-            "costs; the result of trial 0 (handed out by 'tune ask') is awaited: tell it with 'tune tell m ID VALUE "
+            "costs; the result of trial 0 (handed out by 'tune ask') is awaited: tell it with 'tune tell m 0 VALUE "
             "--cost SECONDS', then ask again\n");
   ASSERT_EQ(tune(d, {"tell", "m", "0", "0.5", "--cost", "2"}).code, 0);
   const Result next = tune(d, {"ask", "m"});

@@ -197,7 +197,7 @@ TEST(TuneResolutionDogfood, AskTellAndEnqueueNameTheCostAndTheLevels) {
   ASSERT_EQ(tune(d, {"ask", "m.yaml"}).code, 0);
   const Result waiting = tune(d, {"ask", "m"});
   EXPECT_EQ(waiting.code, 6);
-  EXPECT_TRUE(has(waiting.err, "tell it with 'tune tell m ID VALUE --cost SECONDS'")) << waiting.err;
+  EXPECT_TRUE(has(waiting.err, "tell it with 'tune tell m 0 VALUE --cost SECONDS'")) << waiting.err;
   // tune status says why one trial runs alone (and its cost is unknown) before the first cost is in.
   const std::string one_at_a_time = "the levels' costs are unknown until the first run's time is in: until then one "
                                     "trial runs at a time";

@@ -848,6 +848,27 @@ TEST(StudyCosts, ACostWithoutAResolutionIsRefusedAndTheTrialStaysPending) {
   EXPECT_EQ(study.spent_cost(), 2.0);
 }
 
+// Three costs of 1e308 summed to inf, and the spend read "infs".
+TEST(StudyCosts, ACostBeyondWhatABudgetCanSumIsRefused) {
+  tune::StudyOptions options;
+  options.resolution = tune::Resolution{"epochs", {1, 3}, {}};
+  options.cost_budget = 1e6;
+  tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy("random"), options);
+  const auto a = study.ask();
+  ASSERT_TRUE(a);
+  try {
+    study.tell(a->id, 0.5, 1e308);
+    ADD_FAILURE() << "a cost of 1e308 was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the cost 1e+308 is beyond the 1e+100 a budget can sum"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(study.fail(a->id, "crashed", 2e100), std::invalid_argument);
+  EXPECT_EQ(study.pending_count(), 1u);
+  study.tell(a->id, 0.5, 1e100);  // the bound itself is a cost
+  EXPECT_EQ(study.spent_cost(), 1e100);
+}
+
 }  // namespace
 
 namespace {

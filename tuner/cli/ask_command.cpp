@@ -35,7 +35,7 @@ std::string awaited_results(const std::filesystem::path& dir, const CampaignStat
   if (!told.empty())
     text = (told.size() == 1 ? "the result of " + list(told) + " (handed out by 'tune ask') is awaited: tell it"
                              : "the results of " + list(told) + " (handed out by 'tune ask') are awaited: tell them") +
-           " with 'tune tell " + dir.string() + " ID VALUE" +
+           " with 'tune tell " + dir.string() + " " + (told.size() == 1 ? std::to_string(told.front()) : "ID") + " VALUE" +
            // A measured cost is the trial's run time, which only the caller knows (and tell refuses a
            // result without it when a cost budget counts it).
            (s.config.resolution && s.config.resolution->measured() ? " --cost SECONDS'" : "'");

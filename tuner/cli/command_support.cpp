@@ -1,9 +1,11 @@
 #include "tuner/cli/command_support.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tuner/campaign/campaign_files.hpp"
@@ -92,18 +94,26 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
 }
 
 std::optional<double> parse_number(const std::string& text, std::string& problem) {
-  char* end = nullptr;
-  errno = 0;
-  const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size()) {
+  // The trial protocol's syntax (decimal, an optional leading '+'; nan and inf, which the callers
+  // refuse in their own terms): strtod also took hex (0x10 told 16) and leading blanks. 1e-400 is a
+  // number, and 0 is the double nearest to it.
+  std::string_view s(text);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  double value = 0.0;
+  const char* const end = s.data() + s.size();
+  const auto [ptr, ec] = std::from_chars(s.data(), end, value, std::chars_format::general);
+  if (s.empty() || ptr != end || (ec != std::errc{} && ec != std::errc::result_out_of_range)) {
     problem = "is not a number";
     return std::nullopt;
   }
-  if (errno == ERANGE && std::isinf(v)) {
-    problem = "is too large for a double (the largest is about 1.8e308)";
-    return std::nullopt;
+  if (ec == std::errc::result_out_of_range) {
+    value = std::strtod(std::string(s).c_str(), nullptr);  // +-HUGE_VAL, or 0 or a subnormal, kept
+    if (std::isinf(value)) {
+      problem = "is too large for a double (the largest is about 1.8e308)";
+      return std::nullopt;
+    }
   }
-  return v;
+  return value;
 }
 
 }  // namespace tune::tuner

@@ -251,18 +251,25 @@ int main(int argc, char** argv) {
     }
   }
   // Only tune run takes a command after `--`. For the others `--` just ends the options, as usual
-  // (`tune tell DIR 0 -- -0.5`): what follows it is parsed as their arguments, and a command with no
+  // (`tune tell DIR 0 -- -.5`): CLI11 parses what follows it as their arguments, and a command with no
   // place for it refuses it. It was kept as an inline command and silently dropped.
   std::vector<char*> parsed_args(argv, argv + parsed_argc);
   if (parsed_argc < argc && !(parsed_argc > 1 && std::strcmp(argv[1], "run") == 0)) {
     parsed_args.assign(argv, argv + argc);
-    parsed_args.erase(parsed_args.begin() + parsed_argc);
     inline_command.clear();
   }
   try {
     app.parse(static_cast<int>(parsed_args.size()), parsed_args.data());
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
+    // CLI11 takes -.5 (not -0.5) for an option: say how to give it as a value.
+    std::string problem;
+    for (std::size_t i = 2; rc != 0 && i < parsed_args.size(); ++i)
+      if (parsed_args[i][0] == '-' && parse_number(parsed_args[i], problem)) {
+        std::fprintf(stderr, "tune %s: '%s' was read as an option: write it -0%s, or give the values after '--' (tune %s ... -- %s)\n",
+                     argv[1], parsed_args[i], parsed_args[i] + 1, argv[1], parsed_args[i]);
+        break;
+      }
     return rc == 0 ? 0 : kExitUsage;
   }
 

@@ -324,6 +324,11 @@ namespace {
 void check_cost(const std::optional<double>& cost, std::uint64_t id) {
   if (cost && !(std::isfinite(*cost) && *cost >= 0))
     throw std::invalid_argument("trial " + std::to_string(id) + ": a cost must be finite and >= 0");
+  // A few costs of 1e308 summed to inf: the spend and the levels' estimates read "infs".
+  if (cost && *cost > kMaxObjectiveMagnitude)
+    throw std::invalid_argument("trial " + std::to_string(id) + ": the cost " + format_double(*cost) +
+                                " is beyond the " + format_double(kMaxObjectiveMagnitude) +
+                                " a budget can sum; give it in larger units");
 }
 
 // Without a resolution every trial counts 1 against the budgets: a cost told with one (15.5 spent by
