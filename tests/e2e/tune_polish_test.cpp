@@ -321,4 +321,23 @@ TEST(TunePolish, TellAndEnqueueReadNumbersAsTheTrialProtocolDoes) {
   EXPECT_EQ(state_of(d / "c")["study"]["trials"][1]["value"].as<double>(), 2.5e-3);
 }
 
+// `tune export -o DIR` spoke of "a state file", `-o /dev/stdout` into a pipe of
+// /proc/self/fd/pipe:[...]; `-o -` wrote a file named '-'.
+TEST(TunePolish, ExportToADirectoryOrADeviceIsRefusedInTheTablesTermsAndDashIsStdout) {
+  const fs::path d = ask_tell_campaign("polish-export-target");
+  ASSERT_EQ(tune(d, {"tell", "c", "0", "0.5"}).code, 0);
+  const Result to_dir = tune(d, {"export", "c", "-o", "c"});
+  EXPECT_EQ(to_dir.code, 2);
+  EXPECT_EQ(to_dir.err, "tune export: -o c is a directory, not a regular file; name a file (written whole, "
+                        "atomically), or leave out -o (or give -o -) for stdout\n");
+  const Result to_device = tune(d, {"export", "c", "-o", "/dev/null"});
+  EXPECT_EQ(to_device.code, 2);
+  EXPECT_NE(to_device.err.find("-o /dev/null is a pipe, a socket or a device, not a regular file"), std::string::npos)
+      << to_device.err;
+  const Result dash = tune(d, {"export", "c", "-o", "-"});
+  EXPECT_EQ(dash.code, 0) << dash.err;
+  EXPECT_EQ(dash.out, tune(d, {"export", "c"}).out);
+  EXPECT_FALSE(fs::exists(d / "-"));
+}
+
 }  // namespace

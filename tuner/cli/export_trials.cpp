@@ -197,10 +197,25 @@ int export_trials(const std::filesystem::path& dir, const std::string& format,
                          "elsewhere (e.g. -o trials.csv)\n", output->c_str(), dir.c_str());
     return kExitUsage;
   }
+  // The table is replaced whole by a rename, which a pipe, a device or a directory cannot take: said
+  // in the table's terms (the rename's message spoke of a state file, and of /proc/self/fd/pipe:[...]
+  // for -o /dev/stdout). `-o -` is stdout, as usual.
+  const bool to_stdout = !output || output->string() == "-";
+  if (!to_stdout) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status st = fs::status(*output, ec);
+    if (!ec && fs::exists(st) && !fs::is_regular_file(st)) {
+      std::fprintf(stderr, "tune export: -o %s is %s, not a regular file; name a file (written whole, atomically), or "
+                           "leave out -o (or give -o -) for stdout\n",
+                   output->c_str(), fs::is_directory(st) ? "a directory" : "a pipe, a socket or a device");
+      return kExitUsage;
+    }
+  }
   const CampaignState s = load_state(dir);
   const std::vector<Column> cols = trial_table(s);
   const std::string text = format == "csv" ? as_csv(cols, s.runs.size()) : as_jsonl(cols, s);
-  if (!output) {
+  if (to_stdout) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return kExitComplete;
   }

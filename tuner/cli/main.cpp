@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
                          "csv (RFC 4180, a header row, times in ISO 8601 UTC) or jsonl (one JSON object per trial, "
                          "parameters under config, metrics under metrics, with the intermediate values)")
       ->capture_default_str();
-  export_cmd->add_option("-o,--output", export_output, "write to this file (atomically) instead of stdout; not one of the campaign's own files");
+  export_cmd->add_option("-o,--output", export_output, "write to this file (atomically) instead of stdout (- is stdout); not one of the campaign's own files");
 
   // Everything after `--` is the inline form's command, taken verbatim (never parsed as options).
   int parsed_argc = argc;
