@@ -340,4 +340,28 @@ TEST(TunePolish, ExportToADirectoryOrADeviceIsRefusedInTheTablesTermsAndDashIsSt
   EXPECT_FALSE(fs::exists(d / "-"));
 }
 
+// A reason of two lines put its second line at the margin of tune status's table, and a choice with a
+// line break split the configuration over two rows.
+TEST(TunePolish, StatusKeepsAMultiLineReasonAndAChoiceWithALineBreakInsideItsTable) {
+  const fs::path d = fresh_dir("polish-status-lines");
+  write(d / "c.yaml", "name: c\nspace:\n  c: {type: categorical, choices: [\"a\\nb\", \"a\\nc\"]}\n"
+                      "  x: {type: float, low: 0, high: 1}\n"
+                      "budget: {trials: 3}\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "c", "0", "--failed", "first line\nsecond line"}).code, 0);
+  const Result status = tune(d, {"status", "c"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  const std::size_t row = status.out.find("    0  failed");
+  ASSERT_NE(row, std::string::npos) << status.out;
+  const std::string table = status.out.substr(row);
+  EXPECT_NE(table.find("{c: \"a\\n"), std::string::npos) << table;
+  const std::size_t first = table.find("first line\n"), second = table.find("second line");
+  ASSERT_NE(first, std::string::npos) << table;
+  ASSERT_NE(second, std::string::npos) << table;
+  // Both lines of the reason start at the same column.
+  const std::size_t first_start = table.rfind('\n', first) + 1, second_start = table.rfind('\n', second) + 1;
+  EXPECT_EQ(first - first_start, second - second_start) << table;
+  EXPECT_GT(second - second_start, 20u) << table;
+}
+
 }  // namespace

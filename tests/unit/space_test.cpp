@@ -405,7 +405,10 @@ TEST(SpaceToString, ShortestRoundTripForms) {
 // A configuration's text is a YAML flow map that reads back as the configuration: a choice with a
 // comma printed {act: ta,nh}, which reads as something else.
 TEST(ConfigText, ReadsBackAsTheConfigurationWhateverTheChoices) {
-  for (const std::string choice : {"relu", "ta,nh", "a: b", "{x}", "q\"t", "back\\slash", " edge ", "yes", "#c", ""}) {
+  // Control bytes too: a line break was written as it is, which reads back as a space (and broke
+  // tune status's table).
+  for (const std::string choice : {"relu", "ta,nh", "a: b", "{x}", "q\"t", "back\\slash", " edge ", "yes", "#c", "",
+                                   "line\nbreak", "tab\tcr\r", "bell\x07", "\x7f"}) {
     const tune::Config c{{"act", choice}, {"lr", 0.001}, {"n,m", std::int64_t{3}}};
     const std::string text = tune::to_string(c);
     const YAML::Node n = YAML::Load(text);
@@ -416,4 +419,5 @@ TEST(ConfigText, ReadsBackAsTheConfigurationWhateverTheChoices) {
     EXPECT_EQ(n["lr"].as<double>(), 0.001) << text;
   }
   EXPECT_EQ(tune::to_string(tune::Config{{"act", std::string("relu")}, {"lr", 0.001}}), "{act: relu, lr: 0.001}");
+  EXPECT_EQ(tune::to_string(tune::Config{{"act", std::string("a\nb")}}), "{act: \"a\\nb\"}");
 }

@@ -406,7 +406,13 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
                 value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),
                 s.config.resolution ? "  " : "", tune::to_string(t.config).c_str());
     const int indent = 32 + value_width + (s.config.resolution ? level_width + 2 : 0);
-    if (r.status == RunStatus::failed) std::printf("%*s%s\n", indent, "", r.failure_reason.c_str());
+    if (r.status == RunStatus::failed) {
+      // Every line of a reason under the configuration: a second line at the margin broke the table.
+      std::string reason = r.failure_reason;
+      for (std::size_t at = reason.find('\n'); at != std::string::npos; at = reason.find('\n', at + 1 + indent))
+        reason.insert(at + 1, static_cast<std::size_t>(indent), ' ');
+      std::printf("%*s%s\n", indent, "", reason.c_str());
+    }
     // Which cluster job a running trial is, to match it with squeue (pending or running there).
     if (r.status == RunStatus::running && !r.job.empty())
       std::printf("%*s%s job %s%s\n", indent, "", s.config.executor.kind == "slurm" ? "Slurm" : "executor", r.job.c_str(),
