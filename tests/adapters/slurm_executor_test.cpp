@@ -1,16 +1,19 @@
-// The Slurm executor's pieces that need no cluster: the batch script (run by a real /bin/sh, its
+// The Slurm executor's pieces that need no cluster: the batch script (run by a real bash, its
 // words must arrive unchanged whatever they hold) and the mapping of Slurm's final job states.
 #include "tune/adapters/executor/slurm_executor.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tune/adapters/executor/supervisor.hpp"
@@ -44,12 +47,13 @@ TEST(SlurmBatchScript, PassesEveryWordUnchangedToTheSupervisor) {
   // A stand-in supervisor that prints each argument it receives between brackets.
   SlurmOptions options{.supervisor_command = {"/usr/bin/printf", "[%s]\\n"},
                        .extra_directives = {"--constraint=a100", "#SBATCH --exclusive"},
-                       .setup = "echo setup-ran"};
+                       .setup = "source /dev/null && echo setup-ran"};  // bash's source (dash has none)
   const std::vector<std::string> argv{"python3", "train.py", "--name", "it's; rm -rf / $(id) `id` \"q\" \\ *",
                                       "two\nlines", "", "{x}"};
   const TrialLaunch trial{.id = "7", .dir = dir, .argv = argv, .timeout = std::chrono::milliseconds(1500),
                           .grace = std::chrono::milliseconds(250), .attempt = 2};
   const std::string script = tune::adapters::slurm_batch_script(options, trial, {"sbatch", "--parsable"});
+  EXPECT_EQ(script.rfind("#!/bin/bash\n", 0), 0u) << script;
   EXPECT_NE(script.find("\n#SBATCH --constraint=a100\n#SBATCH --exclusive\n"), std::string::npos) << script;
   // #SBATCH lines must come before the first command, or sbatch ignores them.
   EXPECT_LT(script.find("#SBATCH --exclusive"), script.find("\ncd "));
@@ -57,7 +61,7 @@ TEST(SlurmBatchScript, PassesEveryWordUnchangedToTheSupervisor) {
 
   using tune::adapters::shell_quote;
   const std::string command =
-      "cd / && /bin/sh " + shell_quote((dir / "slurm.sh").string()) + " > " + shell_quote((dir / "out").string()) + " 2>&1";
+      "cd / && /bin/bash " + shell_quote((dir / "slurm.sh").string()) + " > " + shell_quote((dir / "out").string()) + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << slurp(dir / "out");
   std::string expected = "setup-ran\n[" + dir.string() + "]\n[1500]\n[250]\n[--]\n";
   for (const std::string& a : argv) expected += "[" + a + "]\n";
@@ -321,6 +325,130 @@ TEST(SlurmExecutorLaunch, ARefusedJobIsAnErrorNotADeferral) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("the cluster refused the job"), std::string::npos) << e.what();
   }
+  // A limit of jobs per user (Slurm's words with accounting) names executor.workers, which the list
+  // of options to check left out.
+  slurm.write("sbatch", "echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2\necho 'sbatch: error: Batch job "
+                        "submission failed: Job violates accounting/QOS policy (job submit limit, user'\\''s size "
+                        "and/or time limits)' >&2; exit 1\n");
+  try {
+    executor.launch(trial);
+    ADD_FAILURE() << "launch did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("QOSMaxSubmitJobPerUserLimit"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("set executor.workers below it"), std::string::npos) << e.what();
+  }
+}
+
+// A tuner that exits before it collects the jobs it cancelled (a third Ctrl-C, kill -9 after tune
+// stop) left CANCELLED jobs, which the next session failed as "cancelled outside the tuner": trials
+// it had said would run again were lost. The request is recorded in the trial directory before
+// scancel; a job someone else cancelled is still failed.
+TEST(SlurmExecutorCancel, AJobTheTunerCancelledInAnEarlierSessionRunsItsTrialAgain) {
+  const fs::path d = fresh_dir("slurm-cancelled-across-sessions");
+  const FakeSlurm slurm(d);
+  const fs::path ours = d / "trials" / "0", theirs = d / "trials" / "1";
+  {
+    tune::adapters::SlurmExecutor dying(slurm.options());
+    ASSERT_EQ(dying.launch({.id = "0", .dir = ours, .argv = {"/bin/true"}, .attempt = 1}), "77");
+    dying.cancel("0");
+  }
+  EXPECT_EQ(slurp(ours / tune::adapters::kCancelRequestedFile), "77\n");
+  EXPECT_NE(slurp(d / "calls.log").find("scancel 77"), std::string::npos);
+  fs::create_directories(theirs);
+  std::ofstream(d / "squeue.out") << "77|CANCELLED|None|1:00|" << ours.string() << "\n"
+                                  << "78|CANCELLED|None|1:00|" << theirs.string() << "\n";
+  tune::adapters::SlurmExecutor next(slurm.options());
+  ASSERT_TRUE(next.attach({.id = "0", .dir = ours, .attempt = 1, .job = "77"}));
+  ASSERT_TRUE(next.attach({.id = "1", .dir = theirs, .attempt = 1, .job = "78"}));
+  std::map<std::string, TrialExit> exits;
+  for (const auto& f : next.poll()) exits[f.id] = f.exit;
+  ASSERT_EQ(exits.size(), 2u);
+  EXPECT_EQ(exits.at("0").kind, ExitKind::cancelled) << exits.at("0").message;
+  EXPECT_EQ(exits.at("1").kind, ExitKind::aborted) << exits.at("1").message;
+  EXPECT_NE(exits.at("1").message.find("cancelled outside the tuner"), std::string::npos) << exits.at("1").message;
+  // The next attempt's launch clears the record: it says nothing of the new job.
+  tune::adapters::SlurmExecutor again(slurm.options());
+  ASSERT_EQ(again.launch({.id = "0", .dir = ours, .argv = {"/bin/true"}, .attempt = 2}), "77");
+  EXPECT_FALSE(fs::exists(ours / tune::adapters::kCancelRequestedFile));
+}
+
+// Slurm forgets a finished job after MinJobAge; a tuner resumed later decided from the supervisor's
+// record alone, which says only "signalled": a run Slurm ended at its time limit ran again (or failed
+// as "killed by signal 15"), and one a user cancelled ran again. Slurm's own line in slurm.out says
+// which it was.
+TEST(SlurmExecutorForgottenJob, SlurmsLineInTheJobOutputDecidesHowItEnded) {
+  const fs::path d = fresh_dir("slurm-forgotten-jobs");
+  const FakeSlurm slurm(d);
+  std::ofstream(d / "squeue.out").close();  // squeue knows none of the jobs
+  struct Case {
+    std::string id, job, line;
+    ExitKind record_kind;
+    bool cancelled_by_tuner;
+    ExitKind expected;
+    std::string fragment;
+  };
+  const std::string prefix = "slurmstepd-node1: error: *** JOB ";
+  const std::vector<Case> cases{
+      {"0", "90", prefix + "90 ON node1 CANCELLED AT 2026-11-25T01:05:36 DUE TO TIME LIMIT ***", ExitKind::cancelled,
+       false, ExitKind::timeout, "Slurm job 90 reached its time limit (slurm.out: *** JOB 90 ON node1"},
+      {"1", "91", prefix + "91 ON node1 CANCELLED AT 2026-11-25T01:05:36 DUE TO TIME LIMIT ***", ExitKind::signaled,
+       false, ExitKind::timeout, "raise executor.time"},
+      {"2", "92", prefix + "92 ON node1 CANCELLED AT 2026-11-25T01:05:36 ***", ExitKind::cancelled, false,
+       ExitKind::aborted, "Slurm job 92 was cancelled outside the tuner (scancel; slurm.out: "},
+      {"3", "93", prefix + "93 ON node1 CANCELLED AT 2026-11-25T01:05:36 ***", ExitKind::cancelled, true,
+       ExitKind::cancelled, "cancelled by the tuner"},
+      {"4", "94", prefix + "94 ON node1 CANCELLED AT 2026-11-25T01:05:36 DUE TO PREEMPTION ***", ExitKind::cancelled,
+       false, ExitKind::lost, "Slurm job 94 was ended by Slurm"},
+      // No line of Slurm's: as before, a signalled record is a lost run.
+      {"5", "95", "some setup output", ExitKind::cancelled, false, ExitKind::lost, "Slurm no longer knows why"},
+  };
+  tune::adapters::SlurmExecutor executor(slurm.options());
+  for (const Case& c : cases) {
+    const fs::path dir = d / "trials" / c.id;
+    fs::create_directories(dir);
+    std::ofstream(dir / tune::adapters::kJobOutputFile) << "setting up\n" << c.line << "\n";
+    tune::adapters::write_trial_exit(dir, TrialExit{.kind = c.record_kind, .signal = 15, .started_at = 1.0,
+                                                    .finished_at = 2.0, .message = "the supervisor received SIGTERM"});
+    if (c.cancelled_by_tuner) std::ofstream(dir / tune::adapters::kCancelRequestedFile) << c.job << "\n";
+    ASSERT_TRUE(executor.attach({.id = c.id, .dir = dir, .attempt = 1, .job = c.job}));
+  }
+  std::map<std::string, TrialExit> exits;
+  for (const auto& f : executor.poll()) exits[f.id] = f.exit;
+  ASSERT_EQ(exits.size(), cases.size());
+  for (const Case& c : cases) {
+    EXPECT_EQ(exits.at(c.id).kind, c.expected) << c.id << ": " << exits.at(c.id).message;
+    EXPECT_NE(exits.at(c.id).message.find(c.fragment), std::string::npos) << c.id << ": " << exits.at(c.id).message;
+  }
+}
+
+// Without EnforcePartLimits (Slurm's default) sbatch accepts a job over its partition's limits, and it
+// pends for ever: the tuner waited with no word of why. A reason that does not pass is said, once.
+TEST(SlurmExecutorPending, AJobThatCannotStartIsSaidOnceWithTheOptionToChange) {
+  const fs::path d = fresh_dir("slurm-pending-for-ever");
+  const FakeSlurm slurm(d);
+  std::vector<std::string> warnings;
+  SlurmOptions options = slurm.options();
+  options.poll_interval = std::chrono::milliseconds(0);
+  options.warn = [&](const std::string& w) { warnings.push_back(w); };
+  tune::adapters::SlurmExecutor executor(options);
+  const fs::path waits = d / "trials" / "0", never = d / "trials" / "1";
+  fs::create_directories(waits);
+  fs::create_directories(never);
+  ASSERT_TRUE(executor.attach({.id = "0", .dir = waits, .attempt = 1, .job = "80"}));
+  ASSERT_TRUE(executor.attach({.id = "1", .dir = never, .attempt = 1, .job = "81"}));
+  std::ofstream(d / "squeue.out") << "80|PENDING|Priority|1:00:00|" << waits.string() << "\n"
+                                  << "81|PENDING|PartitionTimeLimit|2:00:00|" << never.string() << "\n";
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(executor.poll().empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // past the 500 ms between queries
+  }
+  ASSERT_EQ(warnings.size(), 1u) << (warnings.empty() ? "" : warnings.back());
+  EXPECT_NE(warnings[0].find("trial 1: Slurm job 81 is pending (PartitionTimeLimit) and will not start as it is: "
+                             "its time limit is above what the partition or your association allows: lower "
+                             "executor.time"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_GE(slurm.calls("squeue"), 2);
 }
 
 }  // namespace

@@ -451,6 +451,48 @@ TEST(Slurm, KillNineWithJobsPendingAndRunningThenResumeCollectsEveryJobOnce) {
   }
 }
 
+// A tuner killed after it cancelled its jobs (tune stop then kill -9, a third Ctrl-C) and before it
+// collected them: the next session found the jobs CANCELLED and failed their trials as "cancelled
+// outside the tuner", although the tuner had said they would run again. The request is recorded in
+// the trial directory before scancel.
+TEST(Slurm, JobsTheTunerCancelledBeforeItWasKilledRunAgainOnResume) {
+  REQUIRE_SLURM();
+  const fs::path d = fresh_dir("slurm-cancelled-then-killed");
+  const Cleanup cleanup{d};
+  write(d / "c.yaml", campaign("ck", 2, "{kind: slurm, workers: 2, cpus: 1, poll: 1s}"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"TOY_SLEEP", "600"}});
+  std::map<std::string, std::string> jobs;
+  ASSERT_TRUE(wait_for([&] { return (jobs = jobs_in_state(d / "ck")).size() == 2; }, 60s));
+  ASSERT_TRUE(wait_for([&] {
+    for (const auto& [id, job] : jobs)
+      if (slurm_state(job) != "RUNNING") return false;
+    return true;
+  }, 60s));
+  ::kill(tuner, SIGTERM);  // as tune stop: the tuner cancels its jobs
+  const auto requested = [&] {
+    for (const auto& [id, job] : jobs)
+      if (!fs::exists(d / "ck" / "trials" / id / "scancel-requested")) return false;
+    return true;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!requested() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(5ms);
+  ASSERT_TRUE(requested());
+  ::kill(tuner, SIGKILL);  // before it saw the jobs end
+  finish(d, tuner);
+  for (const auto& [id, job] : jobs) EXPECT_EQ(slurp(d / "ck" / "trials" / id / "scancel-requested"), job + "\n");
+  ASSERT_TRUE(wait_for([&] {
+    for (const auto& [id, job] : jobs)
+      if (slurm_state(job) != "CANCELLED") return false;
+    return true;
+  }, 60s));
+  const Result r = tune(d, {"resume", "ck", "--quiet"}, {{"TOY_SLEEP", "0"}});
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& run : state_of(d / "ck")["runs"]) {
+    EXPECT_EQ(run["status"].as<std::string>(), "complete") << run;
+    EXPECT_EQ(run["attempts"].as<int>(), 2) << run;
+  }
+}
+
 TEST(Slurm, ResumeFindsAnUnrecordedJobByNameAndJudgesAForgottenJobByItsDirectory) {
   REQUIRE_SLURM();
   const fs::path d = fresh_dir("slurm-lookup");

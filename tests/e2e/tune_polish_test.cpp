@@ -364,4 +364,22 @@ TEST(TunePolish, StatusKeepsAMultiLineReasonAndAChoiceWithALineBreakInsideItsTab
   EXPECT_GT(second - second_start, 20u) << table;
 }
 
+// tune status said "4 Slurm jobs in flight, no time limit" of a finished campaign whose jobs Slurm
+// killed at their executor.time.
+TEST(TunePolish, StatusOfASlurmCampaignSaysItsJobsTimeLimitAndAtMostHowManyRun) {
+  const fs::path d = fresh_dir("polish-slurm-settings");
+  const std::string head = "name: c\ncommand: [train, \"{x}\"]\n" + std::string(kAskTellSpace) + "budget: {trials: 3}\n";
+  write(d / "c.yaml", head + "executor: {kind: slurm, workers: 4, time: 1m, partition: low}\n");
+  ASSERT_EQ(tune(d, {"ask", "c.yaml"}).code, 0);
+  EXPECT_NE(tune(d, {"status", "c"}).out.find("\nruns: up to 4 Slurm jobs at a time (partition low), Slurm time limit "
+                                              "1m00s per job, no trial time limit\n"),
+            std::string::npos);
+  write(d / "t.yaml", "name: t\ncommand: [train, \"{x}\"]\n" + std::string(kAskTellSpace) +
+                          "budget: {trials: 3}\nexecutor: {kind: slurm, timeout: 30s}\n");
+  ASSERT_EQ(tune(d, {"ask", "t.yaml"}).code, 0);
+  const Result status = tune(d, {"status", "t"});
+  EXPECT_NE(status.out.find("\nruns: up to 1 Slurm job at a time, time limit 30.0s (grace "), std::string::npos)
+      << status.out;
+}
+
 }  // namespace

@@ -436,7 +436,10 @@ class Runner {
       case adapters::ExitKind::aborted: reason = e.message; break;
       case adapters::ExitKind::lost:
         ++r.lost;
-        reason = e.message + "; lost " + std::to_string(r.lost) + " times (executor.retries = " + std::to_string(retries) + ")";
+        // Failed for good here (a run lost within the retries is re-queued before this): the count is
+        // what failed it.
+        reason = e.message + "; lost " + std::to_string(r.lost) + (r.lost == 1 ? " time" : " times") +
+                 ", more than executor.retries = " + std::to_string(retries) + " allows";
         break;
       case adapters::ExitKind::signaled:
         reason = "killed by signal " + std::to_string(e.signal) + " (" + signal_name(e.signal) + ")";

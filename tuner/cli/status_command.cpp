@@ -217,10 +217,17 @@ std::optional<double> cluster_job_started_at(const std::filesystem::path& campai
 std::string run_settings_line(const CampaignConfig& c) {
   if (c.command.empty()) return "runs: handed out by tune ask, told by tune tell";
   const ExecutorSpec& x = c.executor;
-  std::string line = x.kind == "slurm" ? "runs: " + std::to_string(x.workers) + " Slurm job" + (x.workers == 1 ? "" : "s") +
-                                             " in flight" + (x.slurm.partition ? " (partition " + *x.slurm.partition + ")" : "")
-                                       : "runs: " + std::to_string(x.workers) + " at a time on this machine";
-  if (!c.level_timeouts.empty()) {
+  // A setting, not a count of jobs now: "4 Slurm jobs in flight" read the same of a finished campaign.
+  const bool slurm = x.kind == "slurm";
+  std::string line = slurm ? "runs: up to " + std::to_string(x.workers) + " Slurm job" + (x.workers == 1 ? "" : "s") +
+                                 " at a time" + (x.slurm.partition ? " (partition " + *x.slurm.partition + ")" : "")
+                           : "runs: " + std::to_string(x.workers) + " at a time on this machine";
+  // The job's own limit, which Slurm enforces beside the trial's ("no time limit" was said of jobs
+  // killed at their executor.time).
+  if (slurm && x.slurm.time_seconds) line += ", Slurm time limit " + format_duration(*x.slurm.time_seconds) + " per job";
+  if (slurm && x.slurm.time_seconds && c.level_timeouts.empty() && !x.timeout_seconds) {
+    line += ", no trial time limit";
+  } else if (!c.level_timeouts.empty()) {
     line += ", time limit";
     for (std::size_t l = 0; l < c.level_timeouts.size(); ++l)
       line += std::string(l ? ", " : " ") + format_duration(c.level_timeouts[l]) + " at " +

@@ -52,6 +52,14 @@ std::optional<double> unanswered_submission(const std::filesystem::path& dir, co
   return std::nullopt;
 }
 
+// Whether this executor, in this session or an earlier one, asked Slurm to cancel `job` of the trial
+// in `dir` (kCancelRequestedFile).
+bool cancel_requested_earlier(const std::filesystem::path& dir, const std::string& job) {
+  std::ifstream in(dir / kCancelRequestedFile);
+  std::string recorded;
+  return !job.empty() && in >> recorded && recorded == job;
+}
+
 bool is_on_path(const std::string& program) {
   if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0;
   const char* path = std::getenv("PATH");
@@ -96,6 +104,48 @@ TrialExit ended(ExitKind kind, const std::filesystem::path& dir, std::string mes
   const double now = wall_seconds();
   const double started = started_at_of(dir);
   return {.kind = kind, .started_at = started > 0 ? started : now, .finished_at = now, .message = std::move(message)};
+}
+
+// How Slurm ended `job`, from the line its step daemon writes to the job's output when it kills the
+// job ("slurmstepd: error: *** JOB 232 ON node CANCELLED AT 2026-11-25T01:05:36 DUE TO TIME LIMIT ***"):
+// for a job Slurm no longer knows (it forgets finished jobs after MinJobAge), whose supervisor's
+// record says only that it was signalled. nullopt if the output holds no such line.
+std::optional<TrialExit> ending_in_job_output(const std::string& job, bool cancelled_by_us,
+                                              const std::filesystem::path& trial_dir) {
+  const std::string text = read_file(trial_dir / kJobOutputFile, 0, kTailBytes);
+  const std::size_t at = text.rfind("*** JOB " + job + " ON ");
+  if (at == std::string::npos) return std::nullopt;
+  const std::string line = trim(text.substr(at, text.find('\n', at) - at));
+  if (line.find(" CANCELLED AT ") == std::string::npos) return std::nullopt;
+  const std::string which = "Slurm job " + job;
+  if (line.find("DUE TO TIME LIMIT") != std::string::npos)
+    return ended(ExitKind::timeout, trial_dir, which + " reached its time limit (" + kJobOutputFile + ": " + line +
+                                                   "); raise executor.time");
+  if (line.find("DUE TO PREEMPTION") != std::string::npos || line.find("DUE TO NODE FAIL") != std::string::npos)
+    return ended(ExitKind::lost, trial_dir, which + " was ended by Slurm (" + kJobOutputFile + ": " + line + ")");
+  if (line.find(" DUE TO ") != std::string::npos)
+    return ended(ExitKind::aborted, trial_dir, which + " was ended by Slurm (" + kJobOutputFile + ": " + line + ")");
+  if (cancelled_by_us) return ended(ExitKind::cancelled, trial_dir, "cancelled by the tuner (scancel " + job + ")");
+  return ended(ExitKind::aborted, trial_dir, which + " was cancelled outside the tuner (scancel; " + kJobOutputFile +
+                                                 ": " + line + ")");
+}
+
+// What to change for a job pending for a reason that does not pass (without EnforcePartLimits,
+// sbatch accepts a job over its partition's limits, and it waits in the queue for ever); "" for a
+// reason that passes (Priority, Resources, a group limit).
+std::string never_starts_fix(const std::string& reason) {
+  if (reason == "PartitionTimeLimit" || reason == "AssocMaxWallDurationPerJobLimit" ||
+      reason == "QOSMaxWallDurationPerJobLimit")
+    return "its time limit is above what the partition or your association allows: lower executor.time (or the "
+           "trial timeout it is derived from), or choose another executor.partition";
+  if (reason == "PartitionConfig" || reason == "PartitionNodeLimit" || reason == "BadConstraints" ||
+      reason == "ReqNodeNotAvail" || reason == "AssocMaxCpuPerJobLimit" || reason == "QOSMaxCpuPerJobLimit" ||
+      reason == "AssocMaxNodePerJobLimit" || reason == "QOSMaxNodePerJobLimit" || reason == "QOSMaxMemoryPerJob")
+    return "it asks for what the partition cannot give (cpus, memory, gres, nodes or constraints): check "
+           "executor.cpus, memory, gres, partition and extra";
+  if (reason == "PartitionDown" || reason == "PartitionInactive")
+    return "its partition is down or inactive: choose another executor.partition, or wait for the cluster's admins";
+  return "";
 }
 
 const std::set<std::string>& active_states() {
@@ -188,7 +238,10 @@ std::string shell_quote(const std::string& word) {
 std::string slurm_batch_script(const SlurmOptions& options, const TrialLaunch& trial,
                                const std::vector<std::string>& sbatch_argv) {
   const std::filesystem::path dir = std::filesystem::absolute(trial.dir).lexically_normal();
-  std::string s = "#!/bin/sh\n";
+  // bash, as batch scripts are: executor.setup is written for it (`source ~/venv/bin/activate`,
+  // `module load`), and under dash, Debian's /bin/sh, `source` was "not found" and the trial ran
+  // outside its environment without a word.
+  std::string s = "#!/bin/bash\n";
   s += "# Written by tune for trial " + trial.id + " (attempt " + std::to_string(trial.attempt) + "), submitted with:\n#  ";
   for (const std::string& a : sbatch_argv) s += " " + shell_quote(a);
   s += " " + shell_quote((dir / kScriptFile).string()) + "\n";
@@ -235,7 +288,7 @@ std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optio
     if (started_at_of(trial_dir) > 0)
       return ended(ExitKind::lost, trial_dir,
                    which + " ended " + state + why + " after the trial started, its supervisor killed before it "
-                   "recorded the trial's end (kill -9, the OOM killer; see " + kJobOutputFile + "); the trial runs again");
+                   "recorded the trial's end (kill -9, the OOM killer; see " + kJobOutputFile + ")");
     const std::filesystem::path out = trial_dir / kJobOutputFile;
     std::error_code ec;
     if (!std::filesystem::exists(out, ec))
@@ -257,7 +310,7 @@ std::optional<TrialExit> slurm_outcome(const SlurmJobView& job, const std::optio
     return ended(ExitKind::aborted, trial_dir,
                  which + " was cancelled outside the tuner (scancel)" + (why.empty() ? "" : " while pending" + why));
   if (state == "NODE_FAIL" || state == "PREEMPTED" || state == "BOOT_FAIL")
-    return ended(ExitKind::lost, trial_dir, which + " ended " + state + why + "; the trial runs again");
+    return ended(ExitKind::lost, trial_dir, which + " ended " + state + why);
   if (state == "OUT_OF_MEMORY")
     return ended(ExitKind::aborted, trial_dir, which + " ran out of memory (OUT_OF_MEMORY); request more with executor.memory");
   return ended(ExitKind::aborted, trial_dir, which + " ended " + state + why);
@@ -328,7 +381,7 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
                              "' contains '%', which sbatch expands in file names (%j, %u, ...); "
                              "use a campaign directory without '%' in its path");
   std::filesystem::create_directories(dir);
-  for (const char* stale : {kExitFile, kSupervisorFile, kJobOutputFile, kUnansweredSubmissionFile})
+  for (const char* stale : {kExitFile, kSupervisorFile, kJobOutputFile, kUnansweredSubmissionFile, kCancelRequestedFile})
     std::filesystem::remove(dir / stale);
   write_command_record(dir, trial);
   std::vector<std::string> argv = sbatch_arguments(trial);
@@ -362,6 +415,12 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
     throw std::runtime_error("trial " + trial.id + ": sbatch finds no Slurm configuration on this machine (" + err +
                              "): run tune on a node of the cluster (a login node), or set SLURM_CONF to its "
                              "slurm.conf; 'sinfo' tells whether this machine can reach the cluster");
+  // A limit on the jobs a user may have queued refuses the job after the first few were accepted:
+  // the fix is fewer workers, which the list of options to check below did not name.
+  if (out.status != 0 && (err.find("MaxSubmitJob") != std::string::npos || err.find("job submit limit") != std::string::npos))
+    throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " + err +
+                             " (a limit on the jobs you may have in the queue at once: set executor.workers below it; "
+                             "the jobs submitted already stay in the queue, and 'tune resume' follows them)");
   if (out.status != 0)
     throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " +
                              (err.empty() ? "sbatch exited with status " + std::to_string(out.status) : err) +
@@ -421,7 +480,7 @@ bool SlurmExecutor::attach(const RunRecord& run) {
   if (job.empty()) job = find_job(RunRecord{.id = run.id, .dir = dir, .attempt = run.attempt}).value_or("");
   std::error_code ec;
   if (job.empty() && !std::filesystem::exists(dir / kExitFile, ec) && !trial_is_supervised(dir)) return false;
-  jobs_[run.id] = Job{.dir = dir, .job = job, .state = "UNKNOWN"};
+  jobs_[run.id] = Job{.dir = dir, .job = job, .state = "UNKNOWN", .cancel_requested = cancel_requested_earlier(dir, job)};
   query_soon_ = true;
   return true;
 }
@@ -520,6 +579,14 @@ std::vector<FinishedTrial> SlurmExecutor::poll() {
     }
     if (v != views->end()) {
       j.state = v->second.state;
+      // Said once per reason: the tuner waits on such a job with no other word of why.
+      if (j.state == "PENDING" && v->second.reason != j.reported_reason) {
+        if (const std::string fix = never_starts_fix(v->second.reason); !fix.empty()) {
+          warn("trial " + it->first + ": Slurm job " + j.job + " is pending (" + v->second.reason +
+               ") and will not start as it is: " + fix + "; 'tune stop', then resume once the file is fixed");
+          j.reported_reason = v->second.reason;
+        }
+      }
       if (std::optional<TrialExit> exit = slurm_outcome(v->second, record, j.cancel_requested, j.dir)) {
         it = finish(it, std::move(*exit));
         continue;
@@ -528,7 +595,13 @@ std::vector<FinishedTrial> SlurmExecutor::poll() {
       continue;
     }
     // Slurm no longer knows the job (it forgets finished jobs after MinJobAge): the trial directory
-    // decides.
+    // decides, Slurm's own line in the job's output first where it killed the job (a record then
+    // says only "signalled": a time limit was run again, or failed as "killed by signal 15").
+    if (record && !record->succeeded())
+      if (std::optional<TrialExit> exit = ending_in_job_output(j.job, j.cancel_requested, j.dir)) {
+        it = finish(it, std::move(*exit));
+        continue;
+      }
     if (record && (record->kind != ExitKind::cancelled || j.cancel_requested)) {
       it = finish(it, *record);
     } else if (record) {
@@ -547,6 +620,16 @@ std::vector<FinishedTrial> SlurmExecutor::poll() {
 
 void SlurmExecutor::scancel(const std::vector<std::string>& jobs) {
   if (jobs.empty()) return;
+  // Recorded first: a tuner that exits before it collects the cancelled job (a third Ctrl-C, kill -9
+  // after tune stop) left a CANCELLED job that the next session failed as cancelled by someone else.
+  for (const auto& [id, j] : jobs_)
+    if (std::find(jobs.begin(), jobs.end(), j.job) != jobs.end()) {
+      try {
+        write_file_atomically(j.dir / kCancelRequestedFile, j.job + "\n");
+      } catch (const std::exception& e) {
+        warn("trial " + id + ": cannot record that its job is cancelled by the tuner: " + e.what());
+      }
+    }
   std::vector<std::string> argv{options_.scancel};
   argv.insert(argv.end(), jobs.begin(), jobs.end());
   try {

@@ -18,12 +18,14 @@
 //                               started, or the directory is not shared; the message says which;
 //                               ExitKind::lost if the supervisor started the trial and was killed)
 //   TIMEOUT                     ExitKind::timeout (the job's Slurm time limit)
-//   CANCELLED                   ExitKind::cancelled if this executor cancelled it (re-queued),
-//                               ExitKind::aborted if someone else did (scancel outside the tuner)
+//   CANCELLED                   ExitKind::cancelled if this executor cancelled it (re-queued; the
+//                               request is recorded in the trial directory before scancel, so a later
+//                               session knows it too), ExitKind::aborted if someone else did
 //   NODE_FAIL, PREEMPTED, BOOT_FAIL   ExitKind::lost (the tuner runs the trial again, up to a limit)
 //   OUT_OF_MEMORY, DEADLINE     ExitKind::aborted, with the reason
 // A job Slurm no longer knows (it forgets finished jobs after MinJobAge) is decided from the trial
-// directory: its exit.yaml, or lost if there is none and no supervisor holds the trial.
+// directory: the line Slurm wrote to slurm.out where it killed the job (DUE TO TIME LIMIT, a cancel,
+// DUE TO PREEMPTION), else its exit.yaml, or lost if there is none and no supervisor holds the trial.
 // Jobs are submitted with --no-requeue: the tuner, not Slurm, decides whether a trial runs again.
 #include <chrono>
 #include <cstddef>
@@ -103,6 +105,7 @@ class SlurmExecutor : public Executor {
     std::string job;  // empty: followed through the trial directory only
     std::string state = "PENDING";
     bool cancel_requested = false;
+    std::string reported_reason;  // a pending reason that means "never" already said
   };
   using Clock = std::chrono::steady_clock;
 

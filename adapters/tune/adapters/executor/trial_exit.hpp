@@ -48,6 +48,10 @@ inline constexpr const char* kJobOutputFile = "slurm.out";       // the batch jo
 // "JOB_NAME SUBMITTED_AT": an sbatch the controller did not answer, which it may have accepted all
 // the same; kept across tuner sessions (see SlurmExecutor::launch).
 inline constexpr const char* kUnansweredSubmissionFile = "sbatch-unanswered";
+// "JOB_ID": the tuner asked Slurm to cancel this job (tune stop, Ctrl-C, a budget's end). Written
+// before scancel, so that a later session that finds the job CANCELLED runs its trial again rather
+// than failing it as cancelled by someone else (see SlurmExecutor::attach).
+inline constexpr const char* kCancelRequestedFile = "scancel-requested";
 
 void write_trial_exit(const std::filesystem::path& trial_dir, const TrialExit& exit);
 // nullopt if the file does not exist; throws std::runtime_error naming the file if it is damaged.
