@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -211,7 +212,7 @@ namespace {
 using namespace tune_test;
 
 // `tune --version` names the build a bug report is about: the project's version in CMakeLists.txt
-// (it was "A subcommand is required").
+// (it was "A subcommand is required"), its commit and build type.
 TEST(TuneCliUsage, VersionIsTheProjectsVersion) {
   const std::string cmake = slurp(kTrainers.parent_path().parent_path().parent_path() / "CMakeLists.txt");
   const std::string marker = "project(tune VERSION ";
@@ -220,7 +221,16 @@ TEST(TuneCliUsage, VersionIsTheProjectsVersion) {
   const std::string version = cmake.substr(at + marker.size(), cmake.find(' ', at + marker.size()) - at - marker.size());
   const Result r = tune(fresh_dir("version"), {"--version"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out, "tune " + version + "\n");
+  // Then the build: "(commit 59597a7f2c1d, Release)", or "commit unknown" built outside git. Two
+  // builds of different commits printed the same "tune 0.1.0".
+  const std::string head = "tune " + version + " (commit ";
+  ASSERT_EQ(r.out.rfind(head, 0), 0u) << r.out;
+  const std::string build = r.out.substr(head.size());
+  const std::size_t comma = build.find(", ");
+  ASSERT_NE(comma, std::string::npos) << r.out;
+  const std::string commit = build.substr(0, comma);
+  EXPECT_TRUE(commit == "unknown" || (commit.size() >= 12 && std::isxdigit(static_cast<unsigned char>(commit[0])))) << r.out;
+  EXPECT_EQ(build.substr(build.size() - 2), ")\n") << r.out;
 }
 
 }  // namespace

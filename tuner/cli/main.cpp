@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tune/adapters/executor/supervisor.hpp"
+#include "tune_build_version.hpp"
 #include "tuner/campaign/campaign_config.hpp"
 #include "tuner/cli/commands.hpp"
 
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
                "(`objective=0.93`); tune decides what to run next and checkpoints every event."};
   app.footer(kExitCodes);
   // Which build a bug report is about (it was "A subcommand is required").
-  app.set_version_flag("--version", std::string("tune ") + TUNE_VERSION);
+  app.set_version_flag("--version", std::string("tune ") + TUNE_VERSION + " (" + TUNE_BUILD + ")");
   app.require_subcommand(1);
   // A bad option of a command is named by the command ("tune run: --trials: expected ..."), as its
   // other errors are.
@@ -98,12 +99,14 @@ int main(int argc, char** argv) {
       "run", "run a campaign from a file, or inline: tune run --name N [--trials N --workers N ...] -- "
              "COMMAND --lr~'loguniform(1e-5,1)' --layers~'int(1,8)' --act~'choice(relu,tanh)'. A directory that "
              "holds the campaign already is continued, with the file's (or the options') workers, timeouts, "
-             "executor options and raised budgets if they changed");
+             "executor options and raised budgets if they changed (an inline option left out keeps the campaign's "
+             "value)");
   run->add_option("campaign", campaign_file, "campaign file (see 'tune init')");
   run->add_option("--dir", dir, "campaign directory (default: ./<name>)");
   run->add_option("--name", inline_settings.name, "inline form: campaign name");
-  run->add_option("--trials", inline_settings.trials, "inline form: number of trials")
-      ->capture_default_str()
+  // Defaults in words, not CLI11's "=50": they are a new campaign's, and a campaign continued keeps
+  // its own value for an option left out.
+  run->add_option("--trials", inline_settings.trials, "inline form: number of trials (a new campaign's default: 50)")
       ->check(whole_number);
   run->add_option("--cost-budget", inline_settings.cost_budget,
                   "inline form: the budget in seconds of trial run time, with a resolution (NAME~'levels(1,3,9,27)': "
@@ -111,20 +114,19 @@ int main(int argc, char** argv) {
                   "unless --trials is given")
       ->type_name("SECONDS")
       ->check(plain_number);
-  run->add_option("--workers", inline_settings.workers, "inline form: trials at a time")
-      ->capture_default_str()
+  run->add_option("--workers", inline_settings.workers, "inline form: trials at a time (a new campaign's default: 1)")
       ->check(whole_number);
-  run->add_option("--objective", inline_settings.objective, "inline form: the key the trial prints")->capture_default_str();
+  run->add_option("--objective", inline_settings.objective,
+                  "inline form: the key the trial prints (a new campaign's default: objective)");
   run->add_flag("--maximize", inline_settings.maximize, "inline form: maximise the objective (default: minimise)");
   run->add_option("--strategy", inline_settings.strategy,
                   "inline form: ei, ucb, random, sobol, gpoo or bnb; cmets chooses each trial's resolution level, "
                   "which an argument NAME~'levels(1,3,9,27)' declares (without one, cmets is refused; cmes runs every "
                   "trial at the last); "
-                  "default: ei, or cmets with such an argument")
-      ->capture_default_str();
+                  "a new campaign's default: ei, or cmets with such an argument");
   run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
-  run->add_option("--seed", inline_settings.seed, "inline form: seed of every random choice (recorded in the campaign)")
-      ->capture_default_str()
+  run->add_option("--seed", inline_settings.seed,
+                  "inline form: seed of every random choice (recorded in the campaign; a new campaign's default: 0)")
       ->check(whole_number);
 
   add_session_flags(run);
@@ -227,6 +229,25 @@ int main(int argc, char** argv) {
                          "parameters under config, metrics under metrics, with the intermediate values)")
       ->capture_default_str();
   export_cmd->add_option("-o,--output", export_output, "write to this file (atomically) instead of stdout (- is stdout); not one of the campaign's own files");
+
+  // Each command's own exit codes: every help ended with run's ("0 the campaign finished"), which is
+  // not what 0 means for init or export. run, resume and ask keep the whole list.
+  const char* kLockCode = "; 5 another tuner drives the campaign, or the lock was waited for in vain (TUNE_LOCK_WAIT)";
+  init_cmd->footer("Exit codes: 0 the file was written; 1 it was not (a file or directory is there already, its folder "
+                   "is missing, an I/O error); 2 bad command line.");
+  status_cmd->footer("Exit codes: 0 shown; 1 a damaged state or an I/O error; 2 bad command line, or DIR holds no "
+                     "campaign.");
+  best_cmd->footer("Exit codes: 0 shown; 1 no best result yet (the message says why), a damaged state or an I/O error; "
+                   "2 bad command line, or DIR holds no campaign.");
+  tell_cmd->footer(std::string("Exit codes: 0 recorded; 1 a damaged state or an I/O error; 2 bad command line or value, "
+                               "or a trial the tuner launched, told already or unknown") + kLockCode + ".");
+  stop_cmd->footer("Exit codes: 0 the tuner was asked to stop; 1 no tuner runs (or it could not be signalled); 2 bad "
+                   "command line, or DIR holds no campaign.");
+  enqueue_cmd->footer(std::string("Exit codes: 0 enqueued; 1 a damaged state or an I/O error; 2 bad command line or "
+                                  "configuration, or a strategy that takes none (gpoo, bnb)") + kLockCode +
+                      " (stop it, enqueue, resume).");
+  export_cmd->footer("Exit codes: 0 written; 1 a damaged state or an I/O error; 2 bad command line (an unknown --format; "
+                     "an -o that is a campaign's file, a directory or a device), or DIR holds no campaign.");
 
   // Everything after `--` is the inline form's command, taken verbatim (never parsed as options).
   int parsed_argc = argc;
