@@ -308,6 +308,10 @@ TEST(TunePolish, TellAndEnqueueReadNumbersAsTheTrialProtocolDoes) {
   }
   const Result enqueue = tune(d, {"enqueue", "c", "x=0x0.8p0"});
   EXPECT_EQ(enqueue.code, 2) << enqueue.err;
+  // nan was refused as "value .nan is outside the range", in YAML's spelling.
+  const Result nan = tune(d, {"enqueue", "c", "x=nan"});
+  EXPECT_EQ(nan.code, 2);
+  EXPECT_EQ(nan.err, "tune enqueue: 'x=nan': 'nan' is not a finite number, as parameter 'x' needs\n");
   EXPECT_EQ(slurp(d / "c" / "state.yaml"), before);
   const Result dot = tune(d, {"tell", "c", "0", "-.5"});
   EXPECT_EQ(dot.code, 2);

@@ -2,8 +2,11 @@
 // suggestion (at the next `tune ask`, or when `tune resume` continues it). Like ask and tell it
 // changes the campaign, so it takes the campaign's lock and refuses while a tuner drives it.
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tuner/campaign/campaign_state.hpp"
@@ -18,9 +21,14 @@ namespace {
 std::optional<Value> parse_value(const Parameter& p, const std::string& text, const std::string& assignment) {
   std::string problem = p.type == ParamType::integer ? "is not a whole number" : "is not a number";
   if (p.type == ParamType::floating) {
-    if (const std::optional<double> v = parse_number(text, problem)) return Value(*v);
+    // nan passed as a number and was refused as "value .nan is outside the range", in YAML's spelling.
+    if (const std::optional<double> v = parse_number(text, problem)) {
+      if (std::isfinite(*v)) return Value(*v);
+      problem = "is not a finite number";
+    }
   } else if (p.type == ParamType::integer) {
-    try {
+    try {  // stoll skips leading blanks, which a number of the trial protocol does not have
+      if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) throw std::invalid_argument("blank");
       std::size_t used = 0;
       const long long v = std::stoll(text, &used);
       if (used == text.size()) return Value(static_cast<std::int64_t>(v));
