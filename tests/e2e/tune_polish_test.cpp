@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -384,6 +385,34 @@ TEST(TunePolish, StatusOfASlurmCampaignSaysItsJobsTimeLimitAndAtMostHowManyRun) 
   const Result status = tune(d, {"status", "t"});
   EXPECT_NE(status.out.find("\nruns: up to 1 Slurm job at a time, time limit 30.0s (grace "), std::string::npos)
       << status.out;
+}
+
+// While the Slurm controller did not answer sbatch, tune status showed a trial never submitted as
+// "running", with a growing run time and no job.
+TEST(TunePolish, StatusShowsATrialNotYetSubmittedToSlurmAsWaiting) {
+  const fs::path d = fresh_dir("polish-slurm-unanswered");
+  fs::create_directories(d / "bin");
+  const auto program = [&](const std::string& name, const std::string& body) {
+    write(d / "bin" / name, "#!/bin/sh\n" + body);
+    fs::permissions(d / "bin" / name, fs::perms::owner_all);
+  };
+  program("sbatch", "touch '" + (d / "sbatch-ran").string() + "'\nsleep 2\n"
+                    "echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller' >&2\nexit 1\n");
+  program("squeue", "exit 0\n");
+  program("scancel", "exit 0\n");
+  write(d / "c.yaml", "name: c\ncommand: [train, \"{x}\"]\n" + std::string(kAskTellSpace) +
+                          "budget: {trials: 2}\nexecutor: {kind: slurm, poll: 1s}\n");
+  const std::string path = (d / "bin").string() + ":" + std::getenv("PATH");
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"}, {{"PATH", path}});
+  ASSERT_TRUE(wait_until([&] { return fs::exists(d / "sbatch-ran"); }, std::chrono::seconds(20)));
+  const Result status = tune(d, {"status", "c"});
+  EXPECT_NE(status.out.find("    0  waiting"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("not submitted yet (sbatch under way, or the Slurm controller does not answer"),
+            std::string::npos)
+      << status.out;
+  EXPECT_EQ(status.out.find("pending in the Slurm queue"), std::string::npos) << status.out;
+  EXPECT_EQ(tune(d, {"stop", "c"}).code, 0);
+  finish(d, tuner);
 }
 
 }  // namespace

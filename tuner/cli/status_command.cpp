@@ -199,10 +199,11 @@ void print_floored_results(const CampaignState& s) {
 
 // When a running trial's cluster job started the trial on its node: its supervisor's record of this
 // attempt in the trial directory (an earlier attempt's records are in attempts/<n>/); 0 while there
-// is none, the job waiting in the cluster's queue. nullopt for a trial that is not a running job.
-// Such a job was shown as running, timed from its submission.
-std::optional<double> cluster_job_started_at(const std::filesystem::path& campaign_dir, const TrialRun& r) {
-  if (r.status != RunStatus::running || r.job.empty() || r.external) return std::nullopt;
+// is none, the job waiting in the cluster's queue, or not yet submitted (no job id: sbatch under way,
+// or a controller that does not answer). nullopt for a trial that is not a running job. Such a job
+// was shown as running, timed from its submission.
+std::optional<double> cluster_job_started_at(const std::filesystem::path& campaign_dir, const TrialRun& r, bool cluster) {
+  if (r.status != RunStatus::running || r.external || !cluster) return std::nullopt;
   try {
     const std::optional<adapters::SupervisorRecord> record = adapters::read_supervisor_record(trial_dir(campaign_dir, r.id));
     return record ? record->started_at : 0.0;
@@ -287,8 +288,9 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
       s.active_seconds + (holder == LockHolder::tuner && s.updated_at > 0 ? std::max(0.0, now_seconds() - s.updated_at) : 0.0);
   // Each running cluster job's start on its node, read once (0: still in the queue).
   std::vector<std::optional<double>> job_started;
-  for (const TrialRun& r : s.runs) job_started.push_back(cluster_job_started_at(dir, r));
-  const auto pending = static_cast<std::size_t>(std::count(job_started.begin(), job_started.end(), 0.0));
+  for (const TrialRun& r : s.runs) job_started.push_back(cluster_job_started_at(dir, r, s.config.executor.kind == "slurm"));
+  std::size_t pending = 0;  // in the queue: submitted (a job id) and not started
+  for (std::size_t i = 0; i < s.runs.size(); ++i) pending += job_started[i] == 0.0 && !s.runs[i].job.empty();
   const std::string in_queue = pending == 0 ? ""
                                : " (" + std::string(pending == s.count(RunStatus::running) ? "all" : std::to_string(pending)) +
                                      " of them pending in the " + (s.config.executor.kind == "slurm" ? "Slurm" : "cluster's") +
@@ -409,7 +411,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
                                  : "-";
     const std::string level = s.config.resolution && t.level ? level_value(*s.config.resolution, *t.level) : "";
     std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id),
-                pending_job ? "pending" : ended_unseen ? "ended" : to_string(r.status),
+                pending_job ? (r.job.empty() ? "waiting" : "pending") : ended_unseen ? "ended" : to_string(r.status),
                 value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),
                 s.config.resolution ? "  " : "", tune::to_string(t.config).c_str());
     const int indent = 32 + value_width + (s.config.resolution ? level_width + 2 : 0);
@@ -425,6 +427,11 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
       std::printf("%*s%s job %s%s\n", indent, "", s.config.executor.kind == "slurm" ? "Slurm" : "executor", r.job.c_str(),
                   pending_job ? (", pending in the queue since its submission " + format_duration(since_launch) + " ago").c_str()
                               : "");
+    // No job id yet: while the controller does not answer, such a trial read "running" with a
+    // growing run time.
+    else if (pending_job)
+      std::printf("%*snot submitted yet (sbatch under way, or the Slurm controller does not answer; the tuner "
+                  "submits it when it does)\n", indent, "");
     // How a long training run is going: the last value its stdout reported (`val_acc=0.87 step=12`).
     if (r.status == RunStatus::running && !r.external)
       if (const std::string progress = running_trial_progress(trial_dir(dir, r.id), s.config.objective.name);
