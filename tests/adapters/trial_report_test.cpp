@@ -352,8 +352,8 @@ TEST(TrialReport, ALineWithAStepThatIsNotWholeIsNamedWhenNoValueIsFound) {
   TrialReport r = parse("val_acc=0.91 step=1.5\n", "", named("val_acc"));
   EXPECT_FALSE(r.objective.has_value());
   EXPECT_EQ(r.unread_line,
-            "stdout line 1 gives step=1.5, which is not a whole number, and was not read (a step counts epochs or "
-            "iterations, e.g. step=3): 'val_acc=0.91 step=1.5'");
+            "stdout line 1 gives step=1.5, which is not a whole number of at most 19 digits, and was not read (a "
+            "step counts epochs or iterations, e.g. step=3): 'val_acc=0.91 step=1.5'");
   r = parse("{\"val_acc\": 0.91, \"step\": 0.5}\n", "", named("val_acc"));
   EXPECT_FALSE(r.objective.has_value());
   ASSERT_TRUE(r.unread_line.has_value());

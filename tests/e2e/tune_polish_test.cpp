@@ -294,6 +294,18 @@ TEST(TunePolish, ACampaignNamedDotOrDotDotIsRefusedAndWritesNothing) {
   for (const fs::path& dir : {d, d / "proj"})
     for (const char* file : {"state.yaml", "trials", "tuner.lock", "tune.lock", "events.jsonl"})
       EXPECT_FALSE(fs::exists(dir / file)) << dir / file;
+  // A campaign an older version named '.' (with --dir, harmless) still loads: only new definitions
+  // are refused.
+  write(d / "ok.yaml", "name: ok\n" + std::string(kAskTellSpace) + "budget: {trials: 2}\n");
+  ASSERT_EQ(tune(d, {"ask", "ok.yaml", "--dir", "older"}).code, 0);
+  std::string state = slurp(d / "older" / "state.yaml");
+  const std::size_t name = state.find("\n  name: ok\n");
+  ASSERT_NE(name, std::string::npos) << state;
+  state.replace(name, 12, "\n  name: .\n");
+  write(d / "older" / "state.yaml", state);
+  const Result status = tune(d, {"status", "older"});
+  EXPECT_EQ(status.code, 0) << status.err;
+  EXPECT_EQ(tune(d, {"tell", "older", "0", "0.5"}).code, 0);
 }
 
 // tune tell read numbers with strtod: 0x10 was told as 16 and " 7" as 7, where a
@@ -302,7 +314,7 @@ TEST(TunePolish, ACampaignNamedDotOrDotDotIsRefusedAndWritesNothing) {
 TEST(TunePolish, TellAndEnqueueReadNumbersAsTheTrialProtocolDoes) {
   const fs::path d = ask_tell_campaign("polish-number-syntax");
   const std::string before = slurp(d / "c" / "state.yaml");
-  for (const std::string value : {"0x10", " 7", "7 ", "++1", "1,5"}) {
+  for (const std::string value : {"0x10", " 7", "7 ", "++1", "+-5", "1,5"}) {
     const Result r = tune(d, {"tell", "c", "0", value});
     EXPECT_EQ(r.code, 2) << "'" << value << "': " << r.err;
     EXPECT_EQ(r.err, "tune tell: '" + value + "' is not a number\n");
@@ -319,6 +331,10 @@ TEST(TunePolish, TellAndEnqueueReadNumbersAsTheTrialProtocolDoes) {
   EXPECT_NE(dot.err.find("tune tell: '-.5' was read as an option: write it -0.5, or give the values after '--'"),
             std::string::npos)
       << dot.err;
+  // Only there: a negative number CLI11 reads as one, beside another error, gets no hint.
+  const Result other = tune(d, {"tell", "c", "0", "-5", "--bogus"});
+  EXPECT_EQ(other.code, 2);
+  EXPECT_EQ(other.err.find("was read as an option"), std::string::npos) << other.err;
   EXPECT_EQ(tune(d, {"tell", "c", "0", "--", "-.5"}).code, 0);
   EXPECT_EQ(state_of(d / "c")["study"]["trials"][0]["value"].as<double>(), -0.5);
   ASSERT_EQ(tune(d, {"ask", "c"}).code, 0);

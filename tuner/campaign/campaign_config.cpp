@@ -365,11 +365,6 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     c.name = read_string(require(root, "name"), "name");
     if (c.name.empty() || c.name.find('/') != std::string::npos)
       fail(root["name"], "name", "expected a non-empty name without '/'");
-    // The campaign's directory is ./<name>/: '.' and '..' wrote its files into the current directory
-    // or its parent.
-    if (c.name == "." || c.name == "..")
-      fail(root["name"], "name", "'" + c.name + "' names a directory that is not the campaign's own; give the campaign "
-                                 "a name (its directory is ./<name>/, or --dir chooses one)");
 
     // Without `command` the campaign is driven from outside by tune ask / tune tell; tune run and
     // tune resume refuse it (they have nothing to launch).
@@ -609,7 +604,18 @@ CampaignConfig load_campaign_file(const std::filesystem::path& path) {
   } catch (const StateError& e) {
     throw CampaignError(path.string() + ": " + e.what());
   }
-  return campaign_from_yaml(root, path.string());
+  CampaignConfig config = campaign_from_yaml(root, path.string());
+  refuse_a_name_that_is_no_directory(root, config);
+  return config;
+}
+
+void refuse_a_name_that_is_no_directory(const YAML::Node& root, const CampaignConfig& config) {
+  // The campaign's directory is ./<name>/: '.' and '..' wrote its files into the current directory
+  // or its parent. Only a new definition is refused: a state of an older version holding such a
+  // name (with --dir, harmless) still loads.
+  if (config.name == "." || config.name == "..")
+    fail(root["name"], "name", "'" + config.name + "' names a directory that is not the campaign's own; give the "
+                               "campaign a name (its directory is ./<name>/, or --dir chooses one)");
 }
 
 YAML::Node CampaignConfig::to_yaml() const {

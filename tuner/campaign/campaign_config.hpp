@@ -149,6 +149,10 @@ CampaignConfig load_campaign_file(const std::filesystem::path& path);
 // `source` names the origin in messages (a file name, or "state.yaml: campaign").
 // `unused`: UnusedOptions::accept for a campaign read back from its state.yaml, whose strategy
 // options an earlier version may have taken while the strategy does not use them.
+// Refuses (CampaignError) a new campaign's definition named '.' or '..', which name no directory
+// of its own (load_campaign_file calls it; the inline form too).
+void refuse_a_name_that_is_no_directory(const YAML::Node& root, const CampaignConfig& config);
+
 CampaignConfig campaign_from_yaml(const YAML::Node& node, const std::string& source,
                                   UnusedOptions unused = UnusedOptions::refuse);
 

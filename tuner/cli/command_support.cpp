@@ -1,13 +1,12 @@
 #include "tuner/cli/command_support.hpp"
 
 #include <cerrno>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <string_view>
 
 #include "tune/adapters/command/command_template.hpp"
+#include "tune/io/number_text.hpp"
 #include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_state.hpp"
 #include "tuner/campaign/event_log.hpp"
@@ -94,26 +93,20 @@ bool holds_campaign(const std::filesystem::path& dir, const char* command) {
 }
 
 std::optional<double> parse_number(const std::string& text, std::string& problem) {
-  // The trial protocol's syntax (decimal, an optional leading '+'; nan and inf, which the callers
-  // refuse in their own terms): strtod also took hex (0x10 told 16) and leading blanks. 1e-400 is a
-  // number, and 0 is the double nearest to it.
-  std::string_view s(text);
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  double value = 0.0;
-  const char* const end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, value, std::chars_format::general);
-  if (s.empty() || ptr != end || (ec != std::errc{} && ec != std::errc::result_out_of_range)) {
+  // The trial protocol's syntax (tune/io/number_text.hpp; nan and inf, which the callers refuse in
+  // their own terms): strtod also took hex (0x10 told 16) and leading blanks. 1e-400 is a number,
+  // and 0 is the double nearest to it.
+  const std::optional<double> v = parse_number_text(text);
+  if (!v) {
     problem = "is not a number";
     return std::nullopt;
   }
-  if (ec == std::errc::result_out_of_range) {
-    value = std::strtod(std::string(s).c_str(), nullptr);  // +-HUGE_VAL, or 0 or a subnormal, kept
-    if (std::isinf(value)) {
-      problem = "is too large for a double (the largest is about 1.8e308)";
-      return std::nullopt;
-    }
+  // inf from a number too large, not from inf written as such.
+  if (std::isinf(*v) && text.find_first_of("iI") == std::string::npos) {
+    problem = "is too large for a double (the largest is about 1.8e308)";
+    return std::nullopt;
   }
-  return value;
+  return v;
 }
 
 }  // namespace tune::tuner

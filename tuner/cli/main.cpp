@@ -283,10 +283,11 @@ int main(int argc, char** argv) {
     app.parse(static_cast<int>(parsed_args.size()), parsed_args.data());
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
-    // CLI11 takes -.5 (not -0.5) for an option: say how to give it as a value.
+    // CLI11 takes -.5 (not -0.5, which it knows for a number) for an option, and refuses it as an
+    // argument not expected: say how to give it as a value.
     std::string problem;
-    for (std::size_t i = 2; rc != 0 && i < parsed_args.size(); ++i)
-      if (parsed_args[i][0] == '-' && parse_number(parsed_args[i], problem)) {
+    for (std::size_t i = 2; dynamic_cast<const CLI::ExtrasError*>(&e) && i < parsed_args.size(); ++i)
+      if (std::strncmp(parsed_args[i], "-.", 2) == 0 && parse_number(parsed_args[i], problem)) {
         std::fprintf(stderr, "tune %s: '%s' was read as an option: write it -0%s, or give the values after '--' (tune %s ... -- %s)\n",
                      argv[1], parsed_args[i], parsed_args[i] + 1, argv[1], parsed_args[i]);
         break;

@@ -171,7 +171,9 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   e << n;
   CampaignConfig config;
   try {
-    config = campaign_from_yaml(YAML::Load(e.c_str()), "command line");
+    const YAML::Node definition = YAML::Load(e.c_str());
+    config = campaign_from_yaml(definition, "command line");
+    refuse_a_name_that_is_no_directory(definition, config);
   } catch (const CampaignError& error) {
     std::fprintf(stderr, "tune run: %s\n", inline_option_error(error, s).c_str());
     return kExitUsage;

@@ -1,6 +1,5 @@
 #include "tune/adapters/command/inline_space.hpp"
 
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -11,6 +10,7 @@
 #include <utility>
 
 #include "tune/adapters/command/command_template.hpp"
+#include "tune/io/number_text.hpp"
 
 namespace tune::adapters {
 
@@ -156,16 +156,10 @@ std::vector<std::string> split_items(std::string_view inner, const PriorInfo& pr
   return items;
 }
 
-// Strict number: the whole text must be a finite decimal number (an optional leading '+' is
-// accepted).
+// Strict number: the whole text must be a finite number, in the trial protocol's syntax.
 std::optional<double> parse_number(std::string_view text) {
-  if (text.size() >= 2 && text.front() == '+' && (is_digit(text[1]) || text[1] == '.')) {
-    text.remove_prefix(1);
-  }
-  double value = 0.0;
-  const char* const end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  if (ec != std::errc() || ptr != end || !std::isfinite(value)) return std::nullopt;
+  const std::optional<double> value = parse_number_text(text);
+  if (!value || !std::isfinite(*value)) return std::nullopt;
   return value;
 }
 

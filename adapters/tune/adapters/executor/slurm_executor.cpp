@@ -133,13 +133,16 @@ std::optional<TrialExit> ending_in_job_output(const std::string& job, bool cance
 // What to change for a job pending for a reason that does not pass (without EnforcePartLimits,
 // sbatch accepts a job over its partition's limits, and it waits in the queue for ever); "" for a
 // reason that passes (Priority, Resources, a group limit).
-std::string never_starts_fix(const std::string& reason) {
+std::string never_starts_fix(const std::string& full_reason) {
+  // squeue may add detail after a comma ("PartitionConfig, ..."): the reason is its first word.
+  const std::string reason = full_reason.substr(0, full_reason.find(','));
   if (reason == "PartitionTimeLimit" || reason == "AssocMaxWallDurationPerJobLimit" ||
       reason == "QOSMaxWallDurationPerJobLimit")
     return "its time limit is above what the partition or your association allows: lower executor.time (or the "
            "trial timeout it is derived from), or choose another executor.partition";
+  // (Not ReqNodeNotAvail: nodes down, drained or reserved for maintenance usually come back.)
   if (reason == "PartitionConfig" || reason == "PartitionNodeLimit" || reason == "BadConstraints" ||
-      reason == "ReqNodeNotAvail" || reason == "AssocMaxCpuPerJobLimit" || reason == "QOSMaxCpuPerJobLimit" ||
+      reason == "AssocMaxCpuPerJobLimit" || reason == "QOSMaxCpuPerJobLimit" ||
       reason == "AssocMaxNodePerJobLimit" || reason == "QOSMaxNodePerJobLimit" || reason == "QOSMaxMemoryPerJob")
     return "it asks for what the partition cannot give (cpus, memory, gres, nodes or constraints): check "
            "executor.cpus, memory, gres, partition and extra";
@@ -417,7 +420,9 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
                              "slurm.conf; 'sinfo' tells whether this machine can reach the cluster");
   // A limit on the jobs a user may have queued refuses the job after the first few were accepted:
   // the fix is fewer workers, which the list of options to check below did not name.
-  if (out.status != 0 && (err.find("MaxSubmitJob") != std::string::npos || err.find("job submit limit") != std::string::npos))
+  // (Only Slurm's reason names it: "job submit limit" is in its generic policy message, which time
+  // and size limits print too.)
+  if (out.status != 0 && err.find("MaxSubmitJob") != std::string::npos)
     throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " + err +
                              " (a limit on the jobs you may have in the queue at once: set executor.workers below it; "
                              "the jobs submitted already stay in the queue, and 'tune resume' follows them)");

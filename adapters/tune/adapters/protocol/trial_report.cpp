@@ -30,6 +30,7 @@
 #include <system_error>
 #include <utility>
 
+#include "tune/io/number_text.hpp"
 #include "tune/io/printable_text.hpp"
 #include "tune/io/yaml_values.hpp"
 #include "tune/study/study.hpp"  // kMaxObjectiveMagnitude
@@ -134,29 +135,9 @@ std::size_t first_invalid_utf8(std::string_view s) {
 
 bool valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::string_view::npos; }
 
-// A number, the whole of `s`: what std::from_chars reads (including nan, inf, infinity in any
-// case), with an optional leading '+', and YAML's .nan / .inf / -.inf. Values beyond the range of a
-// double become +-inf or 0 (as strtod gives them), so that 1e999 is detected as non-finite.
-std::optional<double> parse_number(std::string_view s) {
-  if (s.empty()) return std::nullopt;
-  if (iequals(s, ".nan")) return std::numeric_limits<double>::quiet_NaN();
-  if (iequals(s, ".inf") || iequals(s, "+.inf")) return std::numeric_limits<double>::infinity();
-  if (iequals(s, "-.inf")) return -std::numeric_limits<double>::infinity();
-  if (s.front() == '+') {
-    s.remove_prefix(1);
-    if (s.empty() || s.front() == '+' || s.front() == '-') return std::nullopt;
-  }
-  double value = 0.0;
-  const char* const end = s.data() + s.size();
-  const auto [ptr, ec] = std::from_chars(s.data(), end, value, std::chars_format::general);
-  if (ptr != end) return std::nullopt;
-  if (ec == std::errc::result_out_of_range) {
-    const std::string copy(s);  // rare: let strtod pick +-HUGE_VAL or the (denormal) zero
-    return std::strtod(copy.c_str(), nullptr);
-  }
-  if (ec != std::errc{}) return std::nullopt;
-  return value;
-}
+// A number, the whole of `s` (tune/io/number_text.hpp): beyond a double's range, +-inf or 0, so that
+// 1e999 is detected as non-finite.
+std::optional<double> parse_number(std::string_view s) { return parse_number_text(s); }
 
 std::string describe_non_finite(double v) {
   if (std::isnan(v)) return "nan";
@@ -453,7 +434,9 @@ std::string unreadable_message(const std::pair<std::string, std::string>& key_an
   // Said as bytes before the key are (why_unread): "0.9\xFF is not a number" hid what to fix.
   if (const std::size_t bad = first_invalid_utf8(key_and_text.second); bad != std::string_view::npos)
     return value + " holds bytes that are not UTF-8 (the first is byte " + std::to_string(bad + 1) +
-           " of the value), so it is not a number; end the report's line right after the value (" + where + ")";
+           " of the value), so it is not a number; " +
+           (where == "result file" ? "write the value alone as a number" : "end the report's line right after the value") +
+           " (" + where + ")";
   return value + " is not a number (" + where + ")";
 }
 
@@ -488,7 +471,8 @@ std::string why_unread(const UnreadLine& line, const ProtocolOptions& options) {
                                              : parse_pairs(trimmed, record, options);
   if (parsed && record.step && !whole_step(*record.step))
     return where + " gives step=" + format_double(*record.step) +
-           ", which is not a whole number, and was not read (a step counts epochs or iterations, e.g. step=3)" + quoted;
+           ", which is not a whole number of at most 19 digits, and was not read (a step counts epochs or "
+           "iterations, e.g. step=3)" + quoted;
   if (trimmed.front() != '{') {
     const std::string key = names_key(trimmed, options.objective_name) ? options.objective_name : "objective";
     if (!is_pair_key(key))
