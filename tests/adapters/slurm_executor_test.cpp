@@ -335,8 +335,29 @@ TEST(SlurmExecutorLaunch, ARefusedJobIsAnErrorNotADeferral) {
     ADD_FAILURE() << "launch did not throw";
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("QOSMaxSubmitJobPerUserLimit"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("set executor.workers below it"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("set executor.workers below the limit"), std::string::npos) << e.what();
   }
+}
+
+// A limit of jobs per user reached by the campaign's own jobs ended the session, leaving its jobs in
+// flight to a resume that hit the limit again: the trial waits for one of them to end.
+TEST(SlurmExecutorLaunch, AJobsPerUserLimitReachedByTheCampaignsJobsDefersTheLaunch) {
+  const fs::path d = fresh_dir("slurm-submit-limit");
+  const FakeSlurm slurm(d);
+  tune::adapters::SlurmExecutor executor(slurm.options());
+  ASSERT_EQ(executor.launch({.id = "0", .dir = d / "trials" / "0", .argv = {"/bin/true"}, .attempt = 1}), "77");
+  slurm.write("sbatch", "echo 'sbatch: error: QOSMaxSubmitJobPerUserLimit' >&2\necho 'sbatch: error: Batch job "
+                        "submission failed: Job violates accounting/QOS policy' >&2; exit 1\n");
+  try {
+    executor.launch({.id = "1", .dir = d / "trials" / "1", .argv = {"/bin/true"}, .attempt = 1});
+    ADD_FAILURE() << "launch did not throw";
+  } catch (const tune::adapters::LaunchDeferred& e) {
+    EXPECT_NE(std::string(e.what()).find("the trial is submitted when one of the 1 in flight ends (executor.workers: 1 "
+                                         "avoids the wait)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(executor.running(), 1u);
 }
 
 // A tuner that exits before it collects the jobs it cancelled (a third Ctrl-C, kill -9 after tune

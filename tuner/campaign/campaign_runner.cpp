@@ -347,15 +347,16 @@ class Runner {
       // launch's start time on a trial that never ran).
       r = before;
       checkpoint();
-      // A controller that does not answer (restarting, overloaded) ends no session: the jobs in
-      // flight are followed meanwhile, and the trial is submitted when it answers again.
+      // A controller that does not answer (restarting, overloaded), or a limit on queued jobs the
+      // campaign's own jobs reached, ends no session: the jobs in flight are followed meanwhile, and
+      // the trial is submitted when the cluster takes it.
       if (!dynamic_cast<const adapters::LaunchDeferred*>(&e)) throw;
       if (!launch_deferred_) progress_.log("executor: " + std::string(e.what()));
       launch_deferred_ = true;
       launch_paused_until_ = std::chrono::steady_clock::now() + kLaunchRetryPause;
       return false;
     }
-    if (launch_deferred_) progress_.log("executor: trial " + std::to_string(r.id) + " submitted: the cluster answers again");
+    if (launch_deferred_) progress_.log("executor: trial " + std::to_string(r.id) + " submitted: the cluster takes jobs again");
     launch_deferred_ = false;
     if (!r.job.empty()) checkpoint();  // the job id, so that a resumed tuner follows this job
     EventFields fields{{"trial", json_number(r.id)}, {"attempt", json_number(std::uint64_t{r.attempts})}};

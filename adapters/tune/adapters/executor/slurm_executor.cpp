@@ -422,10 +422,17 @@ std::string SlurmExecutor::launch(const TrialLaunch& trial) {
   // the fix is fewer workers, which the list of options to check below did not name.
   // (Only Slurm's reason names it: "job submit limit" is in its generic policy message, which time
   // and size limits print too.)
-  if (out.status != 0 && err.find("MaxSubmitJob") != std::string::npos)
+  if (out.status != 0 && err.find("MaxSubmitJob") != std::string::npos) {
+    // With jobs of the campaign in flight, the trial waits for one to end, as for a controller that
+    // does not answer (the session ended, leaving them to a resume that hit the limit again).
+    if (!jobs_.empty())
+      throw LaunchDeferred("trial " + trial.id + ": the cluster's limit on the jobs you may have queued is reached (" +
+                           err + "); the trial is submitted when one of the " + std::to_string(jobs_.size()) +
+                           " in flight ends (executor.workers: " + std::to_string(jobs_.size()) + " avoids the wait)");
     throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " + err +
-                             " (a limit on the jobs you may have in the queue at once: set executor.workers below it; "
-                             "the jobs submitted already stay in the queue, and 'tune resume' follows them)");
+                             " (a limit on the jobs you may have in the queue at once, reached by jobs of your own "
+                             "outside this campaign: wait for them, or set executor.workers below the limit)");
+  }
   if (out.status != 0)
     throw std::runtime_error("trial " + trial.id + ": the cluster refused the job: " +
                              (err.empty() ? "sbatch exited with status " + std::to_string(out.status) : err) +
