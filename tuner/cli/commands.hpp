@@ -96,8 +96,9 @@ bool refused_as_a_campaigns_file(const std::filesystem::path& file, const char* 
 bool refused_as_a_campaigns_state(const std::filesystem::path& file, const char* command, const char* suggested);
 
 // A number typed on the command line (`tune tell`'s value, `tune enqueue lr=...`): the whole text
-// as strtod reads it. Without one, `problem` says why: "is not a number", or for 1e400 that it is
-// too large for a double (a value too small for one, 1e-400, rounds towards 0 as strtod rounds it).
+// as parse_number_text reads it (tune/io/number_text.hpp, the trial protocol's syntax). Without one,
+// `problem` says why: "is not a number", or for 1e400 that it is too large for a double (a value too
+// small for one, 1e-400, is the double nearest to it, 0).
 std::optional<double> parse_number(const std::string& text, std::string& problem);
 // DIR's lock for a command that changes the campaign (waits behind other commands, not a tuner);
 // nothing, with the refusal on stderr, when it cannot be had.

@@ -1,6 +1,7 @@
 #include "tune/space/space.hpp"
 
 #include "tune/io/flow_yaml.hpp"
+#include "tune/io/printable_text.hpp"
 #include "tune/io/yaml_values.hpp"
 
 #include <algorithm>
@@ -243,22 +244,18 @@ namespace {
 // A name or choice as a YAML flow map writes it: a choice "ta,nh" or "a: b" is quoted, so that the
 // text reads back as the configuration (it printed {act: ta,nh}). Non-ASCII text stays as typed.
 std::string flow_text(const std::string& text) {
-  const bool control = std::any_of(text.begin(), text.end(), [](char c) {
-    return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
-  });
-  if (!control && flow_scalar_form(text) != FlowScalarForm::double_quoted) return text;
+  const auto is_control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == '\x7f'; };
+  if (std::none_of(text.begin(), text.end(), is_control) && flow_scalar_form(text) != FlowScalarForm::double_quoted)
+    return text;
   std::string out = "\"";
   for (const char c : text) {
     // A line break inside quotes reads back as a space, and broke `tune status`'s table.
     if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
     else if (c == '\r') out += "\\r";
-    else if (static_cast<unsigned char>(c) < 0x20 || c == '\x7f') {
-      static constexpr char kHex[] = "0123456789ABCDEF";
-      out += "\\x";
-      out += kHex[(static_cast<unsigned char>(c) >> 4) & 0xF];
-      out += kHex[static_cast<unsigned char>(c) & 0xF];
-    } else {
+    else if (is_control(c))
+      out += printable_text(std::string_view(&c, 1));  // \xNN, which YAML's double quotes read back
+    else {
       if (c == '"' || c == '\\') out += '\\';
       out += c;
     }

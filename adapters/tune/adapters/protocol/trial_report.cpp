@@ -135,10 +135,6 @@ std::size_t first_invalid_utf8(std::string_view s) {
 
 bool valid_utf8(std::string_view s) { return first_invalid_utf8(s) == std::string_view::npos; }
 
-// A number, the whole of `s` (tune/io/number_text.hpp): beyond a double's range, +-inf or 0, so that
-// 1e999 is detected as non-finite.
-std::optional<double> parse_number(std::string_view s) { return parse_number_text(s); }
-
 std::string describe_non_finite(double v) {
   if (std::isnan(v)) return "nan";
   return v > 0 ? "inf" : "-inf";
@@ -201,7 +197,7 @@ bool set_value(Record& r, std::string_view key, std::string_view text,
     if (classify_status(text) != StatusKind::unknown) r.status = upper(text);
     return true;
   }
-  const std::optional<double> value = parse_number(text);
+  const std::optional<double> value = parse_number_text(text);
   if (!value) {
     if (key == options.objective_name || key == "objective") r.unreadable_objective.emplace(key, text);
     return !strict;
@@ -301,7 +297,7 @@ FastJson parse_flat_json(std::string_view s, Record& r, const ProtocolOptions& o
       const std::size_t begin = i;
       while (i < n && s[i] != ',' && s[i] != '}' && s[i] != ' ' && s[i] != '\t') ++i;
       value = s.substr(begin, i - begin);
-      if (!(parse_number(value) || value == "true" || value == "false" || value == "null")) {
+      if (!(parse_number_text(value) || value == "true" || value == "false" || value == "null")) {
         return FastJson::unsupported;
       }
     }
@@ -356,9 +352,9 @@ bool parse_smac_line(std::string_view line, Record& r, const ProtocolOptions& op
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
   }
   if (classify_status(fields[0]) == StatusKind::unknown) return false;
-  const auto runtime = parse_number(fields[1]);
-  const auto runlength = parse_number(fields[2]);
-  const auto quality = parse_number(fields[3]);
+  const auto runtime = parse_number_text(fields[1]);
+  const auto runlength = parse_number_text(fields[2]);
+  const auto quality = parse_number_text(fields[3]);
   if (!runtime || !runlength || !quality) return false;
   r.status = upper(fields[0]);
   r.cost = quality;
