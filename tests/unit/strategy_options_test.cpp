@@ -129,7 +129,7 @@ TEST(StrategyOptions, AMisspeltNameSuggestsTheNearestKnownOne) {
 // (and, under fit, cmets's discrepancy priors), which ei then refused as another strategy's.
 TEST(StrategyOptions, TheKnownKeysListedAreTheStrategysOwn) {
   const std::string ei = refusal("ei", "{epsilo: 0.1}");
-  EXPECT_NE(ei.find("did you mean 'epsilon'? known keys: acquisition, epsilon, fit,"), std::string::npos) << ei;
+  EXPECT_NE(ei.find("did you mean 'epsilon'? known keys: acquisition, categorical_encoding, epsilon, fit,"), std::string::npos) << ei;
   for (const char* other : {"beta_scale", "delta,"}) EXPECT_EQ(ei.find(other), std::string::npos) << ei;
   const std::string ucb = refusal("ucb", "{epsilo: 0.1}");
   for (const char* own : {"beta_scale", "delta,"}) EXPECT_NE(ucb.find(own), std::string::npos) << ucb;

@@ -22,12 +22,19 @@ struct LocalObjective {
   const GaussianProcess* gp;
   const Acquisition* acquisition;
   std::size_t dim;
+  const ModelInputs* inputs = nullptr;  // null: the GP's inputs are the unit points
 
   static double callback(unsigned n, const double* x, double* g, void* self) {
     const auto& o = *static_cast<LocalObjective*>(self);
     const Eigen::Map<const Eigen::VectorXd> xv(x, n);
     Eigen::VectorXd grad;
-    const double value = o.acquisition->score(o.gp->predict_with_gradient(xv), grad);
+    double value = 0.0;
+    if (o.inputs) {
+      value = o.acquisition->score(o.gp->predict_with_gradient((*o.inputs)(xv)), grad);
+      grad = o.inputs->unit_gradient(grad);
+    } else {
+      value = o.acquisition->score(o.gp->predict_with_gradient(xv), grad);
+    }
     if (!std::isfinite(value)) {
       if (g) std::fill(g, g + n, 0.0);
       return -1e300;
@@ -41,8 +48,11 @@ struct LocalObjective {
 
 std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acquisition& acquisition,
                                           const SnapFunction& snap, const std::vector<Eigen::VectorXd>& anchors,
-                                          const AcquisitionOptimizerOptions& options, Rng& rng) {
-  const std::size_t dim = gp.dim();
+                                          const AcquisitionOptimizerOptions& options, Rng& rng,
+                                          const ModelInputs* inputs) {
+  if (inputs && inputs->identity()) inputs = nullptr;
+  const std::size_t dim = inputs ? inputs->unit_dim() : gp.dim();
+  const auto model_inputs = [&](const Eigen::MatrixXd& X) { return inputs ? inputs->columns(X) : X; };
   const Eigen::Index d = static_cast<Eigen::Index>(dim);
   const std::size_t n_total = options.candidate_count(dim);
   const std::size_t n_perturbed =
@@ -54,12 +64,12 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
   Eigen::VectorXd base_mean, base_variance;
   Eigen::MatrixXd base;
   if (gp.tracking()) {
-    base = gp.tracked_points();
+    base = inputs ? inputs->units_of(gp.tracked_points()) : gp.tracked_points();
     gp.tracked_prediction(base_mean, base_variance);
   } else {
     base = sobol_points(dim, n_total - n_perturbed, rng);
     for (Eigen::Index j = 0; j < base.cols(); ++j) base.col(j) = snap(base.col(j));
-    gp.predict(base, base_mean, base_variance);
+    gp.predict(model_inputs(base), base_mean, base_variance);
   }
   Eigen::MatrixXd local(d, static_cast<Eigen::Index>(n_perturbed));
   for (std::size_t i = 0; i < n_perturbed; ++i) {
@@ -69,7 +79,7 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
     local.col(static_cast<Eigen::Index>(i)) = snap(local.col(static_cast<Eigen::Index>(i)));
   }
   Eigen::VectorXd local_mean, local_variance;
-  gp.predict(local, local_mean, local_variance);
+  gp.predict(model_inputs(local), local_mean, local_variance);
 
   std::vector<ScoredPoint> ranked;
   ranked.reserve(static_cast<std::size_t>(base.cols() + local.cols()) + options.local_starts);
@@ -86,7 +96,7 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
 
   // Local refinement from the best distinct candidates.
   if (options.local_starts > 0 && options.local_max_evaluations > 0 && gp.size() > 0) {
-    LocalObjective objective{&gp, &acquisition, dim};
+    LocalObjective objective{&gp, &acquisition, dim, inputs};
     nlopt_opt opt = nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(dim));
     const std::vector<double> lo(dim, 0.0), hi(dim, 1.0);
     nlopt_set_lower_bounds(opt, lo.data());
@@ -104,7 +114,7 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
       double value = 0.0;
       nlopt_optimize(opt, x.data(), &value);  // x holds the best point found even on failure
       const Eigen::VectorXd xs = snap(Eigen::Map<const Eigen::VectorXd>(x.data(), d));
-      const Prediction p = gp.predict(xs);
+      const Prediction p = inputs ? gp.predict((*inputs)(xs)) : gp.predict(xs);
       refined.push_back({xs, acquisition.score(p.mean, p.variance), p.variance});
     }
     nlopt_destroy(opt);

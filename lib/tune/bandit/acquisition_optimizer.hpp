@@ -11,6 +11,7 @@
 #include "tune/bandit/acquisition.hpp"
 #include "tune/gp/gaussian_process.hpp"
 #include "tune/random/rng.hpp"
+#include "tune/space/model_inputs.hpp"
 
 namespace tune {
 
@@ -33,10 +34,13 @@ struct ScoredPoint {
 using SnapFunction = std::function<Eigen::VectorXd(const Eigen::VectorXd&)>;
 
 // All scored points, best first (ties keep candidate order). `anchors` are points around which
-// perturbation candidates are drawn (e.g. the best observed), may be empty.
+// perturbation candidates are drawn (e.g. the best observed), may be empty. With `inputs`, the GP's
+// inputs are inputs(x) of the unit points x (its tracked points too), and the points are searched and
+// returned in the unit cube; without, the GP works on the unit points themselves.
 std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acquisition& acquisition,
                                           const SnapFunction& snap, const std::vector<Eigen::VectorXd>& anchors,
-                                          const AcquisitionOptimizerOptions& options, Rng& rng);
+                                          const AcquisitionOptimizerOptions& options, Rng& rng,
+                                          const ModelInputs* inputs = nullptr);
 
 // L-BFGS on the acquisition from `start` within the box [lower, upper] (a sub-box of the unit cube),
 // at most max_evaluations evaluations; the result is snapped and scored at the snapped point.

@@ -33,7 +33,9 @@ double clamp01(double u) {
 
 bool is_whole(double x) { return std::isfinite(x) && std::floor(x) == x; }
 
-// Index of a discrete cell of k equal cells for a unit coordinate.
+
+}  // namespace
+
 std::size_t cell_index(double u, std::size_t k) {
   const double scaled = std::floor(clamp01(u) * static_cast<double>(k));
   if (scaled <= 0.0) return 0;
@@ -44,6 +46,8 @@ std::size_t cell_index(double u, std::size_t k) {
 double cell_centre(std::size_t i, std::size_t k) {
   return (static_cast<double>(i) + 0.5) / static_cast<double>(k);
 }
+
+namespace {
 
 // Log-scale integers live on t = log(v) over [log(low - 0.5), log(high + 0.5)].
 double int_log_lo(const Parameter& p) { return std::log(p.low - 0.5); }

@@ -79,6 +79,11 @@ class Space {
   std::vector<Parameter> parameters_;
 };
 
+// The cell of k equal cells of [0, 1] that holds a unit coordinate (a choice's or a linear integer's
+// index), and a cell's centre, where snap() puts every point of it.
+std::size_t cell_index(double u, std::size_t k);
+double cell_centre(std::size_t i, std::size_t k);
+
 // The parameters' names in the space's order, "lr, layers, act": for messages naming what exists.
 std::string parameter_names(const Space& space);
 

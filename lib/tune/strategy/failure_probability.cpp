@@ -12,7 +12,8 @@ double failed_run_ceiling(std::vector<double> rewards) {
   return *middle;
 }
 
-FailureProbability::FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel, std::size_t levels)
+FailureProbability::FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel, std::size_t levels,
+                                       const ModelInputs* inputs)
     : kernel_(kernel) {
   std::size_t finished = 0;
   std::vector<double> finished_at(std::max<std::size_t>(levels, 1), 0.0), failed_at(finished_at.size(), 0.0);
@@ -36,10 +37,11 @@ FailureProbability::FailureProbability(const std::vector<Trial>& trials, const K
   Eigen::Index j = 0;
   for (const Trial& t : trials) {
     if (t.status == TrialStatus::pending) continue;
-    if (t.unit.size() != points_.rows())
+    const Eigen::VectorXd x = inputs ? (*inputs)(t.unit) : t.unit;
+    if (x.size() != points_.rows())
       throw std::invalid_argument("FailureProbability: trial " + std::to_string(t.id) + " has a point of dimension " +
-                                  std::to_string(t.unit.size()) + ", the kernel " + std::to_string(points_.rows()));
-    points_.col(j) = t.unit;
+                                  std::to_string(x.size()) + ", the kernel " + std::to_string(points_.rows()));
+    points_.col(j) = x;
     const bool failed = t.status == TrialStatus::failed;
     failed_(j) = failed ? 1.0 : 0.0;
     if (failed) ++failed_count_;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tune/gp/kernel.hpp"
+#include "tune/space/model_inputs.hpp"
 #include "tune/study/trial.hpp"
 
 namespace tune {
@@ -52,8 +53,10 @@ double failed_run_ceiling(std::vector<double> rewards);
 class FailureProbability {
  public:
   // Trials of any level count; pending ones do not. The kernel gives the correlation (its
-  // outputscale is divided out). `levels`: the number of resolution levels (0 or 1: none).
-  FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel, std::size_t levels = 0);
+  // outputscale is divided out). `levels`: the number of resolution levels (0 or 1: none). With
+  // `inputs`, the kernel's inputs are inputs(unit), and so are the points the members below take.
+  FailureProbability(const std::vector<Trial>& trials, const Kernel& kernel, std::size_t levels = 0,
+                     const ModelInputs* inputs = nullptr);
 
   bool any_failure() const { return failed_count_ > 0; }
   double prior() const { return prior_; }

@@ -35,7 +35,7 @@ std::string every_configuration_ran_message(const std::set<std::vector<double>>&
 // The point of a finite space, not yet run, with the highest acquisition; none if every
 // configuration has run or the space is too large to list.
 std::optional<ScoredPoint> best_untried_configuration(const GaussianProcess& gp, const Acquisition& acquisition,
-                                                      const Space& space,
+                                                      const Space& space, const ModelInputs& inputs,
                                                       const std::set<std::vector<double>>& ran) {
   constexpr std::size_t kMaxListed = std::size_t{1} << 16;
   const std::size_t size = space.grid_size();
@@ -51,7 +51,7 @@ std::optional<ScoredPoint> best_untried_configuration(const GaussianProcess& gp,
     }
     const Eigen::VectorXd x = space.snap(u);
     if (ran.count(unit_key(x))) continue;
-    const Prediction p = gp.predict(x);
+    const Prediction p = gp.predict(inputs(x));
     const double score = acquisition.score(p.mean, p.variance);
     if (!best || score > best->score) best = ScoredPoint{x, score, p.variance};
   }
@@ -201,7 +201,16 @@ void GpBandit::check_space(const Space& space) const {
 }
 
 Observation GpBandit::raw_observation_of(const Trial& trial, Direction direction) const {
-  return Observation{PointQuery{trial.unit}, reward_of(*trial.value, direction), 0};
+  return Observation{PointQuery{inputs_->operator()(trial.unit)}, reward_of(*trial.value, direction), 0};
+}
+
+const ModelInputs& GpBandit::inputs(const Space& space) const {
+  if (!inputs_) {
+    const CategoricalEncoding encoding =
+        options_.hyperparameters ? CategoricalEncoding::ordered : options_.categorical_encoding;
+    inputs_.emplace(space, encoding);
+  }
+  return *inputs_;
 }
 
 Observation GpBandit::observation_of(const Trial& trial, Direction direction) const {
@@ -231,6 +240,13 @@ ProposalResult GpBandit::propose(const StrategyContext& context) {
 }
 
 void GpBandit::refresh_if_due(const StrategyContext& context) {
+  const ModelInputs& in = inputs(context.space);
+  // The lengthscale prior's median grows like the square root of the dimension, as the distances do
+  // (hyperparameter_fit.hpp). A one-hot categorical adds one input per choice but at most 1 to a
+  // squared distance, as a float does: the prior is that of the parameters' count, not the inputs'.
+  HyperparameterFitOptions fit = options_.fit;
+  if (!in.identity())
+    fit.lengthscale_prior_median_1d *= std::sqrt(static_cast<double>(in.unit_dim()) / static_cast<double>(in.dim()));
   const std::size_t n = dictionary_.size();
   if (model_) {
     const RefitSchedule& s = options_.refit;
@@ -244,7 +260,7 @@ void GpBandit::refresh_if_due(const StrategyContext& context) {
   if (refresh_count_ == 0)
     hyperparameters_ = options_.hyperparameters
                            ? *options_.hyperparameters
-                           : default_hyperparameters(options_.kernel, context.space.dim(), 1, options_.fit);
+                           : default_hyperparameters(options_.kernel, in.dim(), 1, fit);
   std::vector<Observation> observations;
   // The transform and the hyperparameters depend on each other: choose the transform under the
   // current hyperparameters, fit them on its values, then choose again under the fitted ones and,
@@ -255,7 +271,7 @@ void GpBandit::refresh_if_due(const StrategyContext& context) {
     if (options_.fit_hyperparameters) {
       // Round 0 draws what the fit always drew (so `none` reproduces the plain GP bit for bit).
       Rng rng = make_rng(context.seed, RngStream::hyperparameter_fit, refresh_count_ + (round == 0 ? 0 : std::uint64_t{1} << 32));
-      hyperparameters_ = fit_hyperparameters(observations, standardization_, hyperparameters_, options_.fit, rng).hyperparameters;
+      hyperparameters_ = fit_hyperparameters(observations, standardization_, hyperparameters_, fit, rng).hyperparameters;
     }
   };
   // Fixed hyperparameters describe the values as told: a warping chosen from the data would change
@@ -272,9 +288,9 @@ void GpBandit::refresh_if_due(const StrategyContext& context) {
     }
   }
   deferred_.reset();
-  model_.emplace(context.space.dim(), hyperparameters_, standardization_);
+  model_.emplace(in.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
-  model_->track(candidate_set(context.space, context.seed, refresh_count_));
+  model_->track(in.columns(candidate_set(context.space, context.seed, refresh_count_)));
   ++refresh_count_;
   size_at_refresh_ = n;
 }
@@ -294,10 +310,11 @@ namespace {
 // Candidates weighed by the probability that their run succeeds (failure_probability.hpp): log EI
 // plus log(1 - P_fail), i.e. the expected improvement of a run that may fail; UCB's optimistic value
 // has no such reading, so candidates more likely to fail than not rank after all the others.
-void weigh_by_success(std::vector<ScoredPoint>& ranked, const FailureProbability& failures, AcquisitionType type) {
+void weigh_by_success(std::vector<ScoredPoint>& ranked, const FailureProbability& failures, AcquisitionType type,
+                      const ModelInputs& inputs) {
   std::vector<std::pair<bool, double>> key(ranked.size());  // (likely to fail, score)
   for (std::size_t i = 0; i < ranked.size(); ++i) {
-    const double success = failures.success(ranked[i].x);
+    const double success = failures.success(inputs(ranked[i].x));
     if (type == AcquisitionType::ei) ranked[i].score += std::log(success);
     key[i] = {type == AcquisitionType::ucb && success < 0.5, ranked[i].score};
   }
@@ -318,6 +335,7 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   refresh_if_due(context);
   build_deferred_model();
   GaussianProcess& gp = *model_;
+  const ModelInputs& in = inputs(context.space);
   const std::size_t n_model = gp.size();
 
   // Best retained rewards: the EI incumbent and the anchors of local candidates.
@@ -328,13 +346,13 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   });
   std::vector<Eigen::VectorXd> anchors;
   for (std::size_t i = 0; i < std::min<std::size_t>(3, n_model); ++i)
-    anchors.push_back(location(gp.observations()[order[i]].query));
+    anchors.push_back(in.unit_of(location(gp.observations()[order[i]].query)));
 
   // Each pending trial's fantasy is the posterior mean given the fantasies before it, so that, to
   // the last bit, it leaves the mean where it was; so is a failed trial's, but no better than the
   // median reward where runs fail more often than not (failed_run_ceiling), so that a failing
   // configuration is not proposed again.
-  const FailureProbability failures(context.trials, gp.kernel());
+  const FailureProbability failures(context.trials, gp.kernel(), 0, &in);
   double ceiling = 0.0;
   if (failures.any_failure()) {
     std::vector<double> rewards(n_model);
@@ -348,12 +366,15 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
   std::vector<double> caps;
   for (const Trial& t : context.trials)
     if (t.status == TrialStatus::failed) {
-      failed.push_back(Observation{PointQuery{t.unit}, 0.0, 0});
-      caps.push_back(failures.fails_here(t.unit) ? ceiling : std::numeric_limits<double>::infinity());
+      failed.push_back(Observation{PointQuery{in(t.unit)}, 0.0, 0});
+      caps.push_back(failures.fails_here(in(t.unit)) ? ceiling : std::numeric_limits<double>::infinity());
     }
   gp.attach_fantasy_tail(std::move(failed), caps);
   for (const Trial& t : context.trials)
-    if (t.status == TrialStatus::pending) gp.add(Observation{PointQuery{t.unit}, gp.predict(t.unit).mean, 0});
+    if (t.status == TrialStatus::pending) {
+      const Eigen::VectorXd x = in(t.unit);
+      gp.add(Observation{PointQuery{x}, gp.predict(x).mean, 0});
+    }
 
   Acquisition acquisition;
   acquisition.type = options_.acquisition;
@@ -370,12 +391,12 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
     const std::size_t t = context.trials.size() + skipped_.size() + 1;
     acquisition.sqrt_beta = std::sqrt(ucb_beta(t, n_candidates, options_.delta, options_.beta_scale));
     Rng rng(mix64(derive_seed(context.seed, RngStream::acquisition, context.ask_index) ^ attempt));
-    std::vector<ScoredPoint> ranked = rank_acquisition(gp, acquisition, snap, anchors, options_.optimizer, rng);
-    if (failures.any_failure()) weigh_by_success(ranked, failures, options_.acquisition);
+    std::vector<ScoredPoint> ranked = rank_acquisition(gp, acquisition, snap, anchors, options_.optimizer, rng, &in);
+    if (failures.any_failure()) weigh_by_success(ranked, failures, options_.acquisition, in);
     if (!options_.repeat_configurations) {
       std::erase_if(ranked, [&](const ScoredPoint& p) { return ran.count(unit_key(p.x)) > 0; });
       if (ranked.empty()) {
-        const std::optional<ScoredPoint> untried = best_untried_configuration(gp, acquisition, context.space, ran);
+        const std::optional<ScoredPoint> untried = best_untried_configuration(gp, acquisition, context.space, in, ran);
         if (!untried)
           return {std::nullopt, every_configuration_ran(context.space, ran)
                                     ? every_configuration_ran_message(ran)
@@ -386,7 +407,7 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
     auto first_free = std::find_if(ranked.begin(), ranked.end(),
                                    [&](const ScoredPoint& p) { return !coincides_with_pending(p.x, context.trials); });
     if (first_free == ranked.end()) return {std::nullopt, "every candidate point is already pending"};
-    const InformationTest test = information_test(gp.predict(first_free->x).variance, noise, epsilon);
+    const InformationTest test = information_test(gp.predict(in(first_free->x)).variance, noise, epsilon);
     Proposal proposal{.unit = first_free->x, .source = "acquisition", .in_model = true,
                       .test_statistic = test.statistic, .model_size = dictionary_.size(),
                       .acquisition = first_free->score};
@@ -404,7 +425,7 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
       case RejectPolicy::next_informative:
         for (auto it = first_free; it != ranked.end(); ++it) {
           if (!(it->variance / noise > rho) || coincides_with_pending(it->x, context.trials)) continue;
-          const InformationTest t2 = information_test(gp.predict(it->x).variance, noise, epsilon);
+          const InformationTest t2 = information_test(gp.predict(in(it->x)).variance, noise, epsilon);
           if (!t2.accepted) continue;
           proposal.unit = it->x;
           proposal.test_statistic = t2.statistic;
@@ -424,6 +445,7 @@ ProposalResult GpBandit::propose_from_model(const StrategyContext& context) {
 
 void GpBandit::on_complete(const StrategyContext& context, const Trial& trial) {
   if (!trial.in_model || !trial.value) return;
+  inputs(context.space);
   dictionary_.push_back(trial.id);
   if (deferred_) deferred_->observations.push_back(observation_of(trial, context.direction));
   else if (model_) model_->add(observation_of(trial, context.direction));  // incremental between refreshes
@@ -438,13 +460,14 @@ std::optional<Recommendation> GpBandit::recommend(const StrategyContext& context
   for (const Trial& t : context.trials)
     if (t.status == TrialStatus::complete) complete.push_back(&t);
   if (complete.empty()) return std::nullopt;
-  Eigen::MatrixXd X(context.space.dim(), static_cast<Eigen::Index>(complete.size()));
-  for (std::size_t i = 0; i < complete.size(); ++i) X.col(static_cast<Eigen::Index>(i)) = complete[i]->unit;
+  const ModelInputs& in = inputs(context.space);
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(in.dim()), static_cast<Eigen::Index>(complete.size()));
+  for (std::size_t i = 0; i < complete.size(); ++i) X.col(static_cast<Eigen::Index>(i)) = in(complete[i]->unit);
   // Means only (O(n) each); the variance, O(n^2), at the chosen one.
   Eigen::Index at = 0;
   model_->predict_mean(X).maxCoeff(&at);
   const Trial* best = complete[static_cast<std::size_t>(at)];
-  const Prediction at_best = model_->predict(best->unit);
+  const Prediction at_best = model_->predict(in(best->unit));
   Recommendation r;
   r.unit = best->unit;
   // The sd is a promise too, and a misspecified fit makes it small where the model is wrong (the
@@ -524,13 +547,19 @@ void GpBandit::restore(const YAML::Node& node, const StrategyContext& context) {
   transform_ = read_output_transform(state);
   model_.reset();
   deferred_.reset();
+  // A study saved before categorical_encoding existed was made with the one coordinate per parameter.
+  const YAML::Node saved_options = node["options"];
+  if (!saved_options || !saved_options.IsMap() || !saved_options["categorical_encoding"])
+    options_.categorical_encoding = CategoricalEncoding::ordered;
+  inputs_.reset();
+  const ModelInputs& in = inputs(context.space);
   if (refresh_count_ == 0) return;
   const YAML::Node hp = read_gp_state(state, hyperparameters_, standardization_);
   DeferredModel deferred;
   for (std::uint64_t id : dictionary_) deferred.observations.push_back(observation_of(context.trials[id], context.direction));
-  deferred.candidates = candidate_set(context.space, context.seed, refresh_count_ - 1);
+  deferred.candidates = in.columns(candidate_set(context.space, context.seed, refresh_count_ - 1));
   try {
-    model_.emplace(context.space.dim(), hyperparameters_, standardization_);  // checks the hyperparameters now
+    model_.emplace(in.dim(), hyperparameters_, standardization_);  // checks the hyperparameters now
   } catch (const std::exception& e) {
     throw StateError(std::string("hyperparameters at ") + position_of(hp) + ": " + e.what());
   }
@@ -573,6 +602,7 @@ YAML::Node to_yaml(const GpBanditOptions& o) {
   top.node["acquisition"] = to_string(o.acquisition);
   top.node["on_reject"] = to_string(o.on_reject);
   top.node["kernel"] = to_string(o.kernel);
+  top.node["categorical_encoding"] = to_string(o.categorical_encoding);
   top.node["output_transform"] = to_string(o.output_transform);
   top_level_fields(o, top);
   if (o.hyperparameters) {
@@ -596,7 +626,11 @@ GpBanditOptions gp_bandit_options_from_yaml(const YAML::Node& n) {
   if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
   if (n["output_transform"])
     o.output_transform = parse_enum(n["output_transform"], "output_transform", output_transform_kind_from_string);
-  FieldReader top{n, {"acquisition", "on_reject", "kernel", "output_transform", "hyperparameters", "refit", "fit", "optimizer"}};
+  if (n["categorical_encoding"])
+    o.categorical_encoding =
+        parse_enum(n["categorical_encoding"], "categorical_encoding", categorical_encoding_from_string);
+  FieldReader top{n, {"acquisition", "on_reject", "kernel", "categorical_encoding", "output_transform",
+                      "hyperparameters", "refit", "fit", "optimizer"}};
   top_level_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
   if (const YAML::Node hp = n["hyperparameters"]) {

@@ -17,6 +17,7 @@
 #include "tune/gp/gaussian_process.hpp"
 #include "tune/gp/hyperparameter_fit.hpp"
 #include "tune/gp/output_transform.hpp"
+#include "tune/space/model_inputs.hpp"
 #include "tune/strategy/strategy.hpp"
 
 namespace tune {
@@ -54,6 +55,11 @@ struct GpBanditOptions {
 
   std::size_t initial_design = 0;  // 0: min(2d + 1, 20)
   KernelType kernel = KernelType::matern52;
+  // How the GP sees a categorical parameter of three or more choices (space/model_inputs.hpp): one
+  // input per choice, or the one coordinate whose cells are the choices in the order given. Given
+  // `hyperparameters` (one lengthscale per parameter) keep the coordinate. A study saved before this
+  // option existed is restored with `ordered`, the encoding it was made with.
+  CategoricalEncoding categorical_encoding = CategoricalEncoding::one_hot;
   bool fit_hyperparameters = true;
   // Used as given when fit_hyperparameters is false, else as the first warm start.
   std::optional<GpHyperparameters> hyperparameters{};
@@ -103,7 +109,8 @@ class GpBandit final : public Strategy {
   YAML::Node save() const override;
   void restore(const YAML::Node& node, const StrategyContext& context) override;
 
-  // Observability: the model, the dictionary (trial ids in insertion order), refreshes, skipped steps.
+  // Observability: the model (whose inputs are model_inputs() of the unit points), the dictionary
+  // (trial ids in insertion order), refreshes, skipped steps.
   const GaussianProcess* model() const {
     build_deferred_model();
     return model_ ? &*model_ : nullptr;
@@ -120,6 +127,8 @@ class GpBandit final : public Strategy {
   Observation observation_of(const Trial& trial, Direction direction) const;
   ProposalResult propose_from_model(const StrategyContext& context);
   Eigen::MatrixXd candidate_set(const Space& space, std::uint64_t seed, std::size_t refresh) const;
+  // The model's inputs of the space's unit points (the identity without one-hot categoricals).
+  const ModelInputs& inputs(const Space& space) const;
 
   // After a load the model's observations are added at its first use (an ask, model()), not in
   // restore(): `tune tell` and `tune status` load a study only to record a result or to print, and
@@ -133,6 +142,7 @@ class GpBandit final : public Strategy {
   void build_deferred_model() const;
 
   GpBanditOptions options_;
+  mutable std::optional<ModelInputs> inputs_;
   mutable std::optional<GaussianProcess> model_;
   mutable std::optional<DeferredModel> deferred_;  // set only while model_ holds no observation yet
   std::vector<std::uint64_t> dictionary_;

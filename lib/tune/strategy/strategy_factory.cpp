@@ -88,9 +88,11 @@ const std::vector<UnusedOption>& unused_options() {
 // Whether `options` are as a strategy's save() writes them: every key of `all` (its options struct
 // written with defaults), the unused ones too (GpBandit's to_yaml writes beta_scale for ei). A saved
 // study loads as it was saved; a user's options name a few keys, and those are checked.
+// Keys a save() began to write later are not required: a study saved before has the others.
 bool saved_form(const YAML::Node& options, const YAML::Node& all) {
+  static const std::set<std::string> added_later = {"categorical_encoding"};
   for (const auto& kv : all)
-    if (!options[kv.first.Scalar()]) return false;
+    if (!options[kv.first.Scalar()] && !added_later.count(kv.first.Scalar())) return false;
   return true;
 }
 

@@ -1,0 +1,206 @@
+// The model's inputs of a space (space/model_inputs.hpp): one-hot categoricals at distance 1 from
+// each other, the way back to the unit cube, the gradient along the cube, and ei/ucb's use of them
+// (an option, saved with the study; a study saved before the option existed keeps the coordinate).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <regex>
+#include <sstream>
+
+#include "tune/tune.hpp"
+#include "tune/space/model_inputs.hpp"
+
+namespace {
+
+using tune::CategoricalEncoding;
+using tune::ModelInputs;
+using tune::Parameter;
+
+tune::Space mixed() {
+  return tune::Space({Parameter::floating("x", 0, 1), Parameter::categorical("act", {"relu", "tanh", "gelu", "silu"}),
+                      Parameter::categorical("bias", {"yes", "no"}), Parameter::ordinal("size", {"s", "m", "l"}),
+                      Parameter::floating("lr", 1e-4, 1, tune::Scale::log)});
+}
+
+Eigen::VectorXd point(double x, std::size_t act, double lr_unit) {
+  Eigen::VectorXd u(5);
+  u << x, (static_cast<double>(act) + 0.5) / 4.0, 0.25, 0.5, lr_unit;
+  return u;
+}
+
+TEST(ModelInputs, EveryTwoChoicesOfACategoricalAreAtDistanceOne) {
+  const ModelInputs in(mixed(), CategoricalEncoding::one_hot);
+  EXPECT_EQ(in.unit_dim(), 5u);
+  EXPECT_EQ(in.dim(), 8u);  // x, four for act, bias (two choices), size (ordinal), lr
+  for (std::size_t a = 0; a < 4; ++a)
+    for (std::size_t b = 0; b < 4; ++b) {
+      const double d2 = (in(point(0.3, a, 0.7)) - in(point(0.3, b, 0.7))).squaredNorm();
+      EXPECT_DOUBLE_EQ(d2, a == b ? 0.0 : 1.0) << a << " " << b;
+    }
+  // The coordinate makes the first and last choices the least alike: (3/4)^2 against (1/4)^2.
+  const ModelInputs ordered(mixed(), CategoricalEncoding::ordered);
+  EXPECT_TRUE(ordered.identity());
+  EXPECT_DOUBLE_EQ((ordered(point(0.3, 0, 0.7)) - ordered(point(0.3, 3, 0.7))).squaredNorm(), 0.5625);
+  EXPECT_DOUBLE_EQ((ordered(point(0.3, 0, 0.7)) - ordered(point(0.3, 1, 0.7))).squaredNorm(), 0.0625);
+}
+
+TEST(ModelInputs, OtherParametersPassThroughUnchanged) {
+  const ModelInputs in(mixed(), CategoricalEncoding::one_hot);
+  const Eigen::VectorXd u = point(0.3, 2, 0.7);
+  const Eigen::VectorXd v = in(u);
+  EXPECT_EQ(v(0), u(0));
+  EXPECT_EQ(v(5), u(2));  // a categorical of two choices keeps its coordinate
+  EXPECT_EQ(v(6), u(3));
+  EXPECT_EQ(v(7), u(4));
+  EXPECT_EQ(v.segment(1, 4), (Eigen::Vector4d() << 0, 0, std::sqrt(0.5), 0).finished());
+  // Without a categorical of three or more choices the inputs are the unit point.
+  const tune::Space plain({Parameter::floating("x", 0, 1), Parameter::categorical("c", {"a", "b"}),
+                           Parameter::ordinal("o", {"p", "q", "r", "s"})});
+  EXPECT_TRUE(ModelInputs(plain, CategoricalEncoding::one_hot).identity());
+  EXPECT_EQ(ModelInputs(plain, CategoricalEncoding::one_hot).dim(), 3u);
+}
+
+TEST(ModelInputs, TheWayBackIsTheSnappedPoint) {
+  const tune::Space space = mixed();
+  const ModelInputs in(space, CategoricalEncoding::one_hot);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  Eigen::MatrixXd units(5, 200);
+  for (Eigen::Index j = 0; j < units.cols(); ++j) {
+    for (Eigen::Index i = 0; i < 5; ++i) units(i, j) = uniform(rng);
+    if (j < 4) units(1, j) = static_cast<double>(j) / 4.0;  // cell edges belong to the cell above
+    if (j == 4) units(1, j) = 1.0;
+    const Eigen::VectorXd snapped = space.snap(units.col(j));
+    const Eigen::VectorXd back = in.unit_of(in(units.col(j)));
+    EXPECT_EQ(back(1), snapped(1)) << "column " << j;  // the choice, at its cell's centre
+    EXPECT_EQ(back(0), units(0, j));
+    EXPECT_EQ(back(4), units(4, j));
+    EXPECT_EQ(space.decode(back).at("act"), space.decode(units.col(j)).at("act"));
+  }
+  const Eigen::MatrixXd inputs = in.columns(units);
+  ASSERT_EQ(inputs.rows(), 8);
+  for (Eigen::Index j = 0; j < units.cols(); ++j) {
+    EXPECT_EQ(inputs.col(j), in(units.col(j)));
+    EXPECT_EQ(in.units_of(inputs).col(j), in.unit_of(inputs.col(j)));
+  }
+}
+
+TEST(ModelInputs, TheGradientAlongTheCubeIsTheModelsAlongTheInputs) {
+  const tune::Space space = mixed();
+  const ModelInputs in(space, CategoricalEncoding::one_hot);
+  tune::GpHyperparameters hp;
+  hp.lengthscales = Eigen::VectorXd::Constant(8, 0.4);
+  hp.outputscale = 1.0;
+  hp.noise_variances = {1e-4};
+  tune::GaussianProcess gp(in.dim(), hp);
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::vector<tune::Observation> data;
+  for (int i = 0; i < 12; ++i) {
+    Eigen::VectorXd u(5);
+    for (Eigen::Index k = 0; k < 5; ++k) u(k) = uniform(rng);
+    u = space.snap(u);
+    data.push_back(tune::Observation{tune::PointQuery{in(u)}, std::sin(6 * u(0)) + u(1) - u(4), 0});
+  }
+  gp.add(std::move(data));
+  const Eigen::VectorXd u = point(0.37, 1, 0.61);
+  const Eigen::VectorXd g = in.unit_gradient(gp.predict_with_gradient(in(u)).mean_gradient);
+  ASSERT_EQ(g.size(), 5);
+  const double h = 1e-6;
+  for (Eigen::Index k = 0; k < 5; ++k) {
+    Eigen::VectorXd up = u, down = u;
+    up(k) += h;
+    down(k) -= h;
+    const double numeric = (gp.predict(in(up)).mean - gp.predict(in(down)).mean) / (2 * h);
+    EXPECT_NEAR(g(k), numeric, 1e-6 + 1e-5 * std::abs(numeric)) << "coordinate " << k;
+  }
+  EXPECT_EQ(g(1), 0.0);  // within its cell a choice moves no input
+  EXPECT_NE(g(0), 0.0);
+}
+
+TEST(ModelInputs, AnUnknownEncodingIsRefusedWithTheKnownOnes) {
+  try {
+    tune::categorical_encoding_from_string("onehot");
+    FAIL() << "accepted 'onehot'";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'one_hot'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'ordered'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(tune::make_strategy("ei", YAML::Load("{categorical_encoding: onehot}")), std::exception);
+}
+
+// ei on a space with a categorical of four choices; each step told at once.
+std::vector<std::string> run(tune::Study& study, int steps) {
+  std::vector<std::string> log;
+  for (int i = 0; i < steps; ++i) {
+    const auto s = study.ask();
+    if (!s) return log;
+    const tune::Config& c = s->config;
+    const double x = std::get<double>(c.at("x")), lr = std::log10(std::get<double>(c.at("lr")));
+    const std::string act = std::get<std::string>(c.at("act"));
+    const double offset = act == "gelu" ? 0.0 : act == "relu" ? 0.8 : act == "silu" ? 0.3 : 1.1;
+    study.tell(s->id, std::pow(x - 0.3, 2) + 0.1 * std::pow(lr + 2, 2) + offset);
+    log.push_back(tune::to_string(c));
+  }
+  return log;
+}
+
+CategoricalEncoding encoding_of(const tune::Study& study) {
+  return dynamic_cast<const tune::GpBandit&>(study.strategy()).options().categorical_encoding;
+}
+
+TEST(GpBanditCategoricalEncoding, IsSavedAndAStudySavedWithoutItKeepsTheOrderedCoordinate) {
+  for (const CategoricalEncoding encoding : {CategoricalEncoding::one_hot, CategoricalEncoding::ordered}) {
+    tune::GpBanditOptions o;
+    o.categorical_encoding = encoding;
+    tune::Study original(mixed(), tune::make_gp_bandit(tune::AcquisitionType::ei, o), {tune::Direction::minimize, 5});
+    run(original, 16);
+    const std::string text = original.to_yaml_string();
+    EXPECT_NE(text.find(std::string("categorical_encoding: ") + tune::to_string(encoding)), std::string::npos);
+    tune::Study loaded = tune::Study::from_yaml_string(text, "saved.yaml");
+    EXPECT_EQ(encoding_of(loaded), encoding);
+    const auto model = dynamic_cast<const tune::GpBandit&>(loaded.strategy()).model();
+    ASSERT_NE(model, nullptr);
+    EXPECT_EQ(model->dim(), encoding == CategoricalEncoding::one_hot ? 8u : 5u);
+
+    // A file written before the option existed: the same study without the key. An ordered study
+    // resumes to the suggestions it made on; a one-hot study's file so edited has a lengthscale per
+    // input, and is refused rather than read with the coordinate.
+    const std::string older = std::regex_replace(text, std::regex("\\n *categorical_encoding: [a-z_]+"), "");
+    ASSERT_NE(older, text);
+    if (encoding == CategoricalEncoding::ordered) {
+      tune::Study restored = tune::Study::from_yaml_string(older, "older.yaml");
+      EXPECT_EQ(encoding_of(restored), CategoricalEncoding::ordered);
+      EXPECT_EQ(run(restored, 6), run(original, 6));
+    } else {
+      try {
+        tune::Study::from_yaml_string(older, "older.yaml");
+        ADD_FAILURE() << "a one-hot study read without its encoding";
+      } catch (const tune::StateError& e) {
+        EXPECT_NE(std::string(e.what()).find("8 lengthscales for a 5-dimensional input"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
+
+TEST(GpBanditCategoricalEncoding, TheEncodingChangesTheModelNotTheSuggestionsSpace) {
+  // The same seed and objective: the initial design is the same, the model's suggestions are not,
+  // and every suggestion is a configuration of the space.
+  std::vector<std::vector<std::string>> logs;
+  for (const CategoricalEncoding encoding : {CategoricalEncoding::one_hot, CategoricalEncoding::ordered}) {
+    tune::GpBanditOptions o;
+    o.categorical_encoding = encoding;
+    tune::Study study(mixed(), tune::make_gp_bandit(tune::AcquisitionType::ei, o), {tune::Direction::minimize, 11});
+    logs.push_back(run(study, 20));
+    ASSERT_EQ(logs.back().size(), 20u);
+    for (const tune::Trial& t : study.trials()) EXPECT_EQ(t.unit, study.space().snap(t.unit));
+  }
+  const std::size_t design = tune::GpBanditOptions{}.initial_design_size(5);
+  for (std::size_t i = 0; i < design; ++i) EXPECT_EQ(logs[0][i], logs[1][i]) << i;
+  bool differ = false;
+  for (std::size_t i = design; i < 20; ++i) differ = differ || logs[0][i] != logs[1][i];
+  EXPECT_TRUE(differ);
+}
+
+}  // namespace
