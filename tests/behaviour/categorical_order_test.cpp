@@ -44,11 +44,14 @@ std::size_t within(const std::vector<double>& regrets, double bound) {
 
 TEST(CategoricalOrder, EiWithOneHotInputsFindsTheBestChoiceWhateverTheirOrder) {
   // 0.1 is below the gap between the best choice and the next (0.4): within it, a run is on the best.
-  const std::vector<double> one_hot = final_regrets(tune::CategoricalEncoding::one_hot, 10, 60);
-  const std::vector<double> ordered = final_regrets(tune::CategoricalEncoding::ordered, 10, 60);
-  EXPECT_GE(within(one_hot, 0.1), 7u) << "one-hot runs on the best choice after 60 evaluations";
-  EXPECT_LE(within(ordered, 0.1), 3u) << "the ordered coordinate's runs on the best choice: the benchmark's "
-                                         "contrast is gone, and README's figures with it";
+  // Seeds 0-29: 19 runs against 2 when this was written; per ten seeds one-hot's count ranged 5-8
+  // and the coordinate's 0-3, so the test asks for the contrast over all thirty, with a margin.
+  const std::vector<double> one_hot = final_regrets(tune::CategoricalEncoding::one_hot, 30, 60);
+  const std::vector<double> ordered = final_regrets(tune::CategoricalEncoding::ordered, 30, 60);
+  const std::size_t found = within(one_hot, 0.1), found_ordered = within(ordered, 0.1);
+  EXPECT_GE(found, 12u) << "one-hot runs on the best choice after 60 evaluations, of 30";
+  EXPECT_GE(found, found_ordered + 8) << "one-hot " << found << " against the coordinate's " << found_ordered
+                                      << ": the benchmark's contrast is gone, and README's figures with it";
 }
 
 }  // namespace

@@ -203,4 +203,47 @@ TEST(GpBanditCategoricalEncoding, TheEncodingChangesTheModelNotTheSuggestionsSpa
   EXPECT_TRUE(differ);
 }
 
+TEST(GpBanditCategoricalEncoding, GivenHyperparametersKeepTheCoordinate) {
+  // One lengthscale per parameter: the coordinate, and the saved options say so.
+  tune::GpBanditOptions o;
+  tune::GpHyperparameters h;
+  h.lengthscales = Eigen::VectorXd::Constant(5, 0.5);
+  h.outputscale = 1.0;
+  h.noise_variances = {1e-4};
+  o.hyperparameters = h;
+  o.fit_hyperparameters = false;
+  tune::Study study(mixed(), tune::make_gp_bandit(tune::AcquisitionType::ei, o), {tune::Direction::minimize, 5});
+  run(study, 14);
+  EXPECT_EQ(encoding_of(study), CategoricalEncoding::ordered);
+  EXPECT_NE(study.to_yaml_string().find("categorical_encoding: ordered"), std::string::npos);
+  const auto& bandit = dynamic_cast<const tune::GpBandit&>(study.strategy());
+  ASSERT_NE(bandit.model_inputs(), nullptr);
+  EXPECT_TRUE(bandit.model_inputs()->identity());
+  // Asked for both, the user is told.
+  try {
+    tune::make_strategy("ei", YAML::Load("{categorical_encoding: one_hot, fit_hyperparameters: false, "
+                                         "hyperparameters: {lengthscales: [1, 1, 1, 1, 1], outputscale: 1, "
+                                         "noise_variance: 0.01}}"));
+    ADD_FAILURE() << "one_hot beside hyperparameters was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("one lengthscale per parameter"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpBanditCategoricalEncoding, TheModelRefusesAUnitPointWhereItsInputsAreOneHot) {
+  tune::Study study(mixed(), tune::make_strategy("ei"), {tune::Direction::minimize, 5});
+  run(study, 14);
+  const auto& bandit = dynamic_cast<const tune::GpBandit&>(study.strategy());
+  const tune::GaussianProcess* gp = bandit.model();
+  ASSERT_NE(gp, nullptr);
+  ASSERT_NE(bandit.model_inputs(), nullptr);
+  const Eigen::VectorXd u = study.trials().front().unit;
+  EXPECT_THROW(gp->predict(u), std::invalid_argument);
+  EXPECT_THROW(gp->predict_with_gradient(u), std::invalid_argument);
+  EXPECT_THROW(gp->predict_mean(Eigen::MatrixXd(u)), std::invalid_argument);
+  // Mapped, it predicts the told value closely (a noise-free objective).
+  const tune::Prediction p = gp->predict((*bandit.model_inputs())(u));
+  EXPECT_NEAR(p.mean, -*study.trials().front().value, 1e-3);
+}
+
 }  // namespace

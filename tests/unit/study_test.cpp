@@ -63,6 +63,10 @@ std::unique_ptr<tune::Strategy> strategy_named(const std::string& name) {
     o.on_reject = tune::RejectPolicy::evaluate_no_add;
     return tune::make_gp_bandit(tune::AcquisitionType::ucb, o);
   }
+  if (name == "ei-eps") {  // next_informative rejections on one-hot inputs
+    o.epsilon = 0.2;
+    return tune::make_gp_bandit(tune::AcquisitionType::ei, o);
+  }
   if (name == "ei-ordered") {
     o.categorical_encoding = tune::CategoricalEncoding::ordered;
     return tune::make_gp_bandit(tune::AcquisitionType::ei, o);
@@ -134,7 +138,7 @@ TEST_P(StudyResume, LoadedStudyMakesTheSameSuggestionsAsTheUnsavedOne) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, StudyResume,
-                         ::testing::Values("random", "sobol", "ucb", "ei", "ei-ordered", "ucb-eps-literal", "ucb-eps-no-add"),
+                         ::testing::Values("random", "sobol", "ucb", "ei", "ei-ordered", "ei-eps", "ucb-eps-literal", "ucb-eps-no-add"),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string n = param.param;
                            for (char& c : n)

@@ -463,7 +463,16 @@ double GaussianProcess::leave_one_out_sd_scale(const std::vector<std::size_t>& r
   return std::max(1.0, std::sqrt(z.squaredNorm() / static_cast<double>(z.size())));
 }
 
+void GaussianProcess::check_point(Eigen::Index rows) const {
+  // A point of another space (a unit point where the inputs are one-hot, model_inputs.hpp) read
+  // past its end and gave a plausible, wrong prediction.
+  if (static_cast<std::size_t>(rows) != dim_)
+    throw std::invalid_argument("GP: a point of dimension " + std::to_string(rows) + " for a " + std::to_string(dim_) +
+                                "-dimensional input");
+}
+
 Prediction GaussianProcess::predict(const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  check_point(x.size());
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::VectorXd c(n);
   for (Eigen::Index i = 0; i < n; ++i) c(i) = cross_covariance(static_cast<std::size_t>(i), x);
@@ -523,6 +532,7 @@ void GaussianProcess::predict_pair(const Observation& a, const Observation& b, E
 }
 
 PredictionWithGradient GaussianProcess::predict_with_gradient(const Eigen::Ref<const Eigen::VectorXd>& x) const {
+  check_point(x.size());
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   const Eigen::Index d = static_cast<Eigen::Index>(dim_);
   Eigen::VectorXd c(n);
@@ -546,6 +556,7 @@ PredictionWithGradient GaussianProcess::predict_with_gradient(const Eigen::Ref<c
 }
 
 Eigen::MatrixXd GaussianProcess::cross_covariances(const Eigen::MatrixXd& X) const {
+  if (X.cols() > 0) check_point(X.rows());
   const Eigen::Index n = static_cast<Eigen::Index>(n_);
   Eigen::MatrixXd C(n, X.cols());
   for (Eigen::Index j = 0; j < X.cols(); ++j)

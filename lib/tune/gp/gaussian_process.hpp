@@ -215,6 +215,7 @@ class GaussianProcess {
   static constexpr std::size_t kBlockedRowsFrom = 8;  // add() of this many observations uses append_rows
   void reserve_rows(Eigen::Index rows);  // capacity of L and a for this many rows, the valid ones kept
   void append_tracked_row(std::size_t row);
+  void check_point(Eigen::Index rows) const;  // std::invalid_argument unless rows == dim()
   void fill_tracked_rows();  // every row [0, size()) of the tracked points', as append_tracked_row's in turn
   void refresh_tracked_summaries();
   void accumulate_tracked_row(std::size_t row);

@@ -173,6 +173,9 @@ GpBandit::GpBandit(GpBanditOptions options) : options_(std::move(options)) {
                                              opt.perturbation_sd));
   if (!options_.fit_hyperparameters && !options_.hyperparameters)
     throw std::invalid_argument("fit_hyperparameters is false but no hyperparameters were given");
+  // Given hyperparameters hold one lengthscale per parameter: the model keeps each categorical's
+  // coordinate, and the saved options say so.
+  if (options_.hyperparameters) options_.categorical_encoding = CategoricalEncoding::ordered;
   // Checked here rather than when the model is first built, after the initial design has run, by a
   // message ("kernel: lengthscales must be positive and finite") that named no option.
   if (const std::optional<GpHyperparameters>& h = options_.hyperparameters) {
@@ -205,11 +208,7 @@ Observation GpBandit::raw_observation_of(const Trial& trial, Direction direction
 }
 
 const ModelInputs& GpBandit::inputs(const Space& space) const {
-  if (!inputs_) {
-    const CategoricalEncoding encoding =
-        options_.hyperparameters ? CategoricalEncoding::ordered : options_.categorical_encoding;
-    inputs_.emplace(space, encoding);
-  }
+  if (!inputs_) inputs_.emplace(space, options_.categorical_encoding);
   return *inputs_;
 }
 
@@ -626,9 +625,14 @@ GpBanditOptions gp_bandit_options_from_yaml(const YAML::Node& n) {
   if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
   if (n["output_transform"])
     o.output_transform = parse_enum(n["output_transform"], "output_transform", output_transform_kind_from_string);
-  if (n["categorical_encoding"])
+  if (n["categorical_encoding"]) {
     o.categorical_encoding =
         parse_enum(n["categorical_encoding"], "categorical_encoding", categorical_encoding_from_string);
+    if (o.categorical_encoding == CategoricalEncoding::one_hot && n["hyperparameters"])
+      throw std::invalid_argument(
+          "strategy option 'categorical_encoding: one_hot' cannot be used with 'hyperparameters', which give one "
+          "lengthscale per parameter (a categorical's one coordinate): drop one of them");
+  }
   FieldReader top{n, {"acquisition", "on_reject", "kernel", "categorical_encoding", "output_transform",
                       "hyperparameters", "refit", "fit", "optimizer"}};
   top_level_fields(o, top);

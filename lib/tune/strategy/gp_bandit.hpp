@@ -109,8 +109,10 @@ class GpBandit final : public Strategy {
   YAML::Node save() const override;
   void restore(const YAML::Node& node, const StrategyContext& context) override;
 
-  // Observability: the model (whose inputs are model_inputs() of the unit points), the dictionary
-  // (trial ids in insertion order), refreshes, skipped steps.
+  // Observability: the model, the dictionary (trial ids in insertion order), refreshes, skipped
+  // steps. The model's inputs are model_inputs()(unit) of the unit points (null before the strategy
+  // has seen its space).
+  const ModelInputs* model_inputs() const { return inputs_ ? &*inputs_ : nullptr; }
   const GaussianProcess* model() const {
     build_deferred_model();
     return model_ ? &*model_ : nullptr;
