@@ -246,4 +246,70 @@ TEST(GpBanditCategoricalEncoding, TheModelRefusesAUnitPointWhereItsInputsAreOneH
   EXPECT_NEAR(p.mean, -*study.trials().front().value, 1e-3);
 }
 
+// cmets and cmes with a resolution (3 levels) on the space with a 4-choice categorical: with pending
+// and failed trials crossing a save, the loaded study suggests what the unsaved one does, point and
+// level, for both encodings; the one-hot study's model has an input per choice.
+TEST(MultiResolutionCategoricalEncoding, ResumesToTheSameSuggestions) {
+  const auto value = [](const tune::Config& c, std::size_t level) {
+    const double x = std::get<double>(c.at("x")), lr = std::log10(std::get<double>(c.at("lr")));
+    const std::string act = std::get<std::string>(c.at("act"));
+    const double offset = act == "gelu" ? 0.0 : act == "relu" ? 0.8 : act == "silu" ? 0.3 : 1.1;
+    return std::pow(x - 0.3, 2) + 0.1 * std::pow(lr + 2, 2) + offset + 0.2 * static_cast<double>(2 - level);
+  };
+  for (const char* name : {"cmets", "cmes"})
+    for (const char* encoding : {"one_hot", "ordered"}) {
+      tune::StudyOptions so;
+      so.direction = tune::Direction::minimize;
+      so.seed = 7;
+      so.resolution = tune::Resolution{"epochs", {1, 3, 9}, {1, 3, 9}};
+      so.cost_budget = 400;
+      const std::string options = std::string("{candidates: 256, categorical_encoding: ") + encoding + "}";
+      tune::Study a(mixed(), tune::make_strategy(name, YAML::Load(options)), so);
+      for (int i = 0; i < 16; ++i) {
+        const auto s = a.ask();
+        ASSERT_TRUE(s) << a.stop_reason();
+        if (i % 7 == 3) a.fail(s->id, "simulated crash");
+        else a.tell(s->id, value(s->config, s->level.value_or(2)));
+      }
+      std::vector<tune::Suggestion> pending{*a.ask(), *a.ask()};
+      const std::string text = a.to_yaml_string();
+      tune::Study b = tune::Study::from_yaml_string(text, "test");
+      const auto& strategy = dynamic_cast<const tune::MultiResolutionSearch&>(b.strategy());
+      EXPECT_EQ(strategy.options().categorical_encoding, tune::categorical_encoding_from_string(encoding));
+      // An ordered study's file as written before the option existed loads as ordered, and resumes so.
+      std::vector<tune::Study> loaded;
+      loaded.push_back(std::move(b));
+      if (std::string(encoding) == "ordered") {
+        const std::string older = std::regex_replace(text, std::regex("\\n *categorical_encoding: [a-z_]+"), "");
+        ASSERT_NE(older, text);
+        loaded.push_back(tune::Study::from_yaml_string(older, "older"));
+      }
+      for (const tune::Suggestion& p : pending) {
+        a.tell(p.id, value(p.config, p.level.value_or(2)));
+        for (tune::Study& b2 : loaded) b2.tell(p.id, value(p.config, p.level.value_or(2)));
+      }
+      for (int i = 0; i < 8; ++i) {
+        const auto sa = a.ask();
+        ASSERT_TRUE(sa) << name << " " << encoding;
+        a.tell(sa->id, value(sa->config, sa->level.value_or(2)));
+        for (tune::Study& b2 : loaded) {
+          const auto sb = b2.ask();
+          ASSERT_TRUE(sb) << name << " " << encoding;
+          EXPECT_EQ(a.trial(sa->id).unit, b2.trial(sb->id).unit) << name << " " << encoding << " step " << i;
+          EXPECT_EQ(sa->level, sb->level) << name << " " << encoding << " step " << i;
+          b2.tell(sb->id, value(sb->config, sb->level.value_or(2)));
+        }
+      }
+      for (const tune::Study& b2 : loaded) {
+        EXPECT_EQ(a.recommendation()->unit, b2.recommendation()->unit) << name << " " << encoding;
+        EXPECT_EQ(dynamic_cast<const tune::MultiResolutionSearch&>(b2.strategy()).options().categorical_encoding,
+                  tune::categorical_encoding_from_string(encoding));
+      }
+      EXPECT_EQ(a.to_yaml_string(), loaded.front().to_yaml_string()) << name << " " << encoding;
+      const auto* model = dynamic_cast<const tune::MultiResolutionSearch&>(loaded.front().strategy()).model();
+      ASSERT_NE(model, nullptr);
+      EXPECT_EQ(model->dim(), std::string(encoding) == "one_hot" ? 8u : 5u) << name;
+    }
+}
+
 }  // namespace

@@ -127,8 +127,9 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
 
 ScoredPoint refine_within(const GaussianProcess& gp, const Acquisition& acquisition, const SnapFunction& snap,
                           const Eigen::VectorXd& start, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
-                          std::size_t max_evaluations) {
-  const std::size_t dim = gp.dim();
+                          std::size_t max_evaluations, const ModelInputs* inputs) {
+  if (inputs && inputs->identity()) inputs = nullptr;
+  const std::size_t dim = inputs ? inputs->unit_dim() : gp.dim();
   const Eigen::Index d = static_cast<Eigen::Index>(dim);
   std::vector<double> x(dim), lo(dim), hi(dim);
   for (Eigen::Index k = 0; k < d; ++k) {
@@ -137,7 +138,7 @@ ScoredPoint refine_within(const GaussianProcess& gp, const Acquisition& acquisit
     x[static_cast<std::size_t>(k)] = std::clamp(start(k), lo[static_cast<std::size_t>(k)], hi[static_cast<std::size_t>(k)]);
   }
   if (gp.size() > 0 && max_evaluations > 0) {
-    LocalObjective objective{&gp, &acquisition, dim};
+    LocalObjective objective{&gp, &acquisition, dim, inputs};
     nlopt_opt opt = nlopt_create(NLOPT_LD_LBFGS, static_cast<unsigned>(dim));
     nlopt_set_lower_bounds(opt, lo.data());
     nlopt_set_upper_bounds(opt, hi.data());
@@ -149,7 +150,7 @@ ScoredPoint refine_within(const GaussianProcess& gp, const Acquisition& acquisit
     nlopt_destroy(opt);
   }
   const Eigen::VectorXd xs = snap(Eigen::Map<const Eigen::VectorXd>(x.data(), d));
-  const Prediction p = gp.predict(xs);
+  const Prediction p = inputs ? gp.predict((*inputs)(xs)) : gp.predict(xs);
   return {xs, acquisition.score(p.mean, p.variance), p.variance};
 }
 

@@ -43,9 +43,10 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
                                           const ModelInputs* inputs = nullptr);
 
 // L-BFGS on the acquisition from `start` within the box [lower, upper] (a sub-box of the unit cube),
-// at most max_evaluations evaluations; the result is snapped and scored at the snapped point.
+// at most max_evaluations evaluations; the result is snapped and scored at the snapped point. With
+// `inputs`, as rank_acquisition's: the GP's inputs are inputs(x) of the unit points searched.
 ScoredPoint refine_within(const GaussianProcess& gp, const Acquisition& acquisition, const SnapFunction& snap,
                           const Eigen::VectorXd& start, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper,
-                          std::size_t max_evaluations);
+                          std::size_t max_evaluations, const ModelInputs* inputs = nullptr);
 
 }  // namespace tune

@@ -121,7 +121,7 @@ Observation MultiResolutionSearch::query_at(NodeId node, std::size_t level, std:
   if (level < top && options_.window == ObservationWindow::cell) o.query = BoxQuery{cell.lower, cell.upper};
   // The configuration the trial runs: with a discrete parameter the cell's centre may not be one,
   // and a model that put the run's value there would score a point that never runs.
-  else o.query = PointQuery{space_ ? space_->snap(cell.centre()) : cell.centre()};
+  else o.query = PointQuery{model_input(space_ ? space_->snap(cell.centre()) : cell.centre())};
   o.noise_group = level;
   if (level < top && options_.level_offsets) o.offset_group = level;
   return o;
@@ -136,7 +136,7 @@ Observation MultiResolutionSearch::observation_of(const Trial& trial, const Stra
   if (node != no_node && active_ && level < top) {
     o = query_at(node, level, top);
   } else {
-    o.query = PointQuery{trial.unit};
+    o.query = PointQuery{model_input(trial.unit)};
     o.noise_group = level;
     if (level < top && options_.level_offsets) o.offset_group = level;
   }
@@ -272,8 +272,13 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     level_floors_ = next_level_floors(previous_floors, by_level);
     for (Observation& o : observations) o.value = level_floors_[std::min(o.noise_group, top)](o.value);
   }
+  const ModelInputs& in = inputs(context.space);
+  // As GpBandit's: the lengthscale prior counts a one-hot categorical as one dimension.
+  HyperparameterFitOptions fit = options_.fit;
+  if (!in.identity())
+    fit.lengthscale_prior_median_1d *= std::sqrt(static_cast<double>(in.unit_dim()) / static_cast<double>(in.dim()));
   if (hyperparameters_.lengthscales.size() == 0 || hyperparameters_.noise_variances.size() != levels) {
-    hyperparameters_ = default_hyperparameters(options_.kernel, context.space.dim(), levels, options_.fit);
+    hyperparameters_ = default_hyperparameters(options_.kernel, in.dim(), levels, fit);
     if (options_.level_offsets && options_.level_discrepancy)
       hyperparameters_.discrepancy_ratios.assign(top, std::exp(options_.fit.discrepancy_prior.log_median));
     if (options_.level_offsets && options_.level_scales) hyperparameters_.group_scales.assign(top, 1.0);
@@ -295,7 +300,6 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     standardization_ = standardization_by_level(observations, top);
     hyperparameters_.offset_variance = offset_variance_of(observations, standardization_, top);
   }
-  HyperparameterFitOptions fit = options_.fit;
   if (!options_.noise_sd.empty()) {
     check_levels(levels);
     for (std::size_t l = 0; l < levels; ++l) {
@@ -311,9 +315,9 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
   node_targets_.clear();
   deferred_.reset();
   kept_.reset();
-  model_.emplace(context.space.dim(), hyperparameters_, standardization_);
+  model_.emplace(in.dim(), hyperparameters_, standardization_);
   model_->add(std::move(observations));
-  model_->track(candidate_points(context, refresh_count_));
+  model_->track(in.columns(candidate_points(context, refresh_count_)));
   ++refresh_count_;
   size_at_refresh_ = in_model_.size();
 }
@@ -323,6 +327,20 @@ Eigen::MatrixXd MultiResolutionSearch::candidate_points(const StrategyContext& c
   Eigen::MatrixXd X = sobol_points(context.space.dim(), options_.candidate_count(context.space.dim()), rng);
   for (Eigen::Index j = 0; j < X.cols(); ++j) X.col(j) = context.space.snap(X.col(j));
   return X;
+}
+
+const ModelInputs& MultiResolutionSearch::inputs(const Space& space) const {
+  if (!inputs_) {
+    const CategoricalEncoding encoding =
+        options_.window == ObservationWindow::cell ? CategoricalEncoding::ordered : options_.categorical_encoding;
+    inputs_.emplace(space, encoding);
+  }
+  return *inputs_;
+}
+
+Eigen::VectorXd MultiResolutionSearch::model_input(const Eigen::VectorXd& unit) const {
+  if (!inputs_) throw std::logic_error("MultiResolutionSearch: the model's inputs are used before they are made");
+  return (*inputs_)(unit);
 }
 
 Eigen::VectorXd MultiResolutionSearch::max_value_samples(const GaussianProcess& gp, std::uint64_t seed,
@@ -436,6 +454,7 @@ ProposalResult MultiResolutionSearch::propose(const StrategyContext& context) {
   levels_ = levels_of(context);
   check_levels(levels_);
   failures_.reset();  // the trials have changed since the last ask
+  inputs(context.space);
   return options_.tree ? propose_tree(context) : propose_flat(context);
 }
 
@@ -464,7 +483,7 @@ void MultiResolutionSearch::add_fantasies(const StrategyContext& context) {
       now.failed.push_back(t.id);
       const auto it = ceiling.find(failed.back().noise_group);
       // The ceiling is a reward as told; the model holds the level's rewards centred.
-      now.caps.push_back(it != ceiling.end() && failures.fails_here(t.unit) ? it->second - level_centre(failed.back())
+      now.caps.push_back(it != ceiling.end() && failures.fails_here(model_input(t.unit)) ? it->second - level_centre(failed.back())
                                                                              : std::numeric_limits<double>::infinity());
     } else if (t.status == TrialStatus::pending) {
       now.pending.push_back(t.id);
@@ -698,7 +717,7 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
   std::vector<bool> repeats(pairs.size(), false);
   if (!ran.empty())
     for (std::size_t i = 0; i < pairs.size(); ++i) {
-      const Eigen::VectorXd& x = std::get<PointQuery>(queries[i].query).x;
+      const Eigen::VectorXd x = inputs_->unit_of(std::get<PointQuery>(queries[i].query).x);
       repeats[i] = ran.count({pairs[i].second, unit_key(x)}) > 0;
     }
   std::vector<PairPrediction> posteriors;
@@ -718,7 +737,7 @@ ProposalResult MultiResolutionSearch::propose_tree_node(const StrategyContext& c
     double node_success = 0.0;
     for (std::size_t i = 0; i < pairs.size(); ++i) {
       if (i == 0 || pairs[i].first != pairs[i - 1].first)
-        node_success = failures.success(active_->tree().node(pairs[i].first).centre());
+        node_success = failures.success(model_input(active_->tree().node(pairs[i].first).centre()));
       success[i] = node_success * failures.level_factor(pairs[i].second);
     }
   }
@@ -820,16 +839,16 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
   std::vector<Eigen::VectorXd> points{cell.centre()};
   for (Eigen::Index j = 0; j < sobol.cols(); ++j)
     points.push_back(cell.lower + sobol.col(j).cwiseProduct(cell.upper - cell.lower));
-  const Eigen::MatrixXd& tracked = gp.tracked_points();
+  const Eigen::MatrixXd tracked = inputs_->units_of(gp.tracked_points());
   for (Eigen::Index j = 0; j < tracked.cols(); ++j)
     if ((tracked.col(j).array() >= cell.lower.array()).all() && (tracked.col(j).array() <= cell.upper.array()).all())
       points.push_back(tracked.col(j));
   std::vector<Observation> queries;
-  Eigen::MatrixXd X(static_cast<Eigen::Index>(context.space.dim()), static_cast<Eigen::Index>(points.size()));
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(inputs_->dim()), static_cast<Eigen::Index>(points.size()));
   for (std::size_t j = 0; j < points.size(); ++j) {
     points[j] = context.space.snap(points[j]);
-    X.col(static_cast<Eigen::Index>(j)) = points[j];
-    queries.push_back(Observation{PointQuery{points[j]}, 0.0, levels_ - 1});
+    X.col(static_cast<Eigen::Index>(j)) = model_input(points[j]);
+    queries.push_back(Observation{PointQuery{X.col(static_cast<Eigen::Index>(j))}, 0.0, levels_ - 1});
   }
   Eigen::VectorXd mean, variance;
   gp.predict(X, mean, variance);
@@ -863,7 +882,7 @@ std::set<std::pair<std::size_t, std::vector<double>>> MultiResolutionSearch::run
 
 const FailureProbability& MultiResolutionSearch::failure_probability(const StrategyContext& context) const {
   if (!failures_ || failures_refresh_ != refresh_count_) {
-    failures_.emplace(context.trials, model_->kernel(), levels_);
+    failures_.emplace(context.trials, model_->kernel(), levels_, &inputs(context.space));
     failures_refresh_ = refresh_count_;
   }
   return *failures_;
@@ -882,7 +901,7 @@ bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const S
   const Kernel& kernel = model_->kernel();
   for (const Trial& t : context.trials) {
     if (t.level.value_or(top) < top || t.unit.size() != u.size()) continue;  // a failed full run too: not rerun
-    if (kernel.scaled_sq_distance(t.unit, u) < kRepeatRadius * kRepeatRadius) return true;
+    if (kernel.scaled_sq_distance(model_input(t.unit), model_input(u)) < kRepeatRadius * kRepeatRadius) return true;
   }
   return false;
 }
@@ -917,7 +936,7 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   // Candidates: the tracked Sobol set plus perturbations of the three best full-resolution results
   // (of the three best results before the first: a cheap level's values are on its own scale, and a
   // cheap level that reads higher everywhere would otherwise hold all three places).
-  Eigen::MatrixXd X = gp.tracked_points();
+  const Eigen::MatrixXd X = inputs_->units_of(gp.tracked_points());
   std::vector<std::uint64_t> best;
   for (std::uint64_t id : in_model_)
     if (context.trials[id].level.value_or(top) == top) best.push_back(id);
@@ -937,13 +956,14 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   }
   const Eigen::VectorXd f_star = max_value_samples(gp, context.seed, context.ask_index);
   std::vector<Observation> queries;
-  for (Eigen::Index j = 0; j < all.cols(); ++j) queries.push_back(Observation{PointQuery{all.col(j)}, 0.0, top});
+  const Eigen::MatrixXd all_inputs = inputs_->columns(all);
+  for (Eigen::Index j = 0; j < all.cols(); ++j) queries.push_back(Observation{PointQuery{all_inputs.col(j)}, 0.0, top});
   // The Sobol candidates are the model's tracked points, whose posterior it keeps current: only the
   // perturbations need a solve (O(n^2) each; 78 ms per ask on Hartmann-3 at 1600-1999 trials for all of them, 12 ms for these).
   Eigen::VectorXd mean, variance;
-  gp.predict_tracked_and(all.rightCols(extra), mean, variance);
+  gp.predict_tracked_and(all_inputs.rightCols(extra), mean, variance);
   const QueryScores scores(gp, queries, point_posteriors(mean, variance), f_star, options_);
-  const Eigen::VectorXd success = success_probabilities(context, all);
+  const Eigen::VectorXd success = success_probabilities(context, all_inputs);
   // When no candidate carries more than negligible information about f* (kNegligibleInformation;
   // eventually every score underflows), the one where the model expects the most: the budget goes
   // to refining the optimum, not to the first candidate or to a far corner with 1e-15 nats.
@@ -962,6 +982,7 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
 
 void MultiResolutionSearch::on_complete(const StrategyContext& context, const Trial& trial) {
   if (!trial.value) return;
+  inputs(context.space);
   in_model_.push_back(trial.id);
   drop_fantasies();
   if (!model_) return;
@@ -1005,10 +1026,11 @@ std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyCon
     }
   if (with_data.empty()) return std::nullopt;
   if (!at_top.empty()) with_data = std::move(at_top);
+  const ModelInputs& in = inputs(context.space);
   Eigen::MatrixXd X(context.space.dim(), static_cast<Eigen::Index>(with_data.size()));
   for (std::size_t i = 0; i < with_data.size(); ++i) X.col(static_cast<Eigen::Index>(i)) = context.trials[with_data[i]].unit;
   const Acquisition lower_bound{AcquisitionType::ucb, -options_.recommendation_sd_penalty, 0.0};
-  const std::vector<std::pair<double, Eigen::Index>> ranked = best_lower_bounds(gp, X, lower_bound, 8);
+  const std::vector<std::pair<double, Eigen::Index>> ranked = best_lower_bounds(gp, in.columns(X), lower_bound, 8);
   const std::size_t starts = ranked.size();
   std::vector<Eigen::Index> order;
   for (const auto& [score, j] : ranked) order.push_back(j);
@@ -1018,13 +1040,13 @@ std::optional<Recommendation> MultiResolutionSearch::recommend(const StrategyCon
   const double radius = options_.recommendation_radius;
   for (std::size_t i = 0; i < starts; ++i) {
     const Eigen::VectorXd x = X.col(order[i]);
-    const ScoredPoint p = refine_within(gp, lower_bound, snap, x, x.array() - radius, x.array() + radius, 60);
+    const ScoredPoint p = refine_within(gp, lower_bound, snap, x, x.array() - radius, x.array() + radius, 60, &in);
     if (p.score > best_score) {
       best = p.x;
       best_score = p.score;
     }
   }
-  const Prediction p = gp.predict(best);
+  const Prediction p = gp.predict(in(best));
   Recommendation r{best, p.mean, std::sqrt(p.variance)};
   // The sd is a promise too. With a few noisy full runs the fit can make the model sure of itself
   // (noise at the floor, values interpolated): a dogfooded campaign's recommendation said a loss of
@@ -1080,6 +1102,7 @@ YAML::Node to_yaml(const MultiResolutionOptions& o) {
   top.node["full_resolution_point"] = to_string(o.full_resolution_point);
   top.node["sampler"] = to_string(o.sampler);
   top.node["kernel"] = to_string(o.kernel);
+  top.node["categorical_encoding"] = to_string(o.categorical_encoding);
   plain_fields(o, top);
   if (!o.noise_sd.empty())
     top.node["noise_sd"] = yaml_vector(Eigen::Map<const Eigen::VectorXd>(o.noise_sd.data(), static_cast<Eigen::Index>(o.noise_sd.size())));
@@ -1099,8 +1122,12 @@ MultiResolutionOptions multi_resolution_options_from_yaml(const YAML::Node& n, b
     o.full_resolution_point = parse_enum(n["full_resolution_point"], "full_resolution_point", full_resolution_point_from_string);
   if (n["sampler"]) o.sampler = parse_enum(n["sampler"], "sampler", max_value_sampler_from_string);
   if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
+  if (n["categorical_encoding"])
+    o.categorical_encoding =
+        parse_enum(n["categorical_encoding"], "categorical_encoding", categorical_encoding_from_string);
   if (n["noise_sd"]) o.noise_sd = read_doubles(n["noise_sd"], "noise_sd");
-  FieldReader top{n, {"variant", "window", "level_choice", "full_resolution_point", "sampler", "kernel", "noise_sd", "refit", "fit"}};
+  FieldReader top{n, {"variant", "window", "level_choice", "full_resolution_point", "sampler", "kernel",
+                      "categorical_encoding", "noise_sd", "refit", "fit"}};
   plain_fields(o, top);
   reject_unknown(n, top.known, "strategy options");
   read_model_groups(n, o);
@@ -1168,6 +1195,12 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
   design_index_ = read_uint(require(state, "design_index"), "design_index");
   refresh_count_ = read_uint(require(state, "refresh_count"), "refresh_count");
   size_at_refresh_ = read_uint(require(state, "size_at_refresh"), "size_at_refresh");
+  // A study saved before categorical_encoding existed was made with the one coordinate per parameter.
+  const YAML::Node saved_options = node["options"];
+  if (!saved_options || !saved_options.IsMap() || !saved_options["categorical_encoding"])
+    options_.categorical_encoding = CategoricalEncoding::ordered;
+  inputs_.reset();
+  const ModelInputs& in = inputs(context.space);
   active_.reset();
   try {
     ensure_active_set(context);
@@ -1202,9 +1235,9 @@ void MultiResolutionSearch::restore(const YAML::Node& node, const StrategyContex
   for (std::uint64_t id : in_model_)
     deferred.observations.push_back(
         observation_of(context.trials[id], context, reward_of(*context.trials[id].value, context.direction)));
-  deferred.candidates = candidate_points(context, refresh_count_ - 1);  // the set of the refresh that built it
+  deferred.candidates = in.columns(candidate_points(context, refresh_count_ - 1));  // the set of the refresh that built it
   try {
-    model_.emplace(context.space.dim(), hyperparameters_, standardization_);
+    model_.emplace(in.dim(), hyperparameters_, standardization_);
     for (const Observation& o : deferred.observations) model_->check(o);  // refused now, not at the next ask
   } catch (const std::exception& e) {
     throw StateError(std::string("hyperparameters at ") + position_of(hp) + ": " + e.what());

@@ -178,6 +178,12 @@ struct MultiResolutionOptions {
   // Squared exponential: its window covariances are closed forms; Matern-5/2 integrates boxes by a
   // 64-node quadrature per side, about 100 times slower per covariance.
   KernelType kernel = KernelType::squared_exponential;
+  // How the GP sees a categorical parameter of three or more choices (space/model_inputs.hpp): one
+  // input per choice, or its one coordinate (the choices in the order given). The tree partitions
+  // the unit cube whatever the model sees. `window: cell` (a cheap run averages f over its cell, a
+  // box of the cube) keeps the coordinate. A study saved before this option existed is restored
+  // with `ordered`, the encoding it was made with.
+  CategoricalEncoding categorical_encoding = CategoricalEncoding::one_hot;
   std::size_t initial_design = 0;  // cmes only; 0: min(2d + 1, 20)
   RefitSchedule refit{};
   // A full-resolution result refits the hyperparameters as it is told, whatever the schedule, when
@@ -257,6 +263,10 @@ class MultiResolutionSearch final : public Strategy {
   std::size_t base_model_size() const { return kept_ ? kept_->base_size : model_->size(); }
   // The Sobol candidate set of refresh number `refresh` (tracked by the model until the next one).
   Eigen::MatrixXd candidate_points(const StrategyContext& context, std::size_t refresh) const;
+  // The model's inputs of the space's unit points (the identity without one-hot categoricals), made
+  // at the first entry (propose, on_complete, recommend, restore); model_input() needs them made.
+  const ModelInputs& inputs(const Space& space) const;
+  Eigen::VectorXd model_input(const Eigen::VectorXd& unit) const;
   // Samples of f*, the maximum of f over the model's tracked candidate points.
   Eigen::VectorXd max_value_samples(const GaussianProcess& gp, std::uint64_t seed, std::uint64_t ask_index) const;
   // The levels a node's query may take under level_choice (before the budget excludes any).
@@ -311,6 +321,7 @@ class MultiResolutionSearch final : public Strategy {
     Eigen::MatrixXd candidates;  // the tracked candidate points
   };
   void build_deferred_model() const;
+  mutable std::optional<ModelInputs> inputs_;
   mutable std::optional<GaussianProcess> model_;
   mutable std::optional<DeferredModel> deferred_;  // set only while model_ holds no observation yet
   // The model's tracked-target slots of each active node: per level, its query's and that of f
