@@ -55,6 +55,17 @@ double branin_value(double x1, double x2) {
 
 }  // namespace
 
+MixedFunction with_shuffled_choices(const MixedFunction& fn, std::uint64_t seed) {
+  if (seed == 0) return fn;
+  std::mt19937_64 rng(0x9e3779b97f4a7c15ULL ^ seed);
+  std::vector<Parameter> params = fn.space.parameters();
+  for (Parameter& p : params)
+    if (p.type == ParamType::categorical) std::shuffle(p.choices.begin(), p.choices.end(), rng);
+  MixedFunction out = fn;
+  out.space = Space(std::move(params));
+  return out;
+}
+
 MixedFunction branin_cat() {
   static constexpr std::array<double, 6> kOffset{1.0, 0.0, 1.6, 0.4, 1.2, 0.8};
   MixedFunction fn;

@@ -76,6 +76,13 @@ MixedFunction hartmann3_cat2();
 MixedFunction nn_surrogate();
 
 MixedFunction mixed_by_name(const std::string& name);  // throws std::invalid_argument
+
+// The same function with every categorical's choices listed in an order drawn from `seed` (f reads
+// the chosen name, so its values are unchanged). The functions' claim is that the order means
+// nothing; a strategy whose result depends on it is measured fairly over many orders, not the one
+// the header lists (a tree that splits the coordinate at its midpoints lands on particular places
+// of the list). Seed 0 keeps the listed order.
+MixedFunction with_shuffled_choices(const MixedFunction& fn, std::uint64_t seed);
 std::vector<std::string> mixed_names();
 
 // The numerical check of `minimum` described above: the lowest value found and where.
