@@ -128,7 +128,11 @@ void print_level_relations(const CampaignState& s, const MultiResolutionSearch& 
       std::printf("    level %zu (%s %s): no completed runs\n", l, res.parameter.c_str(), level_value(res, l).c_str());
       continue;
     }
-    const LevelRelation r = level_relation(strategy.hyperparameters(), strategy.standardization(), l, s.config.space.dim());
+    const ModelInputs* inputs = strategy.model_inputs();
+    const double trend_mean_square =
+        inputs ? inputs->trend_feature_mean_square() : static_cast<double>(s.config.space.dim()) / 12.0;
+    const LevelRelation r =
+        level_relation_over_inputs(strategy.hyperparameters(), strategy.standardization(), l, trend_mean_square);
     std::printf("    level %zu (%s %s): correlation %.2f, noise sd %s%s\n", l, res.parameter.c_str(),
                 level_value(res, l).c_str(), r.correlation, format_short(r.noise_sd).c_str(),
                 r.correlation < 0.5 ? ": its runs say little about full runs" : "");

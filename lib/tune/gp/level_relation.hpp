@@ -14,7 +14,8 @@ struct LevelRelation {
   double trend_sd = 0.0;           // sd of the level's linear tilt over the cube / f's sd
   double noise_sd = 0.0;           // sd of one run's noise, in the objective's units
   // Correlation of one run at this level with f at the same configuration, the configuration
-  // uniform over the unit cube: rho / sqrt(rho^2 + r + t d / (12 s) + noise / s), s = f's prior
+  // uniform over the unit cube: rho / sqrt(rho^2 + r + t m / s + noise / s), m = E|x - 1/2|^2 (d / 12
+// for d unit inputs), s = f's prior
   // variance (the outputscale); the level's constant offset does not enter.
   double correlation = 1.0;
 };
@@ -22,5 +23,9 @@ struct LevelRelation {
 // The relation of offset group (= noise group) `level` to f, for inputs of dimension `dim`.
 // Groups the hyperparameters do not cover have scale 1 and no discrepancy, tilt or noise.
 LevelRelation level_relation(const GpHyperparameters& hp, const Standardization& st, std::size_t level, std::size_t dim);
+// The same for inputs whose trend feature x - 1/2 has mean square `trend_feature_mean_square` over
+// the cube (dim / 12 for unit inputs; ModelInputs::trend_feature_mean_square with one-hot ones).
+LevelRelation level_relation_over_inputs(const GpHyperparameters& hp, const Standardization& st, std::size_t level,
+                                         double trend_feature_mean_square);
 
 }  // namespace tune

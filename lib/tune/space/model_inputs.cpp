@@ -89,6 +89,13 @@ Eigen::MatrixXd ModelInputs::units_of(const Eigen::MatrixXd& inputs) const {
   return units;
 }
 
+double ModelInputs::trend_feature_mean_square() const {
+  double m = static_cast<double>(unit_dim_ - one_hot_.size()) / 12.0;
+  for (const OneHot& h : one_hot_)
+    m += (kChosen - 0.5) * (kChosen - 0.5) + 0.25 * static_cast<double>(h.choices - 1);
+  return m;
+}
+
 Eigen::VectorXd ModelInputs::unit_gradient(const Eigen::Ref<const Eigen::VectorXd>& input_gradient) const {
   if (identity()) return input_gradient;
   Eigen::VectorXd g(static_cast<Eigen::Index>(unit_dim_));

@@ -41,6 +41,9 @@ class ModelInputs {
   // The unit point, snapped, whose inputs these are (a one-hot block's largest input is its choice).
   Eigen::VectorXd unit_of(const Eigen::Ref<const Eigen::VectorXd>& inputs) const;
   Eigen::MatrixXd units_of(const Eigen::MatrixXd& inputs) const;
+  // E |inputs(x) - 1/2|^2 for x uniform on the cube (a level's trend feature, observation.cpp): 1/12
+  // per coordinate that passes through, (1/sqrt(2) - 1/2)^2 + (k - 1)/4 per one-hot block of k.
+  double trend_feature_mean_square() const;
   // d/d unit of a function of the inputs, from its gradient in the inputs: 0 along a one-hot coordinate.
   Eigen::VectorXd unit_gradient(const Eigen::Ref<const Eigen::VectorXd>& input_gradient) const;
 

@@ -62,6 +62,9 @@ std::size_t MultiResolutionOptions::tree_depth(std::size_t dim, std::size_t leve
 
 MultiResolutionSearch::MultiResolutionSearch(MultiResolutionOptions options) : options_(std::move(options)) {
   check_fit_options(options_.fit, options_.refit);
+  // A cheap run of window: cell averages f over a box of the cube: the model keeps each categorical's
+  // coordinate, and the saved options say so.
+  if (options_.window == ObservationWindow::cell) options_.categorical_encoding = CategoricalEncoding::ordered;
   if (options_.max_value_samples == 0) throw std::invalid_argument("strategy option 'max_value_samples' must be >= 1");
   if (options_.quadrature_nodes == 0) throw std::invalid_argument("strategy option 'quadrature_nodes' must be >= 1");
   for (double sd : options_.noise_sd)
@@ -330,11 +333,7 @@ Eigen::MatrixXd MultiResolutionSearch::candidate_points(const StrategyContext& c
 }
 
 const ModelInputs& MultiResolutionSearch::inputs(const Space& space) const {
-  if (!inputs_) {
-    const CategoricalEncoding encoding =
-        options_.window == ObservationWindow::cell ? CategoricalEncoding::ordered : options_.categorical_encoding;
-    inputs_.emplace(space, encoding);
-  }
+  if (!inputs_) inputs_.emplace(space, options_.categorical_encoding);
   return *inputs_;
 }
 
@@ -854,13 +853,14 @@ Eigen::VectorXd MultiResolutionSearch::best_point_in_cell(const StrategyContext&
   gp.predict(X, mean, variance);
   const QueryScores scores(gp, queries, point_posteriors(mean, variance), f_star, options_);
   const Eigen::VectorXd success = success_probabilities(context, X);
+  const Eigen::MatrixXd full_runs = full_run_inputs(context);
   // A point the kernel can hardly tell from a full-resolution run already made or pending is not
   // a new run: in a noise-free problem it repeats the work, and in a noisy one a point a little
   // further away informs as much. (Neighbouring cells meet on a face, and a cell's best point is
   // often on it: without this, two of them ran the same configuration.)
   const auto best = bounded_argmax_or_key(
       scores, [&](Eigen::Index i) { return 1.0 / success(i); },
-      [&](Eigen::Index i) { return !repeats_a_full_run(points[static_cast<std::size_t>(i)], context); },
+      [&](Eigen::Index i) { return !repeats_a_full_run(X.col(i), full_runs); },
       [&](Eigen::Index i) { return likely_mean(mean(i), success(i)); },
       kNegligibleInformation);  // nothing to learn in the cell: its best guess
   if (!best) return points[0];  // every candidate repeats one: the centre, as the node's score assumed
@@ -896,13 +896,21 @@ Eigen::VectorXd MultiResolutionSearch::success_probabilities(const StrategyConte
   return success;
 }
 
-bool MultiResolutionSearch::repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const {
+Eigen::MatrixXd MultiResolutionSearch::full_run_inputs(const StrategyContext& context) const {
   const std::size_t top = levels_ - 1;
+  std::vector<const Trial*> full;
+  for (const Trial& t : context.trials)  // a failed full run too: not rerun
+    if (t.level.value_or(top) >= top && static_cast<std::size_t>(t.unit.size()) == context.space.dim()) full.push_back(&t);
+  Eigen::MatrixXd X(static_cast<Eigen::Index>(inputs_->dim()), static_cast<Eigen::Index>(full.size()));
+  for (std::size_t j = 0; j < full.size(); ++j) X.col(static_cast<Eigen::Index>(j)) = model_input(full[j]->unit);
+  return X;
+}
+
+bool MultiResolutionSearch::repeats_a_full_run(const Eigen::Ref<const Eigen::VectorXd>& x,
+                                               const Eigen::MatrixXd& full_runs) const {
   const Kernel& kernel = model_->kernel();
-  for (const Trial& t : context.trials) {
-    if (t.level.value_or(top) < top || t.unit.size() != u.size()) continue;  // a failed full run too: not rerun
-    if (kernel.scaled_sq_distance(model_input(t.unit), model_input(u)) < kRepeatRadius * kRepeatRadius) return true;
-  }
+  for (Eigen::Index j = 0; j < full_runs.cols(); ++j)
+    if (kernel.scaled_sq_distance(full_runs.col(j), x) < kRepeatRadius * kRepeatRadius) return true;
   return false;
 }
 
@@ -964,12 +972,13 @@ ProposalResult MultiResolutionSearch::propose_by_cmes(const StrategyContext& con
   gp.predict_tracked_and(all_inputs.rightCols(extra), mean, variance);
   const QueryScores scores(gp, queries, point_posteriors(mean, variance), f_star, options_);
   const Eigen::VectorXd success = success_probabilities(context, all_inputs);
+  const Eigen::MatrixXd full_runs = full_run_inputs(context);
   // When no candidate carries more than negligible information about f* (kNegligibleInformation;
   // eventually every score underflows), the one where the model expects the most: the budget goes
   // to refining the optimum, not to the first candidate or to a far corner with 1e-15 nats.
   const auto chosen = bounded_argmax_or_key(
       scores, [&](Eigen::Index j) { return 1.0 / success(j); },
-      [&](Eigen::Index j) { return !repeats_a_full_run(all.col(j), context); },
+      [&](Eigen::Index j) { return !repeats_a_full_run(all_inputs.col(j), full_runs); },
       [&](Eigen::Index j) { return likely_mean(mean(j), success(j)); }, kNegligibleInformation);
   if (!chosen) return {std::nullopt, "every candidate point repeats a full-resolution run made or pending"};
   if (options_.stop_when_nothing_to_learn && chosen->ratio <= kNegligibleInformation)
@@ -1122,9 +1131,14 @@ MultiResolutionOptions multi_resolution_options_from_yaml(const YAML::Node& n, b
     o.full_resolution_point = parse_enum(n["full_resolution_point"], "full_resolution_point", full_resolution_point_from_string);
   if (n["sampler"]) o.sampler = parse_enum(n["sampler"], "sampler", max_value_sampler_from_string);
   if (n["kernel"]) o.kernel = parse_enum(n["kernel"], "kernel", kernel_type_from_string);
-  if (n["categorical_encoding"])
+  if (n["categorical_encoding"]) {
     o.categorical_encoding =
         parse_enum(n["categorical_encoding"], "categorical_encoding", categorical_encoding_from_string);
+    if (o.categorical_encoding == CategoricalEncoding::one_hot && o.window == ObservationWindow::cell)
+      throw std::invalid_argument(
+          "strategy option 'categorical_encoding: one_hot' cannot be used with 'window: cell', whose cheap runs "
+          "average f over a box of the unit cube (a categorical's one coordinate): drop one of them");
+  }
   if (n["noise_sd"]) o.noise_sd = read_doubles(n["noise_sd"], "noise_sd");
   FieldReader top{n, {"variant", "window", "level_choice", "full_resolution_point", "sampler", "kernel",
                       "categorical_encoding", "noise_sd", "refit", "fit"}};

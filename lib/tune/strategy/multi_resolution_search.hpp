@@ -217,6 +217,9 @@ class MultiResolutionSearch final : public Strategy {
   void restore(const YAML::Node& node, const StrategyContext& context) override;
 
   // Observability and tests.
+  // The model's inputs are model_inputs()(unit) of the unit points (null before the strategy has
+  // seen its space).
+  const ModelInputs* model_inputs() const { return inputs_ ? &*inputs_ : nullptr; }
   const GaussianProcess* model() const {
     build_deferred_model();
     drop_fantasies();
@@ -288,10 +291,13 @@ class MultiResolutionSearch final : public Strategy {
   Eigen::VectorXd best_point_in_cell(const StrategyContext& context, const PartitionNode& cell,
                                      const Eigen::VectorXd& f_star) const;
   std::size_t levels_of(const StrategyContext& context) const;
-  // Whether u lies within kRepeatRadius lengthscales of the model's kernel of a full-resolution
-  // trial (complete or pending): the kernel's correlation between the two is above 0.997 (0.9987
-  // for the squared exponential). Needs the model.
-  bool repeats_a_full_run(const Eigen::VectorXd& u, const StrategyContext& context) const;
+  // The model's inputs of every full-resolution trial (made, pending or failed), one per column:
+  // made once per ask, as repeats_a_full_run runs for each of ~1000 candidates.
+  Eigen::MatrixXd full_run_inputs(const StrategyContext& context) const;
+  // Whether the input x lies within kRepeatRadius lengthscales of the model's kernel of one of
+  // full_runs: the kernel's correlation between the two is above 0.997 (0.9987 for the squared
+  // exponential). Needs the model.
+  bool repeats_a_full_run(const Eigen::Ref<const Eigen::VectorXd>& x, const Eigen::MatrixXd& full_runs) const;
   // Whether a query at (node, level) would run a configuration that already ran (or runs, or
   // failed) at that level: nodes whose points snap to one configuration of a discrete parameter.
   // Empty unless the space has a parameter that is not a float (and allow_requery is off).
