@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <random>
-#include <regex>
 #include <sstream>
 
 #include "tune/tune.hpp"
@@ -16,6 +15,16 @@ namespace {
 using tune::CategoricalEncoding;
 using tune::ModelInputs;
 using tune::Parameter;
+
+// The text without its `categorical_encoding:` lines: a file as written before the option existed.
+// (std::regex here made GCC 12's -O1 sanitizer build fail on a maybe-uninitialized warning in <regex>.)
+std::string without_encoding_lines(const std::string& text) {
+  std::istringstream in(text);
+  std::string out, line;
+  while (std::getline(in, line))
+    if (line.find("categorical_encoding:") == std::string::npos) out += line + "\n";
+  return out;
+}
 
 tune::Space mixed() {
   return tune::Space({Parameter::floating("x", 0, 1), Parameter::categorical("act", {"relu", "tanh", "gelu", "silu"}),
@@ -167,7 +176,7 @@ TEST(GpBanditCategoricalEncoding, IsSavedAndAStudySavedWithoutItKeepsTheOrderedC
     // A file written before the option existed: the same study without the key. An ordered study
     // resumes to the suggestions it made on; a one-hot study's file so edited has a lengthscale per
     // input, and is refused rather than read with the coordinate.
-    const std::string older = std::regex_replace(text, std::regex("\\n *categorical_encoding: [a-z_]+"), "");
+    const std::string older = without_encoding_lines(text);
     ASSERT_NE(older, text);
     if (encoding == CategoricalEncoding::ordered) {
       tune::Study restored = tune::Study::from_yaml_string(older, "older.yaml");
@@ -280,7 +289,7 @@ TEST(MultiResolutionCategoricalEncoding, ResumesToTheSameSuggestions) {
       std::vector<tune::Study> loaded;
       loaded.push_back(std::move(b));
       if (std::string(encoding) == "ordered") {
-        const std::string older = std::regex_replace(text, std::regex("\\n *categorical_encoding: [a-z_]+"), "");
+        const std::string older = without_encoding_lines(text);
         ASSERT_NE(older, text);
         loaded.push_back(tune::Study::from_yaml_string(older, "older"));
       }
