@@ -52,7 +52,11 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
                                           const ModelInputs* inputs) {
   if (inputs && inputs->identity()) inputs = nullptr;
   const std::size_t dim = inputs ? inputs->unit_dim() : gp.dim();
-  const auto model_inputs = [&](const Eigen::MatrixXd& X) { return inputs ? inputs->columns(X) : X; };
+  // Unit points mapped to the GP's inputs only when they differ (no copy of the candidates otherwise).
+  const auto predict_at = [&](const Eigen::MatrixXd& X, Eigen::VectorXd& mean, Eigen::VectorXd& variance) {
+    if (inputs) gp.predict(inputs->columns(X), mean, variance);
+    else gp.predict(X, mean, variance);
+  };
   const Eigen::Index d = static_cast<Eigen::Index>(dim);
   const std::size_t n_total = options.candidate_count(dim);
   const std::size_t n_perturbed =
@@ -69,7 +73,7 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
   } else {
     base = sobol_points(dim, n_total - n_perturbed, rng);
     for (Eigen::Index j = 0; j < base.cols(); ++j) base.col(j) = snap(base.col(j));
-    gp.predict(model_inputs(base), base_mean, base_variance);
+    predict_at(base, base_mean, base_variance);
   }
   Eigen::MatrixXd local(d, static_cast<Eigen::Index>(n_perturbed));
   for (std::size_t i = 0; i < n_perturbed; ++i) {
@@ -79,7 +83,7 @@ std::vector<ScoredPoint> rank_acquisition(const GaussianProcess& gp, const Acqui
     local.col(static_cast<Eigen::Index>(i)) = snap(local.col(static_cast<Eigen::Index>(i)));
   }
   Eigen::VectorXd local_mean, local_variance;
-  gp.predict(model_inputs(local), local_mean, local_variance);
+  predict_at(local, local_mean, local_variance);
 
   std::vector<ScoredPoint> ranked;
   ranked.reserve(static_cast<std::size_t>(base.cols() + local.cols()) + options.local_starts);

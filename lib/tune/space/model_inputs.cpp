@@ -89,6 +89,10 @@ Eigen::MatrixXd ModelInputs::units_of(const Eigen::MatrixXd& inputs) const {
   return units;
 }
 
+double ModelInputs::lengthscale_prior_factor() const {
+  return identity() ? 1.0 : std::sqrt(static_cast<double>(unit_dim_) / static_cast<double>(dim_));
+}
+
 double ModelInputs::trend_feature_mean_square() const {
   double m = static_cast<double>(unit_dim_ - one_hot_.size()) / 12.0;
   for (const OneHot& h : one_hot_)

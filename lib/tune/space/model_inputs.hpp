@@ -41,6 +41,11 @@ class ModelInputs {
   // The unit point, snapped, whose inputs these are (a one-hot block's largest input is its choice).
   Eigen::VectorXd unit_of(const Eigen::Ref<const Eigen::VectorXd>& inputs) const;
   Eigen::MatrixXd units_of(const Eigen::MatrixXd& inputs) const;
+  // The factor of a lengthscale prior whose median grows like sqrt(dimension), as distances do
+  // (hyperparameter_fit.hpp): a one-hot categorical adds one input per choice but at most 1 to a
+  // squared distance, as a float does, so the dimension is the parameters' count, not the inputs'.
+  // sqrt(unit_dim / dim); exactly 1 for the identity.
+  double lengthscale_prior_factor() const;
   // E |inputs(x) - 1/2|^2 for x uniform on the cube (a level's trend feature, observation.cpp): 1/12
   // per coordinate that passes through, (1/sqrt(2) - 1/2)^2 + (k - 1)/4 per one-hot block of k.
   double trend_feature_mean_square() const;

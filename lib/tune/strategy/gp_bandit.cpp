@@ -240,12 +240,8 @@ ProposalResult GpBandit::propose(const StrategyContext& context) {
 
 void GpBandit::refresh_if_due(const StrategyContext& context) {
   const ModelInputs& in = inputs(context.space);
-  // The lengthscale prior's median grows like the square root of the dimension, as the distances do
-  // (hyperparameter_fit.hpp). A one-hot categorical adds one input per choice but at most 1 to a
-  // squared distance, as a float does: the prior is that of the parameters' count, not the inputs'.
   HyperparameterFitOptions fit = options_.fit;
-  if (!in.identity())
-    fit.lengthscale_prior_median_1d *= std::sqrt(static_cast<double>(in.unit_dim()) / static_cast<double>(in.dim()));
+  fit.lengthscale_prior_median_1d *= in.lengthscale_prior_factor();
   const std::size_t n = dictionary_.size();
   if (model_) {
     const RefitSchedule& s = options_.refit;

@@ -276,10 +276,8 @@ void MultiResolutionSearch::rebuild_model(const StrategyContext& context) {
     for (Observation& o : observations) o.value = level_floors_[std::min(o.noise_group, top)](o.value);
   }
   const ModelInputs& in = inputs(context.space);
-  // As GpBandit's: the lengthscale prior counts a one-hot categorical as one dimension.
   HyperparameterFitOptions fit = options_.fit;
-  if (!in.identity())
-    fit.lengthscale_prior_median_1d *= std::sqrt(static_cast<double>(in.unit_dim()) / static_cast<double>(in.dim()));
+  fit.lengthscale_prior_median_1d *= in.lengthscale_prior_factor();
   if (hyperparameters_.lengthscales.size() == 0 || hyperparameters_.noise_variances.size() != levels) {
     hyperparameters_ = default_hyperparameters(options_.kernel, in.dim(), levels, fit);
     if (options_.level_offsets && options_.level_discrepancy)
