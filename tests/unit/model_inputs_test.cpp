@@ -114,7 +114,7 @@ TEST(ModelInputs, TheGradientAlongTheCubeIsTheModelsAlongTheInputs) {
   }
   gp.add(std::move(data));
   const Eigen::VectorXd u = point(0.37, 1, 0.61);
-  const Eigen::VectorXd g = in.unit_gradient(gp.predict_with_gradient(in(u)).mean_gradient);
+  const Eigen::VectorXd g = in.unit_gradient(u, gp.predict_with_gradient(in(u)).mean_gradient);
   ASSERT_EQ(g.size(), 5);
   const double h = 1e-6;
   for (Eigen::Index k = 0; k < 5; ++k) {

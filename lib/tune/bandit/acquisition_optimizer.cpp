@@ -31,7 +31,7 @@ struct LocalObjective {
     double value = 0.0;
     if (o.inputs) {
       value = o.acquisition->score(o.gp->predict_with_gradient((*o.inputs)(xv)), grad);
-      grad = o.inputs->unit_gradient(grad);
+      grad = o.inputs->unit_gradient(xv, grad);
     } else {
       value = o.acquisition->score(o.gp->predict_with_gradient(xv), grad);
     }

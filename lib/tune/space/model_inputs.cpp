@@ -27,7 +27,7 @@ CategoricalEncoding categorical_encoding_from_string(const std::string& name) {
 }
 
 ModelInputs::ModelInputs(const Space& space, CategoricalEncoding encoding)
-    : unit_dim_(space.dim()), input_of_(space.dim()) {
+    : unit_dim_(space.dim()), input_of_(space.dim()), space_(space) {
   std::size_t next = 0;
   for (std::size_t i = 0; i < space.dim(); ++i) {
     const Parameter& p = space.parameters()[i];
@@ -45,12 +45,13 @@ ModelInputs::ModelInputs(const Space& space, CategoricalEncoding encoding)
 Eigen::VectorXd ModelInputs::operator()(const Eigen::Ref<const Eigen::VectorXd>& unit) const {
   if (identity()) return unit;
   Eigen::VectorXd inputs = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(dim_));
+  const std::vector<bool> applying = space_.active(unit);
   std::size_t block = 0;
   for (std::size_t i = 0; i < unit_dim_; ++i) {
-    const double u = unit(static_cast<Eigen::Index>(i));
+    const double u = applying[i] ? unit(static_cast<Eigen::Index>(i)) : Space::inactive_coordinate;
     if (block < one_hot_.size() && one_hot_[block].coordinate == i) {
       const OneHot& h = one_hot_[block++];
-      inputs(static_cast<Eigen::Index>(h.first_input + cell_index(u, h.choices))) = kChosen;
+      if (applying[i]) inputs(static_cast<Eigen::Index>(h.first_input + cell_index(u, h.choices))) = kChosen;
     } else {
       inputs(static_cast<Eigen::Index>(input_of_[i])) = u;
     }
@@ -79,6 +80,11 @@ Eigen::VectorXd ModelInputs::unit_of(const Eigen::Ref<const Eigen::VectorXd>& in
       unit(static_cast<Eigen::Index>(i)) = inputs(static_cast<Eigen::Index>(input_of_[i]));
     }
   }
+  if (space_.has_conditions()) {
+    const std::vector<bool> applying = space_.active(unit);
+    for (std::size_t i = 0; i < unit_dim_; ++i)
+      if (!applying[i]) unit(static_cast<Eigen::Index>(i)) = Space::inactive_coordinate;
+  }
   return unit;
 }
 
@@ -94,19 +100,31 @@ double ModelInputs::lengthscale_prior_factor() const {
 }
 
 double ModelInputs::trend_feature_mean_square() const {
-  double m = static_cast<double>(unit_dim_ - one_hot_.size()) / 12.0;
-  for (const OneHot& h : one_hot_)
-    m += (kChosen - 0.5) * (kChosen - 0.5) + 0.25 * static_cast<double>(h.choices - 1);
+  double m = 0.0;
+  std::size_t block = 0;
+  for (std::size_t i = 0; i < unit_dim_; ++i) {
+    const double share = space_.active_fraction(i);
+    if (block < one_hot_.size() && one_hot_[block].coordinate == i) {
+      const auto k = static_cast<double>(one_hot_[block++].choices);
+      m += share * ((kChosen - 0.5) * (kChosen - 0.5) + 0.25 * (k - 1)) + (1 - share) * 0.25 * k;
+    } else {
+      m += share / 12.0;
+    }
+  }
   return m;
 }
 
-Eigen::VectorXd ModelInputs::unit_gradient(const Eigen::Ref<const Eigen::VectorXd>& input_gradient) const {
+Eigen::VectorXd ModelInputs::unit_gradient(const Eigen::Ref<const Eigen::VectorXd>& unit,
+                                           const Eigen::Ref<const Eigen::VectorXd>& input_gradient) const {
   if (identity()) return input_gradient;
+  const std::vector<bool> applying = space_.active(unit);
   Eigen::VectorXd g(static_cast<Eigen::Index>(unit_dim_));
   std::size_t block = 0;
   for (std::size_t i = 0; i < unit_dim_; ++i) {
     if (block < one_hot_.size() && one_hot_[block].coordinate == i) {
       ++block;
+      g(static_cast<Eigen::Index>(i)) = 0.0;
+    } else if (!applying[i]) {
       g(static_cast<Eigen::Index>(i)) = 0.0;
     } else {
       g(static_cast<Eigen::Index>(i)) = input_gradient(static_cast<Eigen::Index>(input_of_[i]));

@@ -9,6 +9,14 @@
 // is meant) and categoricals of two choices (whose one distance needs no order) pass through as they
 // are. With `ordered`, or a space without such a categorical, the inputs are the unit point itself.
 //
+// A conditional parameter (Condition, space.hpp) where it does not apply has no value, and its inputs
+// are the same wherever its coordinate is: 1/2 for one that passes through, all 0 for a one-hot
+// block, each as near to every value it takes where it applies as any two of those are at most (a
+// float's 1/2 from either end; 1/sqrt(2) from each choice). So the model's function is flat along
+// the coordinate there, as the objective is, and an acquisition does not favour points whose only
+// difference is a value the trial will not receive. The parent's inputs already tell the two regions
+// apart.
+//
 // The cube stays the space of suggestions, snapping and the state; only the model's inputs change.
 // A categorical coordinate moves no input within its cell, so an acquisition's gradient along it is
 // 0 (unit_gradient): a local optimiser keeps each start's choice, and the choices are searched by
@@ -33,7 +41,7 @@ class ModelInputs {
 
   std::size_t unit_dim() const { return unit_dim_; }
   std::size_t dim() const { return dim_; }
-  bool identity() const { return one_hot_.empty(); }
+  bool identity() const { return one_hot_.empty() && !space_.has_conditions(); }
 
   // The inputs of a unit point (of a matrix of them, one per column).
   Eigen::VectorXd operator()(const Eigen::Ref<const Eigen::VectorXd>& unit) const;
@@ -47,10 +55,14 @@ class ModelInputs {
   // sqrt(unit_dim / dim); exactly 1 for the identity.
   double lengthscale_prior_factor() const;
   // E |inputs(x) - 1/2|^2 for x uniform on the cube (a level's trend feature, observation.cpp): 1/12
-  // per coordinate that passes through, (1/sqrt(2) - 1/2)^2 + (k - 1)/4 per one-hot block of k.
+  // per coordinate that passes through, (1/sqrt(2) - 1/2)^2 + (k - 1)/4 per one-hot block of k; a
+  // conditional parameter's term weighted by the share of the cube where it applies, and k/4 for a
+  // one-hot block elsewhere.
   double trend_feature_mean_square() const;
-  // d/d unit of a function of the inputs, from its gradient in the inputs: 0 along a one-hot coordinate.
-  Eigen::VectorXd unit_gradient(const Eigen::Ref<const Eigen::VectorXd>& input_gradient) const;
+  // d/d unit at `unit` of a function of the inputs, from its gradient in the inputs: 0 along a one-hot
+  // coordinate and along one that does not apply at `unit`.
+  Eigen::VectorXd unit_gradient(const Eigen::Ref<const Eigen::VectorXd>& unit,
+                                const Eigen::Ref<const Eigen::VectorXd>& input_gradient) const;
 
  private:
   struct OneHot {
@@ -62,6 +74,7 @@ class ModelInputs {
   std::size_t dim_ = 0;
   std::vector<OneHot> one_hot_;         // in coordinate order
   std::vector<std::size_t> input_of_;   // unit coordinate -> its input (the first one, for one-hot)
+  Space space_;                         // for its conditions
 };
 
 }  // namespace tune

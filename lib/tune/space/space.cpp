@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <set>
 #include <system_error>
@@ -331,6 +332,12 @@ Parameter Parameter::ordinal(std::string name, std::vector<std::string> choices)
   return p;
 }
 
+Parameter Parameter::when(std::string parent, std::vector<std::string> values) const {
+  Parameter p = *this;
+  p.condition = Condition{std::move(parent), std::move(values)};
+  return p;
+}
+
 std::size_t Parameter::cardinality() const {
   switch (type) {
     case ParamType::floating: return 0;
@@ -348,6 +355,41 @@ std::size_t Parameter::cardinality() const {
   return 0;
 }
 
+namespace {
+// A parent's value as the space holds it: an integer parent's whole double as an integer, an
+// ordinal's number as its text, so that values given either way compare equal.
+Value normalised(const Parameter& p, const Value& v) {
+  if (p.type == ParamType::integer) {
+    if (const double* d = std::get_if<double>(&v); d && is_whole(*d) && std::fabs(*d) <= max_integer_bound)
+      return static_cast<std::int64_t>(*d);
+    return v;
+  }
+  if (p.type != ParamType::floating && !std::holds_alternative<std::string>(v)) return to_string(v);
+  return v;
+}
+
+// A condition's value of its parent, as typed in the space ("3" of an integer parent).
+Value condition_value(const Parameter& child, const Parameter& parent, const std::string& text) {
+  const std::string where = "its condition on " + quoted(parent.name) + ": ";
+  if (parent.type != ParamType::integer) {
+    if (std::find(parent.choices.begin(), parent.choices.end(), text) == parent.choices.end()) {
+      std::string list;
+      for (const auto& c : parent.choices) list += (list.empty() ? "'" : ", '") + c + "'";
+      fail(child, where + "'" + text + "' is not one of its choices " + list);
+    }
+    return text;
+  }
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size())
+    fail(child, where + "'" + text + "' is not a whole number; list integer values of " + quoted(parent.name));
+  if (static_cast<double>(v) < parent.low || static_cast<double>(v) > parent.high)
+    fail(child, where + text + " is outside its range [" + format_double(parent.low) + ", " +
+                    format_double(parent.high) + "]");
+  return v;
+}
+}  // namespace
+
 Space::Space(std::vector<Parameter> parameters) : parameters_(std::move(parameters)) {
   std::set<std::string> names;
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
@@ -358,6 +400,96 @@ Space::Space(std::vector<Parameter> parameters) : parameters_(std::move(paramete
                        "; give every parameter a unique name");
     }
   }
+  std::set<std::size_t> parents;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const Parameter& p = parameters_[i];
+    if (!p.condition) continue;
+    const std::string& parent_name = p.condition->parent;
+    if (parent_name == p.name) fail(p, "its condition names the parameter itself; name another parameter");
+    std::size_t j = 0;
+    while (j < parameters_.size() && parameters_[j].name != parent_name) ++j;
+    if (j == parameters_.size())
+      fail(p, "its condition names " + quoted(parent_name) + ", which is not a parameter of the space (" +
+                  parameter_names(*this) + ")");
+    if (j > i)
+      fail(p, "its condition names " + quoted(parent_name) + ", declared after it; declare " +
+                  quoted(parent_name) + " first");
+    const Parameter& parent = parameters_[j];
+    if (parent.type == ParamType::floating)
+      fail(p, "its condition names the float " + quoted(parent_name) +
+                  ", whose values cannot be listed; make the parent categorical, ordinal or integer");
+    if (p.condition->values.empty())
+      fail(p, "its condition lists no value of " + quoted(parent_name) + "; list the values under which it applies");
+    ResolvedCondition resolved{j, {}};
+    for (const std::string& text : p.condition->values) {
+      Value v = condition_value(p, parent, text);
+      if (std::find(resolved.values.begin(), resolved.values.end(), v) != resolved.values.end())
+        fail(p, "its condition lists '" + text + "' twice; list each value once");
+      resolved.values.push_back(std::move(v));
+    }
+    if (parents_by_parameter_.empty()) parents_by_parameter_.resize(parameters_.size());
+    parents_by_parameter_[i] = std::move(resolved);
+    parents.insert(j);
+  }
+  parents_.assign(parents.begin(), parents.end());
+}
+
+bool Space::applies(std::size_t i, const std::vector<bool>& active, const Value* parent_value) const {
+  if (parents_by_parameter_.empty() || !parents_by_parameter_[i]) return true;
+  const ResolvedCondition& c = *parents_by_parameter_[i];
+  if (!active[c.parent] || !parent_value) return false;
+  const Value v = normalised(parameters_[c.parent], *parent_value);
+  return std::find(c.values.begin(), c.values.end(), v) != c.values.end();
+}
+
+std::vector<bool> Space::active(const Eigen::Ref<const Eigen::VectorXd>& unit) const {
+  std::vector<bool> active(parameters_.size(), true);
+  if (!has_conditions()) return active;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (!parents_by_parameter_[i]) continue;
+    const std::size_t j = parents_by_parameter_[i]->parent;
+    const Value parent_value = decode_one(parameters_[j], unit[static_cast<Eigen::Index>(j)]);
+    active[i] = applies(i, active, &parent_value);
+  }
+  return active;
+}
+
+std::vector<bool> Space::active(const Config& config) const {
+  std::vector<bool> active(parameters_.size(), true);
+  if (!has_conditions()) return active;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (!parents_by_parameter_[i]) continue;
+    const auto it = config.find(parameters_[parents_by_parameter_[i]->parent].name);
+    active[i] = applies(i, active, it == config.end() ? nullptr : &it->second);
+  }
+  return active;
+}
+
+double Space::active_fraction(std::size_t i) const {
+  if (parents_by_parameter_.empty() || !parents_by_parameter_[i]) return 1.0;
+  const ResolvedCondition& c = *parents_by_parameter_[i];
+  const Parameter& parent = parameters_[c.parent];
+  double share = 0.0;
+  for (const Value& v : c.values) {
+    if (parent.type == ParamType::integer && parent.scale == Scale::log) {
+      const auto x = static_cast<double>(std::get<std::int64_t>(v));
+      share += (std::log(x + 0.5) - std::log(x - 0.5)) / (int_log_hi(parent) - int_log_lo(parent));
+    } else {
+      share += 1.0 / static_cast<double>(parent.cardinality());
+    }
+  }
+  return share * active_fraction(c.parent);
+}
+
+std::string Space::condition_text(std::size_t i) const {
+  if (parents_by_parameter_.empty() || !parents_by_parameter_[i]) return {};
+  const ResolvedCondition& c = *parents_by_parameter_[i];
+  std::string values;
+  for (std::size_t k = 0; k < c.values.size(); ++k) {
+    if (k > 0) values += k + 1 == c.values.size() ? " or " : ", ";
+    values += to_string(c.values[k]);
+  }
+  return "applies only when " + parameters_[c.parent].name + " is " + values;
 }
 
 std::size_t Space::index_of(const std::string& name) const {
@@ -384,10 +516,23 @@ std::string parameter_names(const Space& space) {
 
 Eigen::VectorXd Space::encode(const Config& config) const {
   Eigen::VectorXd unit(static_cast<Eigen::Index>(parameters_.size()));
+  const std::vector<bool> applying = active(config);
   std::size_t found = 0;
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     const Parameter& p = parameters_[i];
     const auto it = config.find(p.name);
+    if (!applying[i]) {
+      if (it != config.end()) {
+        const Parameter& parent = parameters_[parents_by_parameter_[i]->parent];
+        const auto parent_value = config.find(parent.name);
+        fail(p, condition_text(i) + " (here " + parent.name +
+                    (parent_value == config.end() ? std::string(" has no value")
+                                                  : " is " + to_string(parent_value->second)) +
+                    "); remove it from the configuration");
+      }
+      unit[static_cast<Eigen::Index>(i)] = inactive_coordinate;
+      continue;
+    }
     if (it == config.end()) {
       fail(p, "missing from the configuration; give it a value");
     }
@@ -415,7 +560,9 @@ Config Space::decode(const Eigen::VectorXd& unit) const {
                      " parameters");
   }
   Config config;
+  const std::vector<bool> applying = active(unit);
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    if (!applying[i]) continue;
     config.emplace(parameters_[i].name,
                    decode_one(parameters_[i], unit[static_cast<Eigen::Index>(i)]));
   }
@@ -429,11 +576,13 @@ Eigen::VectorXd Space::snap(const Eigen::VectorXd& unit) const {
                      " parameters");
   }
   Eigen::VectorXd out(unit.size());
+  const std::vector<bool> applying = active(unit);
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     const Parameter& p = parameters_[i];
     const auto j = static_cast<Eigen::Index>(i);
     const double u = clamp01(unit[j]);
-    out[j] = p.type == ParamType::floating ? u : encode_one(p, decode_one(p, u));
+    if (!applying[i]) out[j] = inactive_coordinate;
+    else out[j] = p.type == ParamType::floating ? u : encode_one(p, decode_one(p, u));
   }
   return out;
 }
@@ -453,7 +602,38 @@ std::size_t Space::grid_size() const {
     if (size > max / k) return max;
     size *= k;
   }
-  return size;
+  if (!has_conditions()) return size;
+  // Distinct configurations: each combination of the parents' values, times the cardinalities of the
+  // other parameters that apply under it. Past 2^20 combinations, the product above (an upper bound).
+  std::size_t visits = std::size_t{1} << 20;
+  std::vector<bool> applying(parameters_.size(), true);
+  std::vector<Value> values(parameters_.size());
+  const auto saturating_add = [&](std::size_t a, std::size_t b) { return a > max - b ? max : a + b; };
+  const auto saturating_mul = [&](std::size_t a, std::size_t b) { return b != 0 && a > max / b ? max : a * b; };
+  std::function<std::optional<std::size_t>(std::size_t)> count = [&](std::size_t i) -> std::optional<std::size_t> {
+    if (i == parameters_.size()) return 1;
+    if (visits-- == 0) return std::nullopt;
+    const Parameter& p = parameters_[i];
+    const Value* parent_value = parents_by_parameter_[i] ? &values[parents_by_parameter_[i]->parent] : nullptr;
+    applying[i] = applies(i, applying, parent_value);
+    if (!applying[i]) return count(i + 1);
+    if (!std::binary_search(parents_.begin(), parents_.end(), i)) {
+      const auto rest = count(i + 1);
+      if (!rest) return std::nullopt;
+      return saturating_mul(*rest, p.cardinality());
+    }
+    std::size_t total = 0;
+    for (std::size_t k = 0; k < p.cardinality(); ++k) {
+      if (p.type == ParamType::integer) values[i] = static_cast<std::int64_t>(p.low) + static_cast<std::int64_t>(k);
+      else values[i] = p.choices[k];
+      applying[i] = true;
+      const auto rest = count(i + 1);
+      if (!rest) return std::nullopt;
+      total = saturating_add(total, *rest);
+    }
+    return total;
+  };
+  return count(0).value_or(size);
 }
 
 }  // namespace tune

@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <variant>
@@ -22,6 +23,15 @@ std::string to_string(const Value& value);
 std::string to_string(const Config& config);
 
 enum class ParamType { floating, integer, categorical, ordinal };
+
+// A parameter that applies only for some values of an earlier one (`momentum` only when `opt` is
+// sgd): elsewhere it has no value, is left out of the configuration, and its unit coordinate sits at
+// 1/2 (inactive_coordinate). The parent is a categorical, ordinal or integer parameter declared
+// before it, and may itself be conditional (the child then applies only where the parent does).
+struct Condition {
+  std::string parent;
+  std::vector<std::string> values;  // the parent's values, as text ("sgd", "3")
+};
 enum class Scale { linear, log };
 
 const char* to_string(ParamType type);
@@ -34,12 +44,16 @@ struct Parameter {
   double high = 1.0;  // floating, integer (inclusive for integers)
   Scale scale = Scale::linear;
   std::vector<std::string> choices;  // categorical, ordinal (in order)
+  std::optional<Condition> condition;  // none: the parameter always applies
 
   static Parameter floating(std::string name, double low, double high, Scale scale = Scale::linear);
   static Parameter integer(std::string name, std::int64_t low, std::int64_t high,
                            Scale scale = Scale::linear);
   static Parameter categorical(std::string name, std::vector<std::string> choices);
   static Parameter ordinal(std::string name, std::vector<std::string> choices);
+
+  // This parameter, applying only where `parent` takes one of `values`.
+  Parameter when(std::string parent, std::vector<std::string> values) const;
 
   // Number of distinct values; 0 for floating parameters.
   std::size_t cardinality() const;
@@ -62,21 +76,47 @@ class Space {
   const Parameter* find(const std::string& name) const;        // nullptr if unknown
   std::size_t index_of(const std::string& name) const;         // throws SpaceError if unknown
 
-  // Unit-cube coordinates of a configuration. Throws SpaceError if a parameter is missing,
-  // unknown, of the wrong type or outside its range.
+  // Unit-cube coordinates of a configuration. Throws SpaceError if a parameter that applies is
+  // missing, one that does not apply is given, or one is unknown, of the wrong type or outside its range.
   Eigen::VectorXd encode(const Config& config) const;
-  // Configuration at a point of the unit cube (coordinates clamped to [0,1]).
+  // Configuration at a point of the unit cube (coordinates clamped to [0,1]); the parameters that do
+  // not apply there are left out.
   Config decode(const Eigen::VectorXd& unit) const;
   // The canonical unit-cube point of the configuration decode(unit): discrete coordinates move to
-  // the centre of their cell; continuous ones are only clamped.
+  // the centre of their cell; continuous ones are only clamped; those that do not apply move to
+  // inactive_coordinate.
   Eigen::VectorXd snap(const Eigen::VectorXd& unit) const;
   // True if every parameter is discrete (the space is a finite grid).
   bool is_finite() const;
-  // Number of points of a finite space (saturates at SIZE_MAX); 0 if the space is not finite.
+  // Number of distinct configurations of a finite space (saturates at SIZE_MAX); 0 if the space is not
+  // finite. With conditions, the count of a space whose parents' value combinations exceed 2^20 is
+  // the product of the cardinalities, an upper bound.
   std::size_t grid_size() const;
 
+  // Conditional parameters (Condition).
+  bool has_conditions() const { return !parents_.empty(); }
+  // Which parameters apply at a unit point, or in a configuration (whose parents' values decide;
+  // a parent missing or not applying makes its children not apply).
+  std::vector<bool> active(const Eigen::Ref<const Eigen::VectorXd>& unit) const;
+  std::vector<bool> active(const Config& config) const;
+  // The share of the unit cube where parameter i applies (1 without a condition).
+  double active_fraction(std::size_t i) const;
+  // "applies only when opt is sgd or rmsprop": for messages; empty without a condition.
+  std::string condition_text(std::size_t i) const;
+
+  static constexpr double inactive_coordinate = 0.5;
+
  private:
+  // Parameter i's condition, resolved: its parent's index and the parent's values that let it apply.
+  struct ResolvedCondition {
+    std::size_t parent = 0;
+    std::vector<Value> values;
+  };
+  bool applies(std::size_t i, const std::vector<bool>& active, const Value* parent_value) const;
+
   std::vector<Parameter> parameters_;
+  std::vector<std::optional<ResolvedCondition>> parents_by_parameter_;  // empty without conditions
+  std::vector<std::size_t> parents_;  // the parameters some condition names, in order
 };
 
 // The cell of k equal cells of [0, 1] that holds a unit coordinate (a choice's or a linear integer's

@@ -30,10 +30,43 @@ YAML::Node space_to_yaml(const Space& space) {
         break;
       }
     }
+    if (p.condition) {
+      YAML::Node values(YAML::NodeType::Sequence);
+      for (const std::string& v : p.condition->values) values.push_back(v);
+      YAML::Node when(YAML::NodeType::Map);
+      when[p.condition->parent] = values;
+      n["when"] = when;
+    }
     node[p.name] = n;
   }
   return node;
 }
+
+namespace {
+// `when: {opt: [sgd, rmsprop]}` (or `when: {opt: sgd}`): one parent and the values under which the
+// parameter applies. The space checks that they exist.
+Condition condition_from_yaml(const YAML::Node& when, const std::string& where, const std::string& field) {
+  const std::string example = "; write e.g. 'when: {opt: [sgd, rmsprop]}' (the parameter applies only when opt is "
+                              "sgd or rmsprop)";
+  if (!when.IsMap() || when.size() != 1)
+    throw StateError(where + " at " + position_of(when) + ": 'when' must map one parent parameter to its values" +
+                     example);
+  const auto entry = when.begin();
+  Condition condition;
+  condition.parent = read_string(entry->first, field);
+  const YAML::Node values = entry->second;
+  if (values.IsScalar()) {
+    condition.values.push_back(read_string(values, field + "." + condition.parent));
+  } else if (values.IsSequence()) {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      condition.values.push_back(read_string(values[i], field + "." + condition.parent));
+  } else {
+    throw StateError(where + " at " + position_of(values) + ": the values of 'when' must be a value or a list" +
+                     example);
+  }
+  return condition;
+}
+}  // namespace
 
 Space space_from_yaml(const YAML::Node& node) {
   if (!node.IsMap() || node.size() == 0)
@@ -50,9 +83,9 @@ Space space_from_yaml(const YAML::Node& node) {
     const std::string field = "space." + name;
     const YAML::Node type_node = p["type"];
     const std::string given = type_node && type_node.IsScalar() ? type_node.Scalar() : std::string();
-    std::set<std::string> known{"type", "low", "high", "log", "choices"};  // of every type, while it is unknown
-    if (given == "float" || given == "int") known = {"type", "low", "high", "log"};
-    if (given == "categorical" || given == "ordinal") known = {"type", "choices"};
+    std::set<std::string> known{"type", "low", "high", "log", "choices", "when"};  // of every type, while it is unknown
+    if (given == "float" || given == "int") known = {"type", "low", "high", "log", "when"};
+    if (given == "categorical" || given == "ordinal") known = {"type", "choices", "when"};
     check_known_keys(p, field, known);
     const std::string type = read_string(require(p, "type", field + ".type"), field + ".type");
     Parameter param;
@@ -77,6 +110,7 @@ Space space_from_yaml(const YAML::Node& node) {
       throw StateError(where + " at " + position_of(p["type"]) + ": unknown type '" + type +
                        "'; expected float, int, categorical or ordinal");
     }
+    if (const YAML::Node when = p["when"]) param.condition = condition_from_yaml(when, where, field + ".when");
     params.push_back(std::move(param));
   }
   try {

@@ -4,6 +4,7 @@
 //   layers: {type: int, low: 1, high: 8}
 //   act:    {type: categorical, choices: [relu, tanh]}
 //   batch:  {type: ordinal, choices: [16, 32, 64]}
+//   momentum: {type: float, low: 0, high: 0.99, when: {opt: [sgd]}}   (applies only when opt is sgd)
 // Errors name the parameter, the line and column, and what is expected.
 #include <yaml-cpp/yaml.h>
 

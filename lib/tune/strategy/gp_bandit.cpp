@@ -40,9 +40,15 @@ std::optional<ScoredPoint> best_untried_configuration(const GaussianProcess& gp,
   constexpr std::size_t kMaxListed = std::size_t{1} << 16;
   const std::size_t size = space.grid_size();
   if (size == 0 || size > kMaxListed || ran.size() >= size) return std::nullopt;
+  // The grid of every parameter's values; with conditions, several of its points are one configuration.
+  std::size_t cells = 1;
+  for (const Parameter& p : space.parameters())
+    cells = cells > kMaxListed / p.cardinality() ? kMaxListed + 1 : cells * p.cardinality();
+  if (cells > kMaxListed) return std::nullopt;
+  std::set<std::vector<double>> seen;
   std::optional<ScoredPoint> best;
   Eigen::VectorXd u(static_cast<Eigen::Index>(space.dim()));
-  for (std::size_t index = 0; index < size; ++index) {
+  for (std::size_t index = 0; index < cells; ++index) {
     std::size_t rest = index;
     for (std::size_t i = 0; i < space.dim(); ++i) {
       const std::size_t k = space.parameters()[i].cardinality();
@@ -51,6 +57,7 @@ std::optional<ScoredPoint> best_untried_configuration(const GaussianProcess& gp,
     }
     const Eigen::VectorXd x = space.snap(u);
     if (ran.count(unit_key(x))) continue;
+    if (space.has_conditions() && !seen.insert(unit_key(x)).second) continue;
     const Prediction p = gp.predict(inputs(x));
     const double score = acquisition.score(p.mean, p.variance);
     if (!best || score > best->score) best = ScoredPoint{x, score, p.variance};

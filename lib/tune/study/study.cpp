@@ -259,9 +259,12 @@ void Study::enqueue(Config config, std::optional<std::size_t> level) {
     throw std::invalid_argument("enqueue: strategy " + strategy_->name() +
                                 " runs only configurations it chose itself (gpoo evaluates cells of its "
                                 "partition, bnb the points of its lattice); use ei, ucb, cmets, cmes, random or sobol");
-  for (const Parameter& p : space_.parameters())
-    if (!config.contains(p.name))
-      throw std::invalid_argument("enqueue: parameter '" + p.name + "' has no value; give every parameter of the space");
+  const std::vector<bool> applying = space_.active(config);
+  for (std::size_t i = 0; i < space_.dim(); ++i)
+    if (applying[i] && !config.contains(space_.parameters()[i].name))
+      throw std::invalid_argument("enqueue: parameter '" + space_.parameters()[i].name +
+                                  "' has no value; give every parameter of the space" +
+                                  (space_.has_conditions() ? " that applies to the configuration" : ""));
   try {
     (void)space_.encode(config);
   } catch (const SpaceError& e) {
@@ -278,6 +281,7 @@ void Study::enqueue(Config config, std::optional<std::size_t> level) {
   // double, an integer made the user's std::get<std::int64_t> throw, and the trial's configuration
   // changed type across save() / load().
   for (const Parameter& p : space_.parameters()) {
+    if (!config.contains(p.name)) continue;  // a conditional parameter that does not apply
     Value& v = config.at(p.name);
     if (p.type == ParamType::integer && std::holds_alternative<double>(v))
       v = static_cast<std::int64_t>(std::get<double>(v));

@@ -83,6 +83,10 @@ bool unit_decodes_to(const Space& space, const Eigen::VectorXd& unit, const Conf
   const Config at = space.decode(unit);
   std::optional<Config> below, above;  // decoded only when a discrete value differs from `at`
   for (const Parameter& p : space.parameters()) {
+    if (!config.contains(p.name) || !at.contains(p.name)) {
+      if (config.contains(p.name) != at.contains(p.name)) return false;  // applies in one, not the other
+      continue;
+    }
     const Value& value = config.at(p.name);
     if (p.type == ParamType::floating) {
       const double x = std::get<double>(value);
@@ -127,10 +131,12 @@ Config read_config(const Space& space, std::uint64_t id, const Node& node, const
   const auto hint = [&] {
     return "; its unit point " + unit_text(unit) + " is the configuration " + to_string(space.decode(unit));
   };
-  for (const Parameter& p : space.parameters())
-    if (!config.contains(p.name))
+  const std::vector<bool> applying = space.active(config);
+  for (std::size_t i = 0; i < space.dim(); ++i)
+    if (applying[i] && !config.contains(space.parameters()[i].name))
       refuse_trial(id, node, "config",
-                   "parameter '" + p.name + "' is missing; every parameter of the space has a value: restore it" + hint());
+                   "parameter '" + space.parameters()[i].name +
+                       "' is missing; every parameter of the space that applies has a value: restore it" + hint());
   try {
     (void)space.encode(config);
   } catch (const SpaceError& e) {
