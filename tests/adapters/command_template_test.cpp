@@ -243,3 +243,46 @@ TEST(CommandTemplate, EnvironmentCarriesTheResolutionValueAndLevel) {
 
 }  // namespace
 }  // namespace tune::adapters
+
+namespace tune::adapters {
+namespace {
+
+Space conditional_space() {
+  return Space({
+      Parameter::categorical("opt", {"sgd", "adam"}),
+      Parameter::floating("momentum", 0.0, 0.99).when("opt", {"sgd"}),
+      Parameter::floating("lr", 1e-5, 1.0, Scale::log),
+  });
+}
+
+TEST(CommandTemplateConditions, AnArgumentOfAParameterThatDoesNotApplyIsLeftOut) {
+  const Command command{"train", "--opt={opt}", "--momentum={momentum}", "--lr", "{lr}", "m{momentum}/{lr}"};
+  EXPECT_NO_THROW(check_command_template(command, conditional_space()));
+  const Config sgd{{"opt", std::string("sgd")}, {"momentum", 0.9}, {"lr", 0.01}};
+  EXPECT_EQ(render_command(command, sgd, test_trial()),
+            (Command{"train", "--opt=sgd", "--momentum=0.9", "--lr", "0.01", "m0.9/0.01"}));
+  const Config adam{{"opt", std::string("adam")}, {"lr", 0.01}};
+  EXPECT_EQ(render_command(command, adam, test_trial(), std::nullopt, {"momentum"}),
+            (Command{"train", "--opt=adam", "--lr", "0.01"}));
+  // Only the parameters named as not applying may be missing: another is the error it always was.
+  const std::string m = error_of([&] { render_command(command, adam, test_trial()); });
+  EXPECT_NE(m.find("unknown placeholder '{momentum}'"), std::string::npos) << m;
+  const auto env = trial_environment(adam, test_trial());
+  EXPECT_FALSE(env.contains("TUNE_PARAM_MOMENTUM"));
+  EXPECT_EQ(env.at("TUNE_PARAM_OPT"), "adam");
+}
+
+TEST(CommandTemplateConditions, AConditionalPlaceholderAloneIsRefusedWithTheFix) {
+  const std::string after_flag =
+      error_of([] { check_command_template({"train", "--momentum", "{momentum}"}, conditional_space()); });
+  for (const char* part : {"command[2] '{momentum}'", "applies only when opt is sgd", "leave '--momentum' behind",
+                           "'--momentum={momentum}'"})
+    EXPECT_NE(after_flag.find(part), std::string::npos) << after_flag << "\nmissing: " << part;
+  const std::string positional = error_of([] { check_command_template({"train", "{momentum}"}, conditional_space()); });
+  EXPECT_NE(positional.find("shift the arguments after it"), std::string::npos) << positional;
+  // An unconditional parameter alone is as welcome as ever.
+  EXPECT_NO_THROW(check_command_template({"train", "--lr", "{lr}", "{opt}"}, conditional_space()));
+}
+
+}  // namespace
+}  // namespace tune::adapters

@@ -83,6 +83,19 @@ TEST_P(ConditionalStudy, SuggestionsHoldTheParametersThatApplyAndAResumedStudyAs
     ++told;
   }
   EXPECT_GE(told, 20u) << study.stop_reason();
+  // The recommendation (and gpoo's region) names exactly the parameters that apply to it.
+  if (const auto rec = study.recommendation()) {
+    expect_exactly_the_parameters_that_apply(study.space(), rec->config);
+    if (rec->region) {
+      std::set<std::string> names;
+      for (const ParameterRange& r : rec->region->box) names.insert(r.name);
+      std::set<std::string> expected;
+      for (const auto& [key, value] : rec->config) expected.insert(key);
+      EXPECT_EQ(names, expected) << to_string(rec->config);
+    }
+  } else if (name != "random" && name != "sobol") {
+    ADD_FAILURE() << name << " recommends nothing";
+  }
   if (name != "bnb" && name != "gpoo") {
     EXPECT_EQ(asked.size(), told - 1) << "a configuration ran twice";
   }

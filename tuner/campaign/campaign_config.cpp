@@ -337,10 +337,12 @@ std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignC
       if (!p) fail(kv.first, field, "unknown parameter '" + name + "'; the space has " + parameter_names(c.space));
       e.config[name] = value_from_yaml(*p, kv.second, at);
     }
-    for (const Parameter& p : c.space.parameters())
-      if (!e.config.contains(p.name))
-        fail(item, field, "parameter '" + p.name + "' has no value; an enqueued configuration gives every parameter "
-                          "of the space");
+    const std::vector<bool> applying = c.space.active(e.config);
+    for (std::size_t k = 0; k < c.space.dim(); ++k)
+      if (applying[k] && !e.config.contains(c.space.parameters()[k].name))
+        fail(item, field, "parameter '" + c.space.parameters()[k].name +
+                              "' has no value; an enqueued configuration gives every parameter of the space" +
+                              (c.space.has_conditions() ? " that applies to it" : ""));
     try {
       (void)c.space.encode(e.config);
     } catch (const SpaceError& err) {

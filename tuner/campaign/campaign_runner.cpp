@@ -322,7 +322,10 @@ class Runner {
     adapters::TrialLaunch launch;
     launch.id = std::to_string(r.id);
     launch.dir = tdir;
-    launch.argv = adapters::render_command(state_.config.command, t.config, ctx, resolution);
+    std::vector<std::string> not_applying;  // conditional parameters the configuration leaves out
+    for (const Parameter& p : state_.config.space.parameters())
+      if (!t.config.contains(p.name)) not_applying.push_back(p.name);
+    launch.argv = adapters::render_command(state_.config.command, t.config, ctx, resolution, not_applying);
     launch.environment = adapters::trial_environment(t.config, ctx, resolution);
     if (const std::optional<double> limit = state_.config.trial_timeout(t.level))
       launch.timeout = std::chrono::milliseconds(static_cast<long long>(*limit * 1000));

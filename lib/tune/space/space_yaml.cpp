@@ -116,7 +116,15 @@ Space space_from_yaml(const YAML::Node& node) {
   try {
     return Space(std::move(params));
   } catch (const SpaceError& e) {
-    throw SpaceError(std::string(e.what()) + " (space at " + position_of(node) + ")");
+    // A parameter's error at its own line ("parameter 'm': ..."), the space's otherwise.
+    const std::string what = e.what();
+    const std::string prefix = "parameter '";
+    if (what.starts_with(prefix)) {
+      const std::string name = what.substr(prefix.size(), what.find('\'', prefix.size()) - prefix.size());
+      for (const auto& kv : node)
+        if (kv.first.Scalar() == name) throw SpaceError(what + " (space." + name + " at " + position_of(kv.second) + ")");
+    }
+    throw SpaceError(what + " (space at " + position_of(node) + ")");
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace tune {
@@ -12,15 +13,26 @@ std::vector<ParameterRange> decode_box(const Space& space, const Eigen::VectorXd
   const Eigen::VectorXd lo = lower.cwiseMax(0.0).cwiseMin(1.0);
   const Eigen::VectorXd hi = upper.cwiseMax(lo).cwiseMin(1.0);
   const Eigen::VectorXd centre = 0.5 * (lo + hi);
+  // A conditional parameter's range is read as if it always applied, and given where it applies at
+  // the box's centre (the region's configuration); elsewhere it is left out, as it is of a trial's.
+  std::optional<Space> unconditional;
+  if (space.has_conditions()) {
+    std::vector<Parameter> ps = space.parameters();
+    for (Parameter& p : ps) p.condition.reset();
+    unconditional.emplace(std::move(ps));
+  }
+  const Space& plain = unconditional ? *unconditional : space;
+  const std::vector<bool> applying = space.active(centre);
   std::vector<ParameterRange> out;
   for (Eigen::Index j = 0; j < d; ++j) {
+    if (!applying[static_cast<std::size_t>(j)]) continue;
     const Parameter& p = space.parameters()[static_cast<std::size_t>(j)];
     ParameterRange r;
     r.name = p.name;
     const auto value_at = [&](double u) {
       Eigen::VectorXd x = centre;
       x(j) = u;
-      return space.decode(x).at(p.name);
+      return plain.decode(x).at(p.name);
     };
     if (p.type == ParamType::floating) {
       r.low = value_at(lo(j));
@@ -33,7 +45,7 @@ std::vector<ParameterRange> decode_box(const Space& space, const Eigen::VectorXd
     const auto snapped = [&](double u) {
       Eigen::VectorXd x = centre;
       x(j) = u;
-      return space.snap(x)(j);
+      return plain.snap(x)(j);
     };
     if (p.type == ParamType::integer) {
       auto vlow = std::get<std::int64_t>(value_at(lo(j)));

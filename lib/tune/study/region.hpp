@@ -20,7 +20,7 @@ struct ParameterRange {
 };
 
 // The ranges of the box [lower, upper] (unit-cube coordinates, lower <= upper), in the order of
-// the space's parameters.
+// the space's parameters; a conditional parameter only if it applies at the box's centre.
 std::vector<ParameterRange> decode_box(const Space& space, const Eigen::VectorXd& lower, const Eigen::VectorXd& upper);
 
 // "{x: [0.25, 0.5], act: [relu, tanh]}": for messages.

@@ -100,7 +100,12 @@ bool unit_decodes_to(const Space& space, const Eigen::VectorXd& unit, const Conf
         below = space.decode((unit.array() - tolerance).matrix());
         above = space.decode((unit.array() + tolerance).matrix());
       }
-      if (value != below->at(p.name) && value != above->at(p.name)) return false;
+      // Either may leave p out, if a parent's coordinate is on a cell's edge too.
+      const auto holds = [&](const Config& c) {
+        const auto it = c.find(p.name);
+        return it != c.end() && it->second == value;
+      };
+      if (!holds(*below) && !holds(*above)) return false;
     }
   }
   return true;

@@ -1,5 +1,6 @@
 #include "tune/adapters/command/command_template.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -158,12 +159,28 @@ void check_command_template(const std::vector<std::string>& command, const Space
     }
     return false;
   };
-  for (std::size_t i = 0; i < command.size(); ++i) expand(command[i], i, resolve, known);
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    expand(command[i], i, resolve, known);
+    const std::string& element = command[i];
+    if (element.size() < 3 || element.front() != '{' || element.back() != '}' || element[1] == '{') continue;
+    const std::string name = element.substr(1, element.size() - 2);
+    const std::size_t index = space.find(name) ? space.index_of(name) : space.dim();
+    if (index == space.dim() || space.condition_text(index).empty()) continue;
+    const bool flag_before = i > 0 && command[i - 1].starts_with("-") && command[i - 1].find('{') == std::string::npos;
+    throw CommandTemplateError(
+        i, element,
+        "'" + name + "' " + space.condition_text(index) + ", and elsewhere an argument holding {" + name +
+            "} is left out; this one alone would " +
+            (flag_before ? "leave '" + command[i - 1] + "' behind: write '" + command[i - 1] + "={" + name + "}' as one argument"
+                         : "shift the arguments after it: give it as one argument with its option, e.g. '--" + name +
+                               "={" + name + "}', or read TUNE_PARAM_ variables"));
+  }
 }
 
 std::vector<std::string> render_command(const std::vector<std::string>& command, const Config& config,
                                         const TrialContext& trial,
-                                        const std::optional<TrialResolution>& resolution) {
+                                        const std::optional<TrialResolution>& resolution,
+                                        const std::vector<std::string>& not_applying) {
   auto known = [&] {
     std::vector<std::string> all;
     for (const auto& [name, value] : config) {
@@ -190,10 +207,20 @@ std::vector<std::string> render_command(const std::vector<std::string>& command,
     }
     return true;
   };
+  // A placeholder of a parameter that does not apply marks its argument for leaving out.
+  bool leave_out = false;
+  auto resolve_or_leave_out = [&](const std::string& name, std::string& out) {
+    if (resolve(name, out)) return true;
+    if (std::find(not_applying.begin(), not_applying.end(), name) == not_applying.end()) return false;
+    leave_out = true;
+    return true;
+  };
   std::vector<std::string> argv;
   argv.reserve(command.size());
   for (std::size_t i = 0; i < command.size(); ++i) {
-    argv.push_back(expand(command[i], i, resolve, known));
+    leave_out = false;
+    std::string element = expand(command[i], i, resolve_or_leave_out, known);
+    if (!leave_out) argv.push_back(std::move(element));
   }
   return argv;
 }

@@ -59,14 +59,23 @@ std::string environment_name(const std::string& parameter);
 // unknown, or a brace is unbalanced; std::invalid_argument for a problem of the names themselves. Validate once with `check_command_template` before a campaign.
 // `resolution_parameter` (empty: none) is one more known placeholder; it must not be the name of a
 // parameter of the space or of a built-in placeholder.
+//
+// A conditional parameter (space.hpp, Condition) has no value where it does not apply, and an
+// argument holding its placeholder is then left out of the command (`--momentum={momentum}` for
+// adam). An argument that is nothing but such a placeholder is refused here: `--momentum {momentum}`
+// would leave `--momentum` behind, and a positional one would shift the arguments after it.
 void check_command_template(const std::vector<std::string>& command, const Space& space,
                             const std::string& resolution_parameter = {});
+// `not_applying`: the parameters of the space the configuration leaves out (conditional ones that do
+// not apply); an argument naming one is left out. Another placeholder without a value throws.
 std::vector<std::string> render_command(const std::vector<std::string>& command, const Config& config,
                                         const TrialContext& trial,
-                                        const std::optional<TrialResolution>& resolution = std::nullopt);
+                                        const std::optional<TrialResolution>& resolution = std::nullopt,
+                                        const std::vector<std::string>& not_applying = {});
 
 // The trial's environment additions: TUNE_TRIAL_ID, TUNE_TRIAL_DIR, TUNE_RESULT_FILE and
-// TUNE_PARAM_<NAME> for every parameter (NAME upper-cased, non-alphanumerics replaced by '_'); with
+// TUNE_PARAM_<NAME> for every parameter the configuration holds (NAME upper-cased, non-alphanumerics
+// replaced by '_'; none for a conditional parameter that does not apply); with
 // a resolution also TUNE_RESOLUTION (the level's value), TUNE_RESOLUTION_LEVEL (its 0-based index)
 // and TUNE_PARAM_<PARAMETER> (the value again, under the resolution parameter's name).
 std::map<std::string, std::string> trial_environment(const Config& config, const TrialContext& trial,
