@@ -715,6 +715,8 @@ space:
   layers: {type: int, low: 1, high: 8}
   act:    {type: categorical, choices: [relu, tanh]}
   # also: {type: ordinal, choices: [16, 32, 64]}, {type: int, low: 1, high: 1024, log: true}
+  # conditional (only for some values of an earlier parameter; pass it as one argument, --m={m}):
+  # momentum: {type: float, low: 0, high: 0.99, when: {opt: [sgd, rmsprop]}}
 # Cheap low-fidelity runs: the trial gets the level's value as {epochs} and $TUNE_RESOLUTION; with
 # strategy cmets the tuner chooses the level too. cost: measured (run time, seconds) or [1, 3, 9, 27].
 # resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}

@@ -45,13 +45,14 @@ ModelInputs::ModelInputs(const Space& space, CategoricalEncoding encoding)
 Eigen::VectorXd ModelInputs::operator()(const Eigen::Ref<const Eigen::VectorXd>& unit) const {
   if (identity()) return unit;
   Eigen::VectorXd inputs = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(dim_));
-  const std::vector<bool> applying = space_.active(unit);
+  const std::vector<bool> applying = space_.has_conditions() ? space_.active(unit) : std::vector<bool>{};
   std::size_t block = 0;
   for (std::size_t i = 0; i < unit_dim_; ++i) {
-    const double u = applying[i] ? unit(static_cast<Eigen::Index>(i)) : Space::inactive_coordinate;
+    const bool applies = applying.empty() || applying[i];
+    const double u = applies ? unit(static_cast<Eigen::Index>(i)) : Space::inactive_coordinate;
     if (block < one_hot_.size() && one_hot_[block].coordinate == i) {
       const OneHot& h = one_hot_[block++];
-      if (applying[i]) inputs(static_cast<Eigen::Index>(h.first_input + cell_index(u, h.choices))) = kChosen;
+      if (applies) inputs(static_cast<Eigen::Index>(h.first_input + cell_index(u, h.choices))) = kChosen;
     } else {
       inputs(static_cast<Eigen::Index>(input_of_[i])) = u;
     }
@@ -117,14 +118,14 @@ double ModelInputs::trend_feature_mean_square() const {
 Eigen::VectorXd ModelInputs::unit_gradient(const Eigen::Ref<const Eigen::VectorXd>& unit,
                                            const Eigen::Ref<const Eigen::VectorXd>& input_gradient) const {
   if (identity()) return input_gradient;
-  const std::vector<bool> applying = space_.active(unit);
+  const std::vector<bool> applying = space_.has_conditions() ? space_.active(unit) : std::vector<bool>{};
   Eigen::VectorXd g(static_cast<Eigen::Index>(unit_dim_));
   std::size_t block = 0;
   for (std::size_t i = 0; i < unit_dim_; ++i) {
     if (block < one_hot_.size() && one_hot_[block].coordinate == i) {
       ++block;
       g(static_cast<Eigen::Index>(i)) = 0.0;
-    } else if (!applying[i]) {
+    } else if (!applying.empty() && !applying[i]) {
       g(static_cast<Eigen::Index>(i)) = 0.0;
     } else {
       g(static_cast<Eigen::Index>(i)) = input_gradient(static_cast<Eigen::Index>(input_of_[i]));

@@ -560,9 +560,9 @@ Config Space::decode(const Eigen::VectorXd& unit) const {
                      " parameters");
   }
   Config config;
-  const std::vector<bool> applying = active(unit);
+  const std::vector<bool> applying = has_conditions() ? active(unit) : std::vector<bool>{};
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
-    if (!applying[i]) continue;
+    if (!applying.empty() && !applying[i]) continue;
     config.emplace(parameters_[i].name,
                    decode_one(parameters_[i], unit[static_cast<Eigen::Index>(i)]));
   }
@@ -576,12 +576,12 @@ Eigen::VectorXd Space::snap(const Eigen::VectorXd& unit) const {
                      " parameters");
   }
   Eigen::VectorXd out(unit.size());
-  const std::vector<bool> applying = active(unit);
+  const std::vector<bool> applying = has_conditions() ? active(unit) : std::vector<bool>{};
   for (std::size_t i = 0; i < parameters_.size(); ++i) {
     const Parameter& p = parameters_[i];
     const auto j = static_cast<Eigen::Index>(i);
     const double u = clamp01(unit[j]);
-    if (!applying[i]) out[j] = inactive_coordinate;
+    if (!applying.empty() && !applying[i]) out[j] = inactive_coordinate;
     else out[j] = p.type == ParamType::floating ? u : encode_one(p, decode_one(p, u));
   }
   return out;
