@@ -23,6 +23,18 @@ copy_example() {
   find "$1" -maxdepth 1 -type f \( -name '*.sh' -o -name '*.yaml' \) -exec cp -p {} "$2" \;
 }
 
+# libsvm_example TUNE_BINARY EXAMPLES_DIR WORK_DIR: the libsvm tests' start. Skips without libsvm or
+# the digits; sets $tune, $examples and $work, copies examples/libsvm to $work/example and enters $work.
+libsvm_example() {
+  tune=$(realpath "$1") examples=$(realpath "$2") work=$(realpath -m "$3")
+  require_program svm-train libsvm-tools
+  require_program svm-scale libsvm-tools
+  require_digits
+  rm -rf "$work"
+  copy_example "$examples/libsvm" "$work/example"
+  cd "$work" || exit 1
+}
+
 # set_line FILE PATTERN REPLACEMENT: replaces the one line matching PATTERN (a grep -E regex), so
 # that a test notices when the example's file changes shape.
 set_line() {

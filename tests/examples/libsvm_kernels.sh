@@ -6,13 +6,7 @@
 # Usage: libsvm_kernels.sh TUNE_BINARY EXAMPLES_DIR WORK_DIR
 # shellcheck source=tests/examples/common.sh
 source "$(dirname "$0")/common.sh"
-tune=$(realpath "$1") examples=$(realpath "$2") work=$(realpath -m "$3")
-require_program svm-train libsvm-tools
-require_program svm-scale libsvm-tools
-require_digits
-rm -rf "$work"
-copy_example "$examples/libsvm" "$work/example"
-cd "$work" || exit 1
+libsvm_example "$@"
 example/prepare-data.sh > /dev/null
 
 # The script's own refusals, which the campaign relies on.
