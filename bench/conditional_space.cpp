@@ -1,0 +1,449 @@
+// Optimisation quality on CONDITIONAL search spaces, the conditional form against the flat one: the
+// C++ half (bench/conditional_space.sh runs it with bench/conditional_space.py, which adds Optuna's
+// TPE, define-by-run, and random samplers, and prints the combined tables). The functions are
+// bench/functions/conditional_space.hpp's: jenatton, optimizer_choice, layers_units, each with a space
+// whose parameters apply only for some values of an earlier one (Parameter::when) and the same
+// parameters without conditions (the "flat" form a user had to write before, the objective ignoring
+// what does not apply). The question: does the conditional form find good configurations in fewer
+// evaluations than the flat form?
+//
+// Every method minimises fn, one evaluation at a time, for `evaluations` steps and seeds
+// 0 .. seeds-1 (the study seed is the seed):
+//   NAME        tune::Study over the CONDITIONAL space with make_strategy(NAME), default options:
+//               `ei`, `random`, or any other strategy name
+//   NAME-flat   the same strategy over the FLAT space (`ei-flat`)
+//   NAME:YAML, NAME-flat:YAML   make_strategy(NAME, YAML::Load(YAML)): strategy options, e.g.
+//               `ei:{epsilon: 0.01}`. The method's label (tables, CSV) is the text as given. In
+//               --methods, commas inside {} or [] do not split methods.
+//
+// Regret = best_so_far - minimum (the closed-form minimum of the header); a regret below -1e-9 is an
+// error naming the function, the method, the seed and the point (the minimum would be wrong).
+// Target regret = 1% of the function's typical gap, the median of f - minimum over 4096 uniform
+// random points of the space (fixed seed; testfn::typical_gap); "evaluations to target" is the first
+// evaluation whose best_so_far is within it (the best never rises), and its median over the seeds
+// counts a run that never reaches it as infinite (">N" when the median is such a run).
+// A "repeat" is an evaluation whose configuration, restricted to the parameters that apply, equals an
+// earlier one of the same run (floats compared exactly): an evaluation that could teach nothing.
+//
+// Prints per function: method | median and IQR (Q3 - Q1, R type 7) of the simple regret at
+// evaluations 15, 30, 60 (those within the budget, and the budget itself) | runs reaching the target |
+// median evaluations to target | repeats (over all runs). Writes one CSV row per (function, method,
+// seed, evaluation): best_so_far, regret, repeat (0/1).
+//
+// `--eval FUNCTION` is the evaluation service for the Python half. It prints a header:
+//   "<parameters> <minimum> <target>" (%.17g), then one line per parameter in the space's order:
+//   "KIND NAME [when PARENT V1,V2,...] SPEC", KIND SPEC being "float LOW HIGH linear|log",
+//   "int LOW HIGH linear|log", "categorical C1 C2 ..." or "ordinal C1 C2 ..."; `when` gives the
+//   parameter's condition: it applies only where PARENT applies and takes one of the values (as text);
+// then reads lines of values, one per parameter in that order separated by spaces (floats as
+// decimal text, integers as integers, choices as their names, "-" for a parameter given no value),
+// and prints f at each (%.17g). f reads only the parameters that apply, so a line may give a value to
+// every parameter (the flat form) or only to those that apply (the conditional form).
+// `--check-minima [a,b]` compares each function's closed-form minimum with an exhaustive numerical
+// search (testfn::search_minimum) and fails if the search finds anything lower by more than 1e-9.
+//
+// Usage: conditional_space [--seeds N] [--evaluations N] [--functions a,b] [--methods a,b] [--csv PATH]
+//        conditional_space --eval FUNCTION
+//        conditional_space --check-minima [--functions a,b]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "bench_args.hpp"
+#include "bench_stats.hpp"
+#include "functions/conditional_space.hpp"
+#include "tune/tune.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using tune::testfn::ConditionalFunction;
+
+constexpr double kTargetFraction = 0.01;
+constexpr double kRegretTolerance = 1e-9;
+constexpr const char* kFlatSuffix = "-flat";
+
+struct Options {
+  std::size_t seeds = 20;
+  std::size_t evaluations = 60;
+  std::vector<std::string> functions = tune::testfn::conditional_names();
+  std::vector<std::string> methods = {"ei", "ei-flat", "random"};
+  std::string csv = "conditional_space_cpp.csv";
+};
+
+struct Method {
+  std::string label;  // as given
+  std::string name;   // the strategy
+  std::string yaml;   // its options, empty for the defaults
+  bool flat = false;  // the flat space instead of the conditional one
+};
+
+[[noreturn]] void usage_error(const std::string& message) {
+  std::fprintf(stderr,
+               "conditional_space: %s\nusage: conditional_space [--seeds N] [--evaluations N] [--functions a,b] "
+               "[--methods a,b] [--csv PATH]\n       conditional_space --eval FUNCTION\n"
+               "       conditional_space --check-minima [--functions a,b]\n",
+               message.c_str());
+  std::exit(2);
+}
+
+std::size_t parse_count(const std::string& flag, const std::string& text) {
+  if (const auto v = tune::bench::positive_count(text)) return *v;
+  usage_error(flag + " expects a positive integer, got '" + text + "'");
+}
+
+// "a,b:{x: 1, y: 2},c" -> {a, b:{x: 1, y: 2}, c}: commas inside {} or [] do not split.
+std::vector<std::string> split_methods(const std::string& text) {
+  std::vector<std::string> parts;
+  std::string current;
+  int depth = 0;
+  for (const char ch : text) {
+    if (ch == '{' || ch == '[') ++depth;
+    if (ch == '}' || ch == ']') --depth;
+    if (ch == ',' && depth == 0) {
+      if (!current.empty()) parts.push_back(current);
+      current.clear();
+    } else {
+      current += ch;
+    }
+  }
+  if (!current.empty()) parts.push_back(current);
+  return parts;
+}
+
+Method parse_method(const std::string& text) {
+  Method m{text, text, "", false};
+  if (const auto colon = text.find(':'); colon != std::string::npos) {
+    m.name = text.substr(0, colon);
+    m.yaml = text.substr(colon + 1);
+  }
+  const std::string suffix = kFlatSuffix;
+  if (m.name.size() > suffix.size() && m.name.compare(m.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    m.name.resize(m.name.size() - suffix.size());
+    m.flat = true;
+  }
+  return m;
+}
+
+std::unique_ptr<tune::Strategy> strategy_for(const Method& m) {
+  if (m.yaml.empty()) return tune::make_strategy(m.name);
+  return tune::make_strategy(m.name, YAML::Load(m.yaml));
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char ch : text) {
+    if (ch == '"') quoted += '"';
+    quoted += ch;
+  }
+  return quoted + '"';
+}
+
+// The configuration's values of the parameters that apply (by the conditional space), exactly: two
+// configurations the objective cannot tell apart have the same key.
+std::string effective_key(const ConditionalFunction& fn, const tune::Config& config) {
+  const std::vector<bool> applying = fn.space.active(config);
+  std::string key;
+  char buf[40];
+  for (std::size_t i = 0; i < fn.space.dim(); ++i) {
+    if (!applying[i]) continue;
+    const tune::Parameter& p = fn.space.parameters()[i];
+    const auto it = config.find(p.name);
+    if (it == config.end()) continue;
+    if (const double* d = std::get_if<double>(&it->second)) {
+      std::snprintf(buf, sizeof buf, "%a", *d);
+      key += buf;
+    } else {
+      key += tune::to_string(it->second);
+    }
+    key += '\x1f';
+  }
+  return key;
+}
+
+struct Run {
+  std::vector<double> best_so_far;
+  std::vector<bool> repeat;
+  std::string stop_reason;
+};
+
+Run run_study(const ConditionalFunction& fn, const Method& method, std::uint64_t seed, std::size_t evaluations) {
+  tune::Study study(method.flat ? fn.flat_space : fn.space, strategy_for(method),
+                    {.direction = tune::Direction::minimize, .seed = seed});
+  Run run;
+  std::set<std::string> seen;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < evaluations; ++k) {
+    std::optional<tune::Suggestion> s = study.ask();
+    if (!s) {
+      run.stop_reason = study.stop_reason().empty() ? "ask() returned nothing" : study.stop_reason();
+      break;
+    }
+    const double value = fn.f(s->config);
+    if (value - fn.minimum < -kRegretTolerance) {
+      std::fprintf(stderr,
+                   "conditional_space: %s: f = %.17g at %s (method %s, seed %llu) is below the known minimum "
+                   "%.17g: the minimum is wrong\n",
+                   fn.name.c_str(), value, tune::to_string(s->config).c_str(), method.label.c_str(),
+                   static_cast<unsigned long long>(seed), fn.minimum);
+      std::exit(1);
+    }
+    study.tell(s->id, value);
+    best = std::min(best, value);
+    run.best_so_far.push_back(best);
+    run.repeat.push_back(!seen.insert(effective_key(fn, s->config)).second);
+  }
+  return run;
+}
+
+// The evaluations at which the tables show the regret: 15, 30, 60 within the budget, and the budget.
+std::vector<std::size_t> checkpoints(std::size_t budget) {
+  std::vector<std::size_t> ks;
+  for (const std::size_t k : {15, 30, 60})
+    if (k <= budget) ks.push_back(k);
+  if (ks.empty() || ks.back() != budget) ks.push_back(budget);
+  return ks;
+}
+
+// The median of values that may be infinite (a run that never reached the target).
+double median_with_inf(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  if (n % 2) return v[n / 2];
+  const double a = v[n / 2 - 1], b = v[n / 2];
+  return std::isinf(a) || std::isinf(b) ? std::numeric_limits<double>::infinity() : 0.5 * (a + b);
+}
+
+void print_table(const ConditionalFunction& fn, double gap, const std::vector<Method>& methods,
+                 const std::vector<std::vector<Run>>& runs, std::size_t seeds, std::size_t budget) {
+  const double target = kTargetFraction * gap;
+  const std::vector<std::size_t> ks = checkpoints(budget);
+  std::printf("\n## %s (minimum %.6g; target regret %.3g = 1%% of the median random gap %.3g; median and IQR of "
+              "simple regret over %zu seeds)\n\n| method |",
+              fn.name.c_str(), fn.minimum, target, gap, seeds);
+  for (const std::size_t k : ks) std::printf(" @%zu | IQR @%zu |", k, k);
+  std::printf(" reached target | median evals to target | repeats |\n|---|");
+  for (std::size_t i = 0; i < ks.size(); ++i) std::printf("---|---|");
+  std::printf("---|---|---|\n");
+  for (std::size_t m = 0; m < methods.size(); ++m) {
+    std::printf("| %s |", methods[m].label.c_str());
+    for (const std::size_t k : ks) {
+      std::vector<double> regrets;
+      for (const Run& r : runs[m])
+        if (!r.best_so_far.empty())
+          regrets.push_back(std::max(0.0, r.best_so_far[std::min(k, r.best_so_far.size()) - 1] - fn.minimum));
+      const double iqr = tune::bench::quantile(regrets, 0.75) - tune::bench::quantile(regrets, 0.25);
+      std::printf(" %s | %s |", tune::bench::fmt(tune::bench::quantile(regrets, 0.5)).c_str(),
+                  tune::bench::fmt(iqr).c_str());
+    }
+    std::vector<double> to_target;
+    std::size_t reached = 0, repeats = 0;
+    for (const Run& r : runs[m]) {
+      double first = std::numeric_limits<double>::infinity();
+      for (std::size_t k = 0; k < r.best_so_far.size(); ++k)
+        if (r.best_so_far[k] - fn.minimum <= target) {
+          first = static_cast<double>(k + 1);
+          ++reached;
+          break;
+        }
+      to_target.push_back(first);
+      repeats += static_cast<std::size_t>(std::count(r.repeat.begin(), r.repeat.end(), true));
+    }
+    const double med = median_with_inf(to_target);
+    const std::string cell = std::isinf(med) ? ">" + std::to_string(budget) : tune::bench::fmt(med);
+    std::printf(" %zu/%zu | %s | %zu |\n", reached, runs[m].size(), cell.c_str(), repeats);
+  }
+  std::fflush(stdout);
+}
+
+ConditionalFunction function_or_exit(const std::string& name) {
+  try {
+    return tune::testfn::conditional_by_name(name);
+  } catch (const std::exception& e) {
+    usage_error(e.what());
+  }
+}
+
+int serve(const std::string& name) {
+  const ConditionalFunction fn = function_or_exit(name);
+  const std::vector<tune::Parameter>& params = fn.space.parameters();
+  std::printf("%zu %.17g %.17g\n", params.size(), fn.minimum, kTargetFraction * tune::testfn::typical_gap(fn));
+  for (const tune::Parameter& p : params) {
+    const char* kind = p.type == tune::ParamType::floating  ? "float"
+                       : p.type == tune::ParamType::integer ? "int"
+                                                            : tune::to_string(p.type);
+    std::printf("%s %s", kind, p.name.c_str());
+    if (p.condition) {
+      std::printf(" when %s ", p.condition->parent.c_str());
+      for (std::size_t k = 0; k < p.condition->values.size(); ++k)
+        std::printf("%s%s", k ? "," : "", p.condition->values[k].c_str());
+    }
+    switch (p.type) {
+      case tune::ParamType::floating:
+      case tune::ParamType::integer:
+        std::printf(" %.17g %.17g %s\n", p.low, p.high, tune::to_string(p.scale));
+        break;
+      case tune::ParamType::categorical:
+      case tune::ParamType::ordinal:
+        for (const std::string& c : p.choices) std::printf(" %s", c.c_str());
+        std::printf("\n");
+        break;
+    }
+  }
+  std::fflush(stdout);
+  std::string line;
+  while (std::getline(std::cin, line)) {
+    std::istringstream in(line);
+    tune::Config config;
+    for (const tune::Parameter& p : params) {
+      std::string token;
+      if (!(in >> token)) {
+        std::fprintf(stderr, "conditional_space --eval: expected %zu values, got '%s'\n", params.size(),
+                     line.c_str());
+        return 1;
+      }
+      if (token == "-") continue;
+      if (p.type == tune::ParamType::floating) {
+        config[p.name] = tune::bench::real_value(token, "conditional_space --eval", p.name.c_str());
+      } else if (p.type == tune::ParamType::integer) {
+        config[p.name] = static_cast<std::int64_t>(
+            std::llround(tune::bench::real_value(token, "conditional_space --eval", p.name.c_str())));
+      } else {
+        config[p.name] = token;
+      }
+    }
+    try {
+      std::printf("%.17g\n", fn.f(config));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "conditional_space --eval: %s\n", e.what());
+      return 1;
+    }
+    std::fflush(stdout);
+  }
+  return 0;
+}
+
+int check_minima(const std::vector<std::string>& names) {
+  int status = 0;
+  std::printf("| function | closed-form minimum | numerical search | difference | combinations | evaluations | "
+              "argmin found |\n|---|---|---|---|---|---|---|\n");
+  for (const std::string& name : names) {
+    const ConditionalFunction fn = function_or_exit(name);
+    try {
+      (void)fn.space.encode(fn.argmin);  // the documented argmin is a configuration of the conditional space
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "conditional_space: %s: the documented argmin %s: %s\n", name.c_str(),
+                   tune::to_string(fn.argmin).c_str(), e.what());
+      status = 1;
+    }
+    const double at_argmin = fn.f(fn.argmin);
+    if (std::abs(at_argmin - fn.minimum) > kRegretTolerance) {
+      std::fprintf(stderr, "conditional_space: %s: f at the documented argmin %s is %.17g, not the minimum %.17g\n",
+                   name.c_str(), tune::to_string(fn.argmin).c_str(), at_argmin, fn.minimum);
+      status = 1;
+    }
+    const tune::testfn::ConditionalMinimumSearch s = tune::testfn::search_minimum(fn);
+    std::printf("| %s | %.17g | %.17g | %.3g | %zu | %zu | %s |\n", name.c_str(), fn.minimum, s.value,
+                s.value - fn.minimum, s.combinations, s.evaluations, tune::to_string(s.argmin).c_str());
+    std::fflush(stdout);
+    if (s.value - fn.minimum < -kRegretTolerance) {
+      std::fprintf(stderr, "conditional_space: %s: the search found %.17g at %s, below the minimum %.17g\n",
+                   name.c_str(), s.value, tune::to_string(s.argmin).c_str(), fn.minimum);
+      status = 1;
+    }
+  }
+  return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  bool check = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--eval") return serve(value());
+    if (arg == "--check-minima") {
+      check = true;
+    } else if (arg == "--seeds") {
+      o.seeds = parse_count(arg, value());
+    } else if (arg == "--evaluations") {
+      o.evaluations = parse_count(arg, value());
+    } else if (arg == "--functions") {
+      o.functions = tune::bench::split_commas(value());
+    } else if (arg == "--methods") {
+      o.methods = split_methods(value());
+    } else if (arg == "--csv") {
+      o.csv = value();
+    } else {
+      usage_error("unknown argument '" + arg + "'");
+    }
+  }
+  if (o.functions.empty()) usage_error("--functions names none");
+  if (o.methods.empty()) usage_error("--methods names none");
+  if (check) return check_minima(o.functions);
+  std::vector<ConditionalFunction> functions;
+  for (const std::string& name : o.functions) functions.push_back(function_or_exit(name));
+  std::vector<Method> methods;
+  for (const std::string& text : o.methods) {
+    methods.push_back(parse_method(text));
+    try {  // refuse an unknown strategy or option before any run
+      const Method& m = methods.back();
+      (void)tune::Study(m.flat ? functions.front().flat_space : functions.front().space, strategy_for(m), {.seed = 0});
+    } catch (const std::exception& e) {
+      usage_error("method '" + text + "': " + e.what());
+    }
+  }
+  std::ofstream csv(o.csv);
+  if (!csv) {
+    std::fprintf(stderr, "conditional_space: cannot write '%s'\n", o.csv.c_str());
+    return 1;
+  }
+  csv << "function,method,seed,evaluation,best_so_far,regret,repeat\n";
+  csv.precision(17);
+  const auto start = Clock::now();
+  for (const ConditionalFunction& fn : functions) {
+    std::vector<std::vector<Run>> runs;
+    for (const Method& method : methods) {
+      const auto t_method = Clock::now();
+      runs.emplace_back();
+      for (std::size_t seed = 0; seed < o.seeds; ++seed) {
+        Run run = run_study(fn, method, seed, o.evaluations);
+        if (!run.stop_reason.empty())
+          std::fprintf(stderr, "note: %s / %s seed %zu stopped after %zu evaluations: %s\n", fn.name.c_str(),
+                       method.label.c_str(), seed, run.best_so_far.size(), run.stop_reason.c_str());
+        for (std::size_t k = 0; k < run.best_so_far.size(); ++k)
+          csv << fn.name << ',' << csv_field(method.label) << ',' << seed << ',' << (k + 1) << ','
+              << run.best_so_far[k] << ',' << (run.best_so_far[k] - fn.minimum) << ',' << (run.repeat[k] ? 1 : 0)
+              << '\n';
+        runs.back().push_back(std::move(run));
+      }
+      std::fprintf(stderr, "[%7.1f s] %s / %s: %zu seeds in %.1f s\n",
+                   std::chrono::duration<double>(Clock::now() - start).count(), fn.name.c_str(),
+                   method.label.c_str(), o.seeds, std::chrono::duration<double>(Clock::now() - t_method).count());
+    }
+    print_table(fn, tune::testfn::typical_gap(fn), methods, runs, o.seeds, o.evaluations);
+  }
+  return 0;
+}
