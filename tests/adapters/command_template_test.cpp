@@ -280,6 +280,14 @@ TEST(CommandTemplateConditions, AConditionalPlaceholderAloneIsRefusedWithTheFix)
     EXPECT_NE(after_flag.find(part), std::string::npos) << after_flag << "\nmissing: " << part;
   const std::string positional = error_of([] { check_command_template({"train", "{momentum}"}, conditional_space()); });
   EXPECT_NE(positional.find("shift the arguments after it"), std::string::npos) << positional;
+  // Text around the placeholder does not help after a bare flag, nor another placeholder beside it.
+  const std::string around = error_of([] { check_command_template({"train", "--m", "x{momentum}"}, conditional_space()); });
+  EXPECT_NE(around.find("leave '--m' behind"), std::string::npos) << around;
+  const std::string two = error_of([] { check_command_template({"train", "{momentum}{opt}"}, conditional_space()); });
+  EXPECT_NE(two.find("shift the arguments after it"), std::string::npos) << two;
+  // key=value arguments (Hydra's overrides) go whole, after a flag or not.
+  EXPECT_NO_THROW(check_command_template({"train", "--verbose", "optim.momentum={momentum}"}, conditional_space()));
+  EXPECT_NO_THROW(check_command_template({"train", "-m{momentum}"}, conditional_space()));
   // An unconditional parameter alone is as welcome as ever.
   EXPECT_NO_THROW(check_command_template({"train", "--lr", "{lr}", "{opt}"}, conditional_space()));
 }

@@ -89,8 +89,17 @@ TEST(TuneConditionalSpace, ACommandOrConditionThatCannotWorkIsRefusedBeforeAnyth
   EXPECT_EQ(typo.code, 1);
   EXPECT_NE(typo.err.find("'momentum'"), std::string::npos) << typo.err;
   EXPECT_NE(typo.err.find("'sdg' is not one of its choices"), std::string::npos) << typo.err;
-  EXPECT_NE(typo.err.find("space.momentum at line 5"), std::string::npos) << typo.err;
+  EXPECT_NE(typo.err.find("parameter 'momentum' at line 5"), std::string::npos) << typo.err;
+  EXPECT_EQ(typo.err.find("field 'space' at"), std::string::npos) << "led with the space's line: " << typo.err;
   EXPECT_NE(flag.err.find("line 2"), std::string::npos) << flag.err;
+  // An enqueued value of a parameter that does not apply: at its own line, with the one fix.
+  write(d / "enqueue.yaml", campaign("\"--opt={opt}\", \"--momentum={momentum}\", \"--lr={lr}\"", "{opt: [sgd]}", 4) +
+                                "enqueue:\n  - opt: adam\n    lr: 0.01\n    momentum: 0.5\n");
+  const Result enqueued = tune(d, {"run", "enqueue.yaml", "--quiet"});
+  EXPECT_EQ(enqueued.code, 1);
+  EXPECT_NE(enqueued.err.find("field 'enqueue[0].momentum' at line 14"), std::string::npos) << enqueued.err;
+  EXPECT_NE(enqueued.err.find("remove it"), std::string::npos) << enqueued.err;
+  EXPECT_EQ(enqueued.err.find("give a value the space allows"), std::string::npos) << enqueued.err;
   EXPECT_FALSE(fs::exists(d / "cond")) << "a refused campaign left a directory";
 }
 

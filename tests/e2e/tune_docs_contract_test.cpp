@@ -112,7 +112,8 @@ TEST(TuneDocsContract, EveryCampaignTheDocumentsShowIsAccepted) {
     return text;
   };
   const std::vector<std::pair<std::string, std::string>> both{
-      {"  # wall:", "  wall:"}, {"  # timeout:", "  timeout:"}, {"# enqueue:", "enqueue:"}, {"#   - {", "  - {"}};
+      {"  # wall:", "  wall:"}, {"  # timeout:", "  timeout:"}, {"# enqueue:", "enqueue:"}, {"#   - {", "  - {"},
+      {"  # gain:", "  gain:"}};
   std::vector<std::pair<std::string, std::string>> with_ei{
       {"\nobjective: {name: val_acc", "\n# objective: {name: val_acc"}, {"# objective: {name: loss,", "objective: {name: loss,"},
       {"  # epsilon:", "  epsilon:"}};

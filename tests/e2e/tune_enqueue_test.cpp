@@ -109,7 +109,7 @@ TEST(TuneEnqueue, BadEntriesAreRefusedAtTheirLineAndNothingIsCreated) {
   const std::vector<Case> cases{
       {"enqueue:\n  - {x: 0.1}\n", "field 'enqueue[0]' at line 10, column 5: parameter 'y' has no value"},
       {"enqueue:\n  - {x: 0.1, y: 0}\n  - {x: 0.1, y: 0, z: 1}\n", "field 'enqueue[1]' at line 11, column 20: unknown parameter 'z'; the space has x, y"},
-      {"enqueue:\n  - {x: 5, y: 0}\n", "field 'enqueue[0]' at line 10, column 5: parameter 'x': value 5 is outside"},
+      {"enqueue:\n  - {x: 5, y: 0}\n", "field 'enqueue[0].x' at line 10, column 9: parameter 'x': value 5 is outside"},
       {"enqueue:\n  - {x: 0.1, y: zero}\n", "field 'enqueue[0].y' at line 10, column 17: expected a number"},
       {"enqueue: {x: 0.1, y: 0}\n", "expected a list of configurations to run first"},
       {"strategy: gpoo\nenqueue:\n  - {x: 0.1, y: 0}\n", "strategy gpoo runs only configurations it chose itself"},

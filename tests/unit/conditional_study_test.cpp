@@ -149,5 +149,31 @@ TEST(ConditionalStudy, EnqueueRefusesAValueThatDoesNotApplyAndRunsOneThatDoes) {
   EXPECT_EQ(study.trial(s->id).unit(1), Space::inactive_coordinate);
 }
 
+// A saved trial whose parameter that does not apply sits elsewhere than 1/2 (a hand edit) is the same
+// configuration at a second point, which a deterministic study could run again: refused, named.
+TEST(ConditionalStudy, ALoadedTrialWithAnotherCoordinateForAParameterThatDoesNotApplyIsRefused) {
+  Study study(optimiser_space(), make_strategy("random"), {.seed = 3});
+  while (const auto s = study.ask()) {
+    study.tell(s->id, loss(s->config));
+    if (!s->config.contains("momentum")) break;
+  }
+  const std::uint64_t id = study.trials().back().id;
+  ASSERT_FALSE(study.trial(id).config.contains("momentum"));
+  YAML::Node root = YAML::Load(study.to_yaml_string());
+  YAML::Node trials = root["trials"] ? root["trials"] : root["study"]["trials"];
+  ASSERT_TRUE(trials.IsSequence()) << study.to_yaml_string();
+  EXPECT_NO_THROW((void)Study::from_yaml_string(YAML::Dump(root), "state.yaml"));
+  trials[static_cast<std::size_t>(id)]["unit"][1] = 0.3;
+  try {
+    (void)Study::from_yaml_string(YAML::Dump(root), "state.yaml");
+    ADD_FAILURE() << "loaded";
+  } catch (const StateError& e) {
+    const std::string m = e.what();
+    for (const char* part : {"state.yaml", "coordinate 2 ('momentum') is 0.3", "applies only when opt is sgd or rmsprop",
+                             "coordinate is 0.5"})
+      EXPECT_NE(m.find(part), std::string::npos) << m << "\nmissing: " << part;
+  }
+}
+
 }  // namespace
 }  // namespace tune

@@ -150,6 +150,32 @@ TEST(SpaceConditions, GridSizeCountsEachConfigurationOnce) {
   // layers (1, 4, 5: 1 each; 2, 3, 6: 4 units each) = 15; act 2.
   EXPECT_EQ(s.grid_size(), 7u * 15u * 2u);
   EXPECT_EQ(distinct_configurations(s), s.grid_size());
+  // grid_points lists each once, canonical, and nothing past its limit.
+  const std::vector<Eigen::VectorXd> points = s.grid_points(1000);
+  std::set<std::vector<double>> keys;
+  for (const Eigen::VectorXd& x : points) {
+    EXPECT_EQ(s.snap(x), x);
+    keys.insert(std::vector<double>(x.data(), x.data() + x.size()));
+  }
+  EXPECT_EQ(points.size(), s.grid_size());
+  EXPECT_EQ(keys.size(), s.grid_size());
+  EXPECT_TRUE(s.grid_points(s.grid_size() - 1).empty());
+}
+
+TEST(SpaceConditions, AConditionalSpaceIsCountedAndListedWhereItsProductIsNot) {
+  // 3 x 260 x 260 = 202800 grid points (past a 2^16 listing), 521 configurations.
+  const Space s({
+      Parameter::categorical("p", {"a", "b", "c"}),
+      Parameter::integer("x", 1, 260).when("p", {"a"}),
+      Parameter::integer("y", 1, 260).when("p", {"b"}),
+  });
+  EXPECT_EQ(s.grid_size(), 521u);
+  EXPECT_EQ(s.grid_points(std::size_t{1} << 16).size(), 521u);
+  // A product that overflows (3 x 2^52 x 2^52) still counts its configurations: 1 + 2 x 2^52.
+  const auto huge = static_cast<std::int64_t>(std::int64_t{1} << 52);
+  const Space wide({Parameter::categorical("p", {"a", "b", "c"}), Parameter::integer("x", 1, huge).when("p", {"a"}),
+                    Parameter::integer("y", 1, huge).when("p", {"b"})});
+  EXPECT_EQ(wide.grid_size(), 1u + 2u * static_cast<std::size_t>(huge));
 }
 
 TEST(SpaceConditions, ActiveFractionIsTheShareOfTheCubeWhereTheParameterApplies) {

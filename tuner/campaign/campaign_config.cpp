@@ -346,7 +346,11 @@ std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignC
     try {
       (void)c.space.encode(e.config);
     } catch (const SpaceError& err) {
-      fail(item, field, std::string(err.what()) + "; give a value the space allows");
+      // At the line of the parameter's value, saying what to do: a value that does not apply is removed.
+      const YAML::Node at = err.parameter().empty() ? YAML::Node() : item[err.parameter()];
+      const bool applies = err.parameter().empty() || c.space.active(e.config)[c.space.index_of(err.parameter())];
+      fail(at ? at : item, at ? field + "." + err.parameter() : field,
+           std::string(err.what()) + (applies ? "; give a value the space allows" : ""));
     }
     out.push_back(std::move(e));
   }
@@ -380,6 +384,8 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     try {
       c.space = space_from_yaml(require(root, "space"));
     } catch (const SpaceError& e) {
+      // A parameter's error already says its line (space_yaml.hpp).
+      if (!e.parameter().empty()) throw CampaignError(e.what(), "space." + e.parameter(), e.what());
       fail(root["space"], "space", e.what());
     }
     if (const YAML::Node r = root["resolution"]) {
@@ -715,8 +721,9 @@ space:
   layers: {type: int, low: 1, high: 8}
   act:    {type: categorical, choices: [relu, tanh]}
   # also: {type: ordinal, choices: [16, 32, 64]}, {type: int, low: 1, high: 1024, log: true}
-  # conditional (only for some values of an earlier parameter; pass it as one argument, --m={m}):
-  # momentum: {type: float, low: 0, high: 0.99, when: {opt: [sgd, rmsprop]}}
+  # conditional: only for some values of an earlier parameter, and then passed as one argument
+  # ("--gain={gain}" in command), left out elsewhere:
+  # gain: {type: float, low: 0.5, high: 2, when: {act: [tanh]}}
 # Cheap low-fidelity runs: the trial gets the level's value as {epochs} and $TUNE_RESOLUTION; with
 # strategy cmets the tuner chooses the level too. cost: measured (run time, seconds) or [1, 3, 9, 27].
 # resolution: {param: epochs, levels: [1, 3, 9, 27], cost: measured}

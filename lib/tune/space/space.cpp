@@ -23,7 +23,7 @@ constexpr double max_integer_bound = 9007199254740992.0;  // 2^53
 std::string quoted(const std::string& name) { return "'" + name + "'"; }
 
 [[noreturn]] void fail(const Parameter& p, const std::string& what) {
-  throw SpaceError("parameter " + quoted(p.name) + ": " + what);
+  throw SpaceError("parameter " + quoted(p.name) + ": " + what, p.name);
 }
 
 double clamp01(double u) {
@@ -599,8 +599,7 @@ std::size_t Space::grid_size() const {
   for (const auto& p : parameters_) {
     const std::size_t k = p.cardinality();
     if (k == 0) return 0;
-    if (size > max / k) return max;
-    size *= k;
+    size = size > max / k ? max : size * k;
   }
   if (!has_conditions()) return size;
   // Distinct configurations: each combination of the parents' values, times the cardinalities of the
@@ -634,6 +633,36 @@ std::size_t Space::grid_size() const {
     return total;
   };
   return count(0).value_or(size);
+}
+
+std::vector<Eigen::VectorXd> Space::grid_points(std::size_t limit) const {
+  const std::size_t size = grid_size();
+  if (size == 0 || size > limit) return {};
+  std::vector<Eigen::VectorXd> points;
+  points.reserve(size);
+  Eigen::VectorXd unit = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(parameters_.size()), inactive_coordinate);
+  // Depth first over the parameters in order: a parameter that does not apply under the values
+  // chosen before it takes inactive_coordinate, one that does each of its values' cells in turn.
+  std::function<void(std::size_t)> visit = [&](std::size_t i) {
+    if (i == parameters_.size()) {
+      points.push_back(snap(unit));
+      return;
+    }
+    const auto j = static_cast<Eigen::Index>(i);
+    if (!active(unit)[i]) {
+      unit[j] = inactive_coordinate;
+      visit(i + 1);
+      return;
+    }
+    const Parameter& p = parameters_[i];
+    for (std::size_t k = 0; k < p.cardinality(); ++k) {
+      unit[j] = p.type == ParamType::integer ? encode_one(p, static_cast<std::int64_t>(p.low) + static_cast<std::int64_t>(k))
+                                             : cell_centre(k, p.cardinality());
+      visit(i + 1);
+    }
+  };
+  visit(0);
+  return points;
 }
 
 }  // namespace tune

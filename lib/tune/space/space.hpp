@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -62,7 +63,13 @@ struct Parameter {
 // Thrown for an invalid space or value; the message names the parameter and the fix.
 class SpaceError : public std::invalid_argument {
  public:
-  using std::invalid_argument::invalid_argument;
+  explicit SpaceError(const std::string& message, std::string parameter = {})
+      : std::invalid_argument(message), parameter_(std::move(parameter)) {}
+  // The parameter the error is about (its message then begins "parameter 'NAME': "); empty if none.
+  const std::string& parameter() const { return parameter_; }
+
+ private:
+  std::string parameter_;
 };
 
 class Space {
@@ -92,6 +99,9 @@ class Space {
   // finite. With conditions, the count of a space whose parents' value combinations exceed 2^20 is
   // the product of the cardinalities, an upper bound.
   std::size_t grid_size() const;
+  // Every distinct configuration of a finite space, as its canonical unit point (snap), if there are
+  // at most `limit`; empty otherwise, or if the space is not finite.
+  std::vector<Eigen::VectorXd> grid_points(std::size_t limit) const;
 
   // Conditional parameters (Condition).
   bool has_conditions() const { return !parents_.empty(); }

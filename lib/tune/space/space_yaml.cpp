@@ -116,14 +116,14 @@ Space space_from_yaml(const YAML::Node& node) {
   try {
     return Space(std::move(params));
   } catch (const SpaceError& e) {
-    // A parameter's error at its own line ("parameter 'm': ..."), the space's otherwise.
+    // A parameter's error at its own line ("parameter 'm' at line 7, column 6: ..."), as the other
+    // errors above are; the space's line otherwise.
     const std::string what = e.what();
-    const std::string prefix = "parameter '";
-    if (what.starts_with(prefix)) {
-      const std::string name = what.substr(prefix.size(), what.find('\'', prefix.size()) - prefix.size());
+    const std::string prefix = "parameter '" + e.parameter() + "'";
+    if (!e.parameter().empty() && what.starts_with(prefix + ":"))
       for (const auto& kv : node)
-        if (kv.first.Scalar() == name) throw SpaceError(what + " (space." + name + " at " + position_of(kv.second) + ")");
-    }
+        if (kv.first.Scalar() == e.parameter())
+          throw SpaceError(prefix + " at " + position_of(kv.second) + what.substr(prefix.size()), e.parameter());
     throw SpaceError(what + " (space at " + position_of(node) + ")");
   }
 }

@@ -40,27 +40,27 @@ std::optional<ScoredPoint> best_untried_configuration(const GaussianProcess& gp,
   constexpr std::size_t kMaxListed = std::size_t{1} << 16;
   const std::size_t size = space.grid_size();
   if (size == 0 || size > kMaxListed || ran.size() >= size) return std::nullopt;
-  // The grid of every parameter's values; with conditions, several of its points are one configuration.
-  std::size_t cells = 1;
-  for (const Parameter& p : space.parameters())
-    cells = cells > kMaxListed / p.cardinality() ? kMaxListed + 1 : cells * p.cardinality();
-  if (cells > kMaxListed) return std::nullopt;
-  std::set<std::vector<double>> seen;
   std::optional<ScoredPoint> best;
+  const auto consider = [&](const Eigen::VectorXd& x) {
+    if (ran.count(unit_key(x))) return;
+    const Prediction p = gp.predict(inputs(x));
+    const double score = acquisition.score(p.mean, p.variance);
+    if (!best || score > best->score) best = ScoredPoint{x, score, p.variance};
+  };
+  // With conditions, the configurations (the grid of every parameter's values holds each several times).
+  if (space.has_conditions()) {
+    for (const Eigen::VectorXd& x : space.grid_points(kMaxListed)) consider(x);
+    return best;
+  }
   Eigen::VectorXd u(static_cast<Eigen::Index>(space.dim()));
-  for (std::size_t index = 0; index < cells; ++index) {
+  for (std::size_t index = 0; index < size; ++index) {
     std::size_t rest = index;
     for (std::size_t i = 0; i < space.dim(); ++i) {
       const std::size_t k = space.parameters()[i].cardinality();
       u[static_cast<Eigen::Index>(i)] = (static_cast<double>(rest % k) + 0.5) / static_cast<double>(k);
       rest /= k;
     }
-    const Eigen::VectorXd x = space.snap(u);
-    if (ran.count(unit_key(x))) continue;
-    if (space.has_conditions() && !seen.insert(unit_key(x)).second) continue;
-    const Prediction p = gp.predict(inputs(x));
-    const double score = acquisition.score(p.mean, p.variance);
-    if (!best || score > best->score) best = ScoredPoint{x, score, p.variance};
+    consider(space.snap(u));
   }
   return best;
 }

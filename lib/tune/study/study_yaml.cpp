@@ -124,6 +124,17 @@ Eigen::VectorXd read_unit(const Space& space, std::uint64_t id, const Node& node
       refuse_trial(id, node, "unit", "coordinate " + std::to_string(i + 1) + " ('" +
                                          space.parameters()[static_cast<std::size_t>(i)].name + "') is " +
                                          format_double(unit(i)) + "; unit coordinates lie in [0, 1]: " + fix);
+  // A parameter that does not apply has one coordinate (Space::snap): another would make the same
+  // configuration a second point, which could run again.
+  if (space.has_conditions()) {
+    const std::vector<bool> applying = space.active(unit);
+    for (std::size_t i = 0; i < space.dim(); ++i)
+      if (!applying[i] && unit(static_cast<Eigen::Index>(i)) != Space::inactive_coordinate)
+        refuse_trial(id, node, "unit", "coordinate " + std::to_string(i + 1) + " ('" + space.parameters()[i].name +
+                                           "') is " + format_double(unit(static_cast<Eigen::Index>(i))) + ", but it " +
+                                           space.condition_text(i) + " and does not apply at this point, where its "
+                                           "coordinate is " + format_double(Space::inactive_coordinate) + ": " + fix);
+  }
   return unit;
 }
 

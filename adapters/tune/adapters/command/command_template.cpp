@@ -161,19 +161,33 @@ void check_command_template(const std::vector<std::string>& command, const Space
   };
   for (std::size_t i = 0; i < command.size(); ++i) {
     expand(command[i], i, resolve, known);
+    // The conditional parameters the element names, and its text without placeholders.
+    std::vector<std::size_t> conditional;
+    const std::string text = expand(
+        command[i], i,
+        [&](const std::string& name, std::string&) {
+          const Parameter* p = space.find(name);
+          if (p && p->condition) conditional.push_back(space.index_of(name));
+          return true;
+        },
+        known);
+    if (conditional.empty()) continue;
     const std::string& element = command[i];
-    if (element.size() < 3 || element.front() != '{' || element.back() != '}' || element[1] == '{') continue;
-    const std::string name = element.substr(1, element.size() - 2);
-    const std::size_t index = space.find(name) ? space.index_of(name) : space.dim();
-    if (index == space.dim() || space.condition_text(index).empty()) continue;
+    const std::string& name = space.parameters()[conditional.front()].name;
+    const std::string why = "'" + name + "' " + space.condition_text(conditional.front()) +
+                            ", and elsewhere an argument holding {" + name + "} is left out";
+    // A value alone would shift the arguments after it, or leave its flag behind; so would a value
+    // with text around it after a bare flag (--m x{m}). `key={m}` and `--m={m}` go whole.
     const bool flag_before = i > 0 && command[i - 1].starts_with("-") && command[i - 1].find('{') == std::string::npos;
+    const bool value_alone = text.empty() || (flag_before && text.find('=') == std::string::npos && !text.starts_with("-"));
+    if (!value_alone) continue;
     throw CommandTemplateError(
         i, element,
-        "'" + name + "' " + space.condition_text(index) + ", and elsewhere an argument holding {" + name +
-            "} is left out; this one alone would " +
-            (flag_before ? "leave '" + command[i - 1] + "' behind: write '" + command[i - 1] + "={" + name + "}' as one argument"
+        why + "; this one would " +
+            (flag_before ? "leave '" + command[i - 1] + "' behind: write '" + command[i - 1] + "=" + element +
+                               "' as one argument"
                          : "shift the arguments after it: give it as one argument with its option, e.g. '--" + name +
-                               "={" + name + "}', or read TUNE_PARAM_ variables"));
+                               "=" + element + "', or read TUNE_PARAM_ variables"));
   }
 }
 
