@@ -127,6 +127,25 @@ TEST(ConditionalStudy, AFiniteSpaceRunsEachConfigurationOnceAndStops) {
   }
 }
 
+// cmes's initial design snaps onto few configurations of a small space; it used to run one again
+// (a reviewer's campaign ran {opt: adam, layers: 1} three times at full resolution).
+TEST(ConditionalStudy, CmesRunsNoConfigurationOfADiscreteSpaceTwice) {
+  const Space space({
+      Parameter::categorical("opt", {"sgd", "adam", "rmsprop"}),
+      Parameter::ordinal("momentum", {"0", "0.5", "0.9"}).when("opt", {"sgd", "rmsprop"}),
+      Parameter::integer("layers", 1, 3),
+  });
+  ASSERT_EQ(space.grid_size(), 21u);
+  for (const std::uint64_t seed : {1, 2, 3, 4}) {
+    Study study(space, make_strategy("cmes"), {.seed = seed, .max_trials = 15});
+    std::set<std::string> seen;
+    while (const auto s = study.ask()) {
+      EXPECT_TRUE(seen.insert(to_string(s->config)).second) << "seed " << seed << ": " << to_string(s->config) << " again";
+      study.tell(s->id, static_cast<double>(std::get<std::int64_t>(s->config.at("layers"))));
+    }
+  }
+}
+
 TEST(ConditionalStudy, EnqueueRefusesAValueThatDoesNotApplyAndRunsOneThatDoes) {
   Study study(optimiser_space(), make_strategy("ei"), {.seed = 1});
   try {

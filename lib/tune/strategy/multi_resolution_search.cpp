@@ -918,14 +918,18 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
                                                          : std::min<std::size_t>(2 * context.space.dim() + 1, 20);
   if (design_index_ < n_init || in_model_.size() < 2) {
     if (!full_run_fits(context, top)) return {std::nullopt, kNoFullRunFits};
+    // In a discrete space the design's points snap onto few configurations (fewer still with
+    // conditional parameters): one that has run at full resolution is not run again, as the
+    // acquisition's choices are not (runs_by_level).
+    const auto ran = runs_by_level(context);
     for (int attempt = 0; attempt < 1000; ++attempt) {
       Eigen::VectorXd u = shifted_sobol_point(context.space, context.seed, RngStream::initial_design, design_index_++);
-      if (coincides_with_pending(u, context.trials)) continue;
+      if (coincides_with_pending(u, context.trials) || ran.count({top, unit_key(u)})) continue;
       Proposal p{.unit = u, .source = "initial_design", .in_model = true, .model_size = in_model_.size()};
       p.level = top;
       return {p, {}};
     }
-    return {std::nullopt, "every point of the space is pending"};
+    if (in_model_.size() < 2) return {std::nullopt, "every point of the space has run or is pending"};
   }
   return propose_by_cmes(context, "acquisition");
 }
