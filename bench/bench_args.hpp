@@ -25,6 +25,26 @@ inline std::vector<std::string> split_commas(const std::string& text) {
   return parts;
 }
 
+// "a,b:{x: 1, y: 2},c" -> {a, b:{x: 1, y: 2}, c}: a list of strategies with YAML options, whose
+// commas inside {} or [] do not split.
+inline std::vector<std::string> split_methods(const std::string& text) {
+  std::vector<std::string> parts;
+  std::string current;
+  int depth = 0;
+  for (const char ch : text) {
+    if (ch == '{' || ch == '[') ++depth;
+    if (ch == '}' || ch == ']') --depth;
+    if (ch == ',' && depth == 0) {
+      if (!current.empty()) parts.push_back(current);
+      current.clear();
+    } else {
+      current += ch;
+    }
+  }
+  if (!current.empty()) parts.push_back(current);
+  return parts;
+}
+
 // A decimal whole number parsed in full by strtoull (so an optional leading '+'), or nothing
 // (empty, '-', trailing characters).
 inline std::optional<std::size_t> whole_number(const std::string& text) {

@@ -64,6 +64,7 @@
 
 #include "bench_args.hpp"
 #include "bench_stats.hpp"
+#include "regret_tables.hpp"
 #include "functions/mixed_space.hpp"
 #include "tune/tune.hpp"
 
@@ -102,25 +103,6 @@ struct Method {
 std::size_t parse_count(const std::string& flag, const std::string& text) {
   if (const auto v = tune::bench::positive_count(text)) return *v;
   usage_error(flag + " expects a positive integer, got '" + text + "'");
-}
-
-// "a,b:{x: 1, y: 2},c" -> {a, b:{x: 1, y: 2}, c}: commas inside {} or [] do not split.
-std::vector<std::string> split_methods(const std::string& text) {
-  std::vector<std::string> parts;
-  std::string current;
-  int depth = 0;
-  for (const char ch : text) {
-    if (ch == '{' || ch == '[') ++depth;
-    if (ch == '}' || ch == ']') --depth;
-    if (ch == ',' && depth == 0) {
-      if (!current.empty()) parts.push_back(current);
-      current.clear();
-    } else {
-      current += ch;
-    }
-  }
-  if (!current.empty()) parts.push_back(current);
-  return parts;
 }
 
 Method parse_method(const std::string& text) {
@@ -178,62 +160,16 @@ Run run_study(const MixedFunction& fn, const Method& method, std::uint64_t seed,
   return run;
 }
 
-// The evaluations at which the tables show the regret: 15, 30, 60 within the budget, and the budget.
-std::vector<std::size_t> checkpoints(std::size_t budget) {
-  std::vector<std::size_t> ks;
-  for (const std::size_t k : {15, 30, 60})
-    if (k <= budget) ks.push_back(k);
-  if (ks.empty() || ks.back() != budget) ks.push_back(budget);
-  return ks;
-}
-
-// The median of values that may be infinite (a run that never reached the target).
-double median_with_inf(std::vector<double> v) {
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  if (n % 2) return v[n / 2];
-  const double a = v[n / 2 - 1], b = v[n / 2];
-  return std::isinf(a) || std::isinf(b) ? std::numeric_limits<double>::infinity() : 0.5 * (a + b);
-}
-
 void print_table(const MixedFunction& fn, double gap, const std::vector<Method>& methods,
                  const std::vector<std::vector<Run>>& runs, std::size_t seeds, std::size_t budget) {
   const double target = kTargetFraction * gap;
-  const std::vector<std::size_t> ks = checkpoints(budget);
-  std::printf("\n## %s (minimum %.6g; target regret %.3g = 1%% of the median random gap %.3g; median and IQR of "
-              "simple regret over %zu seeds)\n\n| method |",
-              fn.name.c_str(), fn.minimum, target, gap, seeds);
-  for (const std::size_t k : ks) std::printf(" @%zu | IQR @%zu |", k, k);
-  std::printf(" reached target | median evals to target |\n|---|");
-  for (std::size_t i = 0; i < ks.size(); ++i) std::printf("---|---|");
-  std::printf("---|---|\n");
+  tune::bench::print_regret_table_head(fn.name, fn.minimum, target, gap, seeds, budget);
   for (std::size_t m = 0; m < methods.size(); ++m) {
     std::printf("| %s |", methods[m].label.c_str());
-    for (const std::size_t k : ks) {
-      std::vector<double> regrets;
-      for (const Run& r : runs[m])
-        if (!r.best_so_far.empty())
-          regrets.push_back(std::max(0.0, r.best_so_far[std::min(k, r.best_so_far.size()) - 1] - fn.minimum));
-      const double iqr = tune::bench::quantile(regrets, 0.75) - tune::bench::quantile(regrets, 0.25);
-      std::printf(" %s | %s |", tune::bench::fmt(tune::bench::quantile(regrets, 0.5)).c_str(),
-                  tune::bench::fmt(iqr).c_str());
-    }
-    std::vector<double> to_target;
-    std::size_t reached = 0;
-    for (const Run& r : runs[m]) {
-      double first = std::numeric_limits<double>::infinity();
-      for (std::size_t k = 0; k < r.best_so_far.size(); ++k)
-        if (r.best_so_far[k] - fn.minimum <= target) {
-          first = static_cast<double>(k + 1);
-          ++reached;
-          break;
-        }
-      to_target.push_back(first);
-    }
-    const double med = median_with_inf(to_target);
-    const std::string cell = std::isinf(med) ? ">" + std::to_string(budget) : tune::bench::fmt(med);
-    std::printf(" %zu/%zu | %s |\n", reached, runs[m].size(), cell.c_str());
+    std::vector<const std::vector<double>*> best_so_far;
+    for (const Run& r : runs[m]) best_so_far.push_back(&r.best_so_far);
+    tune::bench::print_regret_cells(best_so_far, fn.minimum, target, budget);
+    std::printf("\n");
   }
   std::fflush(stdout);
 }
@@ -341,7 +277,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--functions") {
       o.functions = tune::bench::split_commas(value());
     } else if (arg == "--methods") {
-      o.methods = split_methods(value());
+      o.methods = tune::bench::split_methods(value());
     } else if (arg == "--csv") {
       o.csv = value();
     } else if (arg == "--orders") {

@@ -29,6 +29,8 @@ import sys
 import time
 from collections import defaultdict
 
+from bench_stats import checkpoints, fmt, median_with_inf, quantile, write_rows
+
 REGRET_TOLERANCE = 1e-9
 METHOD_ORDER = ("ei", "random", "tpe", "optuna-random")
 
@@ -87,38 +89,12 @@ class Evaluator:
         self.proc.wait()
 
 
-def checkpoints(budget):
-    ks = [k for k in (15, 30, 60) if k <= budget]
-    if not ks or ks[-1] != budget:
-        ks.append(budget)
-    return ks
 
 
-def quantile(values, q):
-    """R type 7 (linear interpolation), as bench/bench_stats.hpp."""
-    v = sorted(values)
-    if not v:
-        return math.nan
-    pos = q * (len(v) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (pos - lo) * (v[hi] - v[lo])
 
 
-def median_with_inf(values):
-    v = sorted(values)
-    if not v:
-        return math.nan
-    n = len(v)
-    if n % 2:
-        return v[n // 2]
-    a, b = v[n // 2 - 1], v[n // 2]
-    return math.inf if math.isinf(a) or math.isinf(b) else 0.5 * (a + b)
 
 
-def fmt(x):
-    """%.3g as the C++ tables; '-' for NaN."""
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3g}"
 
 
 def print_tables(regret, info, out_rows=None):
@@ -223,14 +199,7 @@ def summarise(args):
     rows = []
     print_tables(regret, info, rows)
     if args.out_csv:
-        cols = []
-        for r in rows:
-            cols += [c for c in r if c not in cols]
-        with open(args.out_csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=cols)
-            w.writeheader()
-            for r in rows:
-                w.writerow({c: (repr(r[c]) if isinstance(r.get(c), float) else r.get(c, "")) for c in cols})
+        write_rows(args.out_csv, rows)
 
 
 def main():

@@ -25,6 +25,8 @@ import sys
 import time
 from collections import defaultdict
 
+from bench_stats import fmt, quantile, write_rows
+
 CHECKPOINTS = (25, 50, 100)
 
 # Issue 7's reference figures: median regret at 50 evaluations over 20 seeds (Limbo and BayesOpt are
@@ -98,19 +100,8 @@ def run_optuna(args):
             ev.close()
 
 
-def quantile(values, q):
-    """R type 7 (linear interpolation), as bench/regret_table.cpp."""
-    v = sorted(values)
-    if not v:
-        return math.nan
-    pos = q * (len(v) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (pos - lo) * (v[hi] - v[lo])
 
 
-def fmt(x):
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3g}"
 
 
 def summarise(args):
@@ -190,11 +181,7 @@ def summarise(args):
     if args.out_csv:
         cols = ["function", "method", "seeds"] + [f"{s}_{k}" for k in CHECKPOINTS for s in ("median", "iqr")] + \
                ["median_overhead_ms"]
-        with open(args.out_csv, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=cols)
-            w.writeheader()
-            for r in summary_rows:
-                w.writerow({c: (repr(r[c]) if isinstance(r.get(c), float) else r.get(c, "")) for c in cols})
+        write_rows(args.out_csv, summary_rows, cols)
 
 
 def main():
