@@ -53,12 +53,6 @@ ConditionalFunction make(std::string name, std::vector<Parameter> params) {
 
 }  // namespace
 
-Space without_conditions(const Space& space) {
-  std::vector<Parameter> params = space.parameters();
-  for (Parameter& p : params) p.condition.reset();
-  return Space(std::move(params));
-}
-
 ConditionalFunction jenatton() {
   const std::vector<std::string> bit{"0", "1"};
   ConditionalFunction fn = make(

@@ -107,8 +107,6 @@ ConditionalFunction layers_units();
 ConditionalFunction conditional_by_name(const std::string& name);  // throws std::invalid_argument
 std::vector<std::string> conditional_names();
 
-// The space's parameters without their conditions.
-tune::Space without_conditions(const tune::Space& space);
 
 // The numerical check of `minimum` described above: the lowest value found and where.
 struct ConditionalMinimumSearch {

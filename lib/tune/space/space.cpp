@@ -508,6 +508,12 @@ const Parameter* Space::find(const std::string& name) const {
   return nullptr;
 }
 
+Space without_conditions(const Space& space) {
+  std::vector<Parameter> parameters = space.parameters();
+  for (Parameter& p : parameters) p.condition.reset();
+  return Space(std::move(parameters));
+}
+
 std::string parameter_names(const Space& space) {
   std::string names;
   for (const Parameter& p : space.parameters()) names += (names.empty() ? "" : ", ") + p.name;

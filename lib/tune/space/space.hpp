@@ -134,6 +134,9 @@ class Space {
 std::size_t cell_index(double u, std::size_t k);
 double cell_centre(std::size_t i, std::size_t k);
 
+// The space's parameters with their conditions dropped: every one applies everywhere.
+Space without_conditions(const Space& space);
+
 // The parameters' names in the space's order, "lr, layers, act": for messages naming what exists.
 std::string parameter_names(const Space& space);
 

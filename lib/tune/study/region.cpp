@@ -16,11 +16,7 @@ std::vector<ParameterRange> decode_box(const Space& space, const Eigen::VectorXd
   // A conditional parameter's range is read as if it always applied, and given where it applies at
   // the box's centre (the region's configuration); elsewhere it is left out, as it is of a trial's.
   std::optional<Space> unconditional;
-  if (space.has_conditions()) {
-    std::vector<Parameter> ps = space.parameters();
-    for (Parameter& p : ps) p.condition.reset();
-    unconditional.emplace(std::move(ps));
-  }
+  if (space.has_conditions()) unconditional.emplace(without_conditions(space));
   const Space& plain = unconditional ? *unconditional : space;
   const std::vector<bool> applying = space.active(centre);
   std::vector<ParameterRange> out;
