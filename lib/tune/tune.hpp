@@ -10,4 +10,5 @@
 #include "tune/strategy/multi_resolution_search.hpp"
 #include "tune/strategy/strategy_factory.hpp"
 #include "tune/study/minimize.hpp"
+#include "tune/study/pruning_rule.hpp"
 #include "tune/study/study.hpp"

@@ -389,6 +389,11 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
   }
 }
 
+void Study::tell_pruned(std::uint64_t id, std::int64_t step, double value, std::optional<double> cost) {
+  tell(id, value, cost);
+  trials_[id].pruned_at_step = step;
+}
+
 void Study::add_interrupted_cost(std::uint64_t id, double cost) {
   Trial& t = pending_trial(id, "add_interrupted_cost");
   if (!options_.resolution)
@@ -415,7 +420,7 @@ const Trial& Study::trial(std::uint64_t id) const {
 const Trial* Study::best() const {
   const Trial* best = nullptr;
   for (const Trial& t : trials_)
-    if (t.status == TrialStatus::complete && (!t.level || *t.level == options_.resolution->top()) &&
+    if (t.status == TrialStatus::complete && !t.pruned_at_step && (!t.level || *t.level == options_.resolution->top()) &&
         (!best || reward_of(*t.value, options_.direction) > reward_of(*best->value, options_.direction)))
       best = &t;
   return best;

@@ -114,6 +114,12 @@ class Study {
   // trial in spent_cost() and the budget, so it must be in the declared costs' unit.
   // Without a resolution a cost is refused (std::invalid_argument): every trial counts 1.
   void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
+  // Pending trial `id` was stopped early at `step` by a pruning rule (prune_verdict in
+  // tune/study/pruning_rule.hpp): it is told `value`, its last reported value, as tell() does (same
+  // checks, same all or nothing), and marked pruned, so best() passes it over. The strategy models
+  // it like any result: a learning curve still improves, so the value is pessimistic for a trial
+  // that was already worse than most (Optuna's TPE takes a pruned trial's last value too).
+  void tell_pruned(std::uint64_t id, std::int64_t step, double value, std::optional<double> cost = std::nullopt);
   // Pending trial `id` could not be evaluated (a crash, a divergence, a timeout): it is recorded as
   // failed with `reason`, keeps counting against max_trials and the cost budget, and is never told
   // a value. Throws std::invalid_argument, the study unchanged, for an unknown id, a trial that is
@@ -134,7 +140,7 @@ class Study {
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(std::uint64_t id) const;
   // Best completed trial, nullptr if none; with a resolution, among the full-resolution trials only
-  // (a low-resolution value is not comparable).
+  // (a low-resolution value is not comparable); never a pruned one (its run did not finish).
   const Trial* best() const;
   std::size_t pending_count() const;
   // Set by ask() when it returns nothing and no trial is pending (and saved); cleared when an

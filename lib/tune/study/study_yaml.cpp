@@ -47,6 +47,7 @@ void write_trial(Writer& w, const Space& space, const Trial& t) {
   if (t.level) write_entry(w, "level", *t.level);
   if (t.cost) write_entry(w, "cost", *t.cost);
   if (t.interrupted_cost > 0) write_entry(w, "interrupted_cost", t.interrupted_cost);
+  if (t.pruned_at_step) write_entry(w, "pruned_at_step", *t.pruned_at_step);
   w.end_map();
 }
 
@@ -54,7 +55,7 @@ void write_trial(Writer& w, const Space& space, const Trial& t) {
 // hold .nan where there was no model (random, sobol, an initial design): they are read as written.
 const std::set<std::string> kTrialKeys{"id", "status", "config", "unit", "value", "failure_reason", "source",
                                        "in_model", "test_statistic", "model_size", "acquisition", "level", "cost",
-                                       "interrupted_cost"};
+                                       "interrupted_cost", "pruned_at_step"};
 
 // A trial record is read by one definition, trial_from_node(), from either kind of node: yaml-cpp's,
 // or the FlowNode of a record line (tune/io/flow_yaml.hpp), whose refusals name no position and make
@@ -238,6 +239,13 @@ Trial trial_from_node(const Space& space, const std::optional<Resolution>& resol
       refuse_trial(t.id, interrupted, "interrupted_cost",
                    "a cost is finite and >= 0, not " + format_double(t.interrupted_cost) +
                        ": restore what the trial's interrupted runs spent, or remove 'interrupted_cost'");
+  }
+  if (const Node pruned = n["pruned_at_step"]) {
+    t.pruned_at_step = read_int(pruned, "pruned_at_step");
+    if (t.status != TrialStatus::complete)
+      refuse_trial(t.id, pruned, "pruned_at_step",
+                   std::string("a ") + to_string(t.status) +
+                       " trial was not pruned (a pruned trial is complete, with its last value): remove 'pruned_at_step'");
   }
   return t;
 }

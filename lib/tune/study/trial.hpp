@@ -43,6 +43,9 @@ struct Trial {
   // What earlier runs of the trial that were interrupted (stopped, preempted) spent before it ran
   // again: charged to the cost budget beside `cost`, but not part of what a run at the level costs.
   double interrupted_cost = 0.0;
+  // A complete trial stopped early by a pruning rule (tune/study/pruning_rule.hpp) at this step: its
+  // value is the last one it reported then, not a finished run's, so it is never the best trial.
+  std::optional<std::int64_t> pruned_at_step;
 };
 
 // The reward the strategies maximise: the value, negated when minimising.
