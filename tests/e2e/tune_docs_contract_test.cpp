@@ -113,7 +113,7 @@ TEST(TuneDocsContract, EveryCampaignTheDocumentsShowIsAccepted) {
   };
   const std::vector<std::pair<std::string, std::string>> both{
       {"  # wall:", "  wall:"}, {"  # timeout:", "  timeout:"}, {"# enqueue:", "enqueue:"}, {"#   - {", "  - {"},
-      {"  # gain:", "  gain:"}};
+      {"  # gain:", "  gain:"}, {"# pruning: {rule", "pruning: {rule"}};
   std::vector<std::pair<std::string, std::string>> with_ei{
       {"\nobjective: {name: val_acc", "\n# objective: {name: val_acc"}, {"# objective: {name: loss,", "objective: {name: loss,"},
       {"  # epsilon:", "  epsilon:"}};
@@ -224,6 +224,7 @@ TEST(TuneDocsContract, EveryKeyACampaignFileAcceptsIsDocumented) {
       {"objective", x + "objective: {name: loss, zzz: 1}\n"},
       {"budget", x + "budget: {trials: 3, zzz: 1}\n"},
       {"resolution", x + "resolution: {param: epochs, levels: [1, 3], zzz: 1}\n"},
+      {"pruning", x + "pruning: {zzz: 1}\n"},
       {"slurm", x + "executor: {kind: slurm, zzz: 1}\n"},
       {"ei", x + "strategy: {name: ei, zzz: 1}\n"},
       {"ucb", x + "strategy: {name: ucb, zzz: 1}\n"},
@@ -240,10 +241,10 @@ TEST(TuneDocsContract, EveryKeyACampaignFileAcceptsIsDocumented) {
       ++checked;
       EXPECT_TRUE(names_key(readme, key)) << "the key '" << key << "' (" << name << ") is accepted but not in README.md";
     }
-  // top 10, float 4, choices 2, objective 3, budget 4, resolution 3, slurm executor 15; then the
+  // top 11, float 4, choices 2, objective 3, budget 4, resolution 3, pruning 5, slurm executor 15; then the
   // strategies' options, each listing its own: ei 16, its fit 17 and optimizer 5, ucb 18, cmets 26
   // and its fit 34, gpoo 15, bnb 9.
-  EXPECT_GE(checked, 181u);
+  EXPECT_GE(checked, 187u);
 }
 
 // The options of a subcommand as its --help lists them, each with all its names ("-o,--output TEXT",

@@ -308,6 +308,45 @@ ExecutorSpec read_executor(const YAML::Node& e) {
 
 // `enqueue:`, a list of configurations to run first: every parameter of the space, and with a
 // resolution optionally its parameter with one of the levels' values.
+// `pruning: median`, or a map: {rule: median | percentile, percentile (with rule percentile),
+// startup_trials, warmup_steps, min_trials}.
+PruningRule read_pruning(const YAML::Node& node) {
+  const std::string example = "pruning: median, or {rule: percentile, percentile: 25, startup_trials: 5, warmup_steps: 0}";
+  PruningRule rule;
+  if (node.IsScalar()) {
+    if (node.Scalar() != "median")
+      fail(node, "pruning", "expected 'median' or a map (" + example + "), found '" + node.Scalar() + "'");
+    return rule;
+  }
+  if (!node.IsMap()) fail(node, "pruning", "expected " + example);
+  refuse_unknown_keys(node, "pruning", {"rule", "percentile", "startup_trials", "warmup_steps", "min_trials"});
+  const std::string name = node["rule"] ? read_string(node["rule"], "pruning.rule") : "median";
+  if (name != "median" && name != "percentile")
+    fail(node["rule"], "pruning.rule",
+         "expected 'median' (stop a trial worse than half the completed ones at its step) or 'percentile', found '" +
+             name + "'");
+  if (name == "median" && node["percentile"])
+    fail(node["percentile"], "pruning.percentile", "the median rule's percentile is 50; write 'rule: percentile' to choose another");
+  if (name == "percentile") {
+    if (!node["percentile"])
+      fail(node, "pruning.percentile", "rule percentile needs 'percentile' (25 keeps the best quarter; 50 is the median rule)");
+    rule.percentile = read_double(node["percentile"], "pruning.percentile");
+  }
+  if (node["startup_trials"]) rule.startup_trials = read_count(node["startup_trials"], "pruning.startup_trials", 0);
+  if (node["warmup_steps"]) {
+    rule.warmup_steps = read_int(node["warmup_steps"], "pruning.warmup_steps");
+    if (rule.warmup_steps < 0)
+      fail(node["warmup_steps"], "pruning.warmup_steps", "expected a step >= 0 before which no trial is stopped");
+  }
+  if (node["min_trials"]) rule.min_trials = read_count(node["min_trials"], "pruning.min_trials", 1);
+  try {
+    rule.validate();
+  } catch (const std::invalid_argument& e) {
+    fail(node["percentile"] ? node["percentile"] : node, "pruning.percentile", without_prefix(e.what(), "pruning 'percentile' "));
+  }
+  return rule;
+}
+
 std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignConfig& c) {
   const std::string example = "e.g. enqueue: [{" + c.space.parameters().front().name + ": ...}]";
   if (!list.IsSequence() || list.size() == 0)
@@ -578,6 +617,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
       }
     }
     if (const YAML::Node e = root["executor"]) c.executor = read_executor(e);
+    if (const YAML::Node p = root["pruning"]) c.pruning = read_pruning(p);
     if (root["seed"]) c.seed = read_uint(root["seed"], "seed");
     if (const YAML::Node e = root["enqueue"]) c.enqueue = read_enqueue(e, c);
     return c;
@@ -669,6 +709,16 @@ YAML::Node CampaignConfig::to_yaml() const {
   strat["name"] = strategy;
   for (const auto& kv : s) strat[kv.first.as<std::string>()] = kv.second;
   n["strategy"] = strat;
+  if (pruning) {
+    YAML::Node p;
+    p.SetStyle(YAML::EmitterStyle::Flow);
+    p["rule"] = pruning->percentile == 50.0 ? "median" : "percentile";
+    if (pruning->percentile != 50.0) p["percentile"] = yaml_double(pruning->percentile);
+    p["startup_trials"] = pruning->startup_trials;
+    p["warmup_steps"] = pruning->warmup_steps;
+    p["min_trials"] = pruning->min_trials;
+    n["pruning"] = p;
+  }
   if (budget.trials) n["budget"]["trials"] = *budget.trials;
   if (budget.cost) n["budget"]["cost"] = yaml_double(*budget.cost);
   if (budget.wall_seconds) n["budget"]["wall"] = format_double(*budget.wall_seconds) + "s";
@@ -738,6 +788,9 @@ strategy:
                     # gpoo (a robust region, noisy objectives), bnb (deterministic objectives)
   # epsilon: 0.01   # compression: keep only observations carrying > epsilon nats (0 = exact GP)
   # stop_when_nothing_to_learn: true  # cmets, cmes: end once the model is sure nothing left beats the best
+# Stop a trial early when its values along the way (stdout lines such as `val_acc=0.81 step=3`) are
+# worse than the median of the completed trials' at the same step (Optuna's MedianPruner):
+# pruning: {rule: median, startup_trials: 5, warmup_steps: 0}   # or {rule: percentile, percentile: 25}
 budget:
   trials: 50        # trials to run
   # cost: 2000      # with a resolution: total cost (seconds when costs are measured)

@@ -14,6 +14,7 @@
 
 #include "tune/space/space.hpp"
 #include "tune/strategy/strategy_factory.hpp"
+#include "tune/study/pruning_rule.hpp"
 #include "tune/study/resolution.hpp"
 #include "tune/study/trial.hpp"
 
@@ -88,8 +89,8 @@ inline constexpr const char* kDefaultStrategy = "ei";
 // the full run and leave the declared levels unused, which a campaign that declares them does not mean.
 inline constexpr const char* kDefaultResolutionStrategy = "cmets";
 // The top-level keys of a campaign, in the order to_yaml() writes them.
-inline constexpr const char* kCampaignKeys[] = {"name",     "command", "space",    "resolution", "objective",
-                                                "strategy", "budget",  "executor", "seed",       "enqueue"};
+inline constexpr const char* kCampaignKeys[] = {"name",     "command", "space",  "resolution", "objective", "strategy",
+                                                "pruning",  "budget",  "executor", "seed",     "enqueue"};
 
 // A configuration the campaign runs first (`enqueue:`), at a level of the resolution (by default the
 // full run).
@@ -111,6 +112,10 @@ struct CampaignConfig {
   std::vector<double> level_timeouts;
   std::string strategy = kDefaultStrategy;
   YAML::Node strategy_options;  // the strategy's settings (a map, possibly empty)
+  // `pruning: median` or `pruning: {rule: percentile, percentile: 25, startup_trials: 5, warmup_steps:
+  // 0, min_trials: 1}`: a running trial whose intermediate values fall behind is stopped (see
+  // tune/study/pruning_rule.hpp). A run setting: a resume may change or drop it.
+  std::optional<PruningRule> pruning;
   BudgetSpec budget;
   ExecutorSpec executor;
   std::uint64_t seed = 0;

@@ -8,11 +8,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <map>
 #include <thread>
 
 #include "tune/adapters/command/command_template.hpp"
 #include "tune/adapters/executor/local_executor.hpp"  // trial_is_supervised
 #include "tune/adapters/executor/trial_file_text.hpp"
+#include "tune/adapters/protocol/intermediate_follower.hpp"
 #include "tune/adapters/protocol/trial_report.hpp"
 #include "tune/io/atomic_file.hpp"
 #include "tune/io/yaml_values.hpp"
@@ -98,6 +100,9 @@ constexpr std::chrono::seconds kSupervisorExitPatience{30};
 // How long launching pauses after a launch the executor deferred (a cluster controller that did
 // not answer; sbatch itself spends some 10 s finding that out).
 constexpr std::chrono::seconds kLaunchRetryPause{10};
+// How often the running trials' stdout is read for the pruning rule: the loop polls every 10 ms,
+// and a trial reports at most every few seconds worth acting on.
+constexpr std::chrono::milliseconds kPruneLookInterval{250};
 
 const char* signal_name(int sig) {
   switch (sig) {
@@ -215,6 +220,10 @@ class Runner {
       unsaved_events_.push_back(
           {"reattach", {{"trial", json_number(r.id)}, {"reason", json_string("the tuner restarted while the trial ran")}}});
       progress_.log("trial " + std::to_string(r.id) + " re-attached");
+      // Pruned as the previous tuner died: the decision is recorded, the run not yet stopped.
+      if (r.pruned) executor_->cancel(run.id);
+    } else if (r.status == RunStatus::running && r.pruned) {
+      finish_pruned(r, std::nullopt);
     } else if (r.status == RunStatus::running) {
       r.status = RunStatus::queued;
       unsaved_events_.push_back({"requeue", {{"trial", json_number(r.id)}, {"reason", json_string("its run was lost")}}});
@@ -316,6 +325,7 @@ class Runner {
     // and logs move to attempts/<n>/. Done before the checkpoint that counts the new attempt, so a
     // resumed tuner never finds the old attempt's exit record under the new attempt's number.
     if (r.attempts > 0) adapters::set_aside_attempt(tdir, r.attempts);
+    watched_.erase(r.id);  // the new attempt's stdout starts afresh
     std::filesystem::create_directories(tdir);
     adapters::TrialContext ctx{std::to_string(r.id), tdir.string(), (tdir / adapters::kResultFile).string()};
     const std::optional<adapters::TrialResolution> resolution = resolution_of(t);
@@ -396,6 +406,13 @@ class Runner {
     const adapters::TrialExit& e = f.exit;
     r.exit = e;
     r.finished_at = e.finished_at > 0 ? e.finished_at : now_seconds();
+    watched_.erase(id);
+    // Stopped by the pruning rule (or ended on its own just before the stop reached it: the
+    // decision stands, so a trial that catches SIGTERM and prints a value is not told a full run's).
+    if (r.pruned) {
+      finish_pruned(r, measured_cost(e));
+      return;
+    }
     const std::size_t retries = state_.config.executor.slurm.retries;
     if (e.kind == adapters::ExitKind::cancelled || (e.kind == adapters::ExitKind::lost && r.lost < retries)) {
       // Stopped by us (stop, Ctrl-C), its supervisor was lost, or its node failed or it was preempted
@@ -500,6 +517,88 @@ class Runner {
     unsaved_outcomes_.push_back(id);
   }
 
+  // Records a trial the pruning rule stopped: complete, told its last reported value (with what its
+  // stdout holds kept, as for any finished trial). `cost`: the run's measured cost, if any.
+  void finish_pruned(TrialRun& r, std::optional<double> cost) {
+    const std::filesystem::path tdir = trial_dir(dir_, r.id);
+    try {
+      std::string out = adapters::read_file(tdir / adapters::kStdoutFile, 1);
+      out += '\n';
+      const adapters::TrialReport report = adapters::parse_trial_output(out, "", {state_.config.objective.name});
+      r.intermediate = kept_intermediate(report.intermediate);
+      r.metrics = report.metrics;
+    } catch (const std::exception&) {
+      // The decision's step and value are recorded already; the curve is for the record only.
+    }
+    const std::optional<Resolution>& res = state_.study.resolution();
+    if (!cost && res && res->measured()) cost = 0.0;  // a run lost with the tuner: its time is unknown
+    state_.study.tell_pruned(r.id, r.pruned->step, r.pruned->value, cost);
+    r.status = RunStatus::complete;
+    r.job.clear();
+    if (r.finished_at <= 0) r.finished_at = now_seconds();
+    progress_.log("trial " + std::to_string(r.id) + " pruned at step " + std::to_string(r.pruned->step) + ": " +
+                  state_.config.objective.name + "=" + format_double(r.pruned->value));
+    ask_blocked_ = false;
+    unsaved_outcomes_.push_back(r.id);
+  }
+
+  // The completed, unpruned trials' curves at `level`, the pruning rule's reference (rebuilt as
+  // trials complete, not at every look).
+  std::vector<const LearningCurve*> reference_curves(std::optional<std::size_t> level) {
+    const std::size_t complete = state_.count(RunStatus::complete);
+    if (complete != reference_count_) {
+      reference_.clear();
+      for (const TrialRun& r : state_.runs) {
+        if (r.status != RunStatus::complete || r.pruned) continue;
+        LearningCurve c;
+        c.reserve(r.intermediate.size());
+        for (const adapters::IntermediateValue& v : r.intermediate) c.push_back({v.step, v.value});
+        reference_[state_.study.trial(r.id).level].push_back(std::move(c));
+      }
+      reference_count_ = complete;
+    }
+    std::vector<const LearningCurve*> out;
+    for (const LearningCurve& c : reference_[level]) out.push_back(&c);
+    return out;
+  }
+
+  // The pruning rule's look at the running trials: what each reported since the last look, and the
+  // verdict. A trial to stop is recorded as pruned first, then cancelled (its exit is collected as
+  // any other): killed in between, the tuner finds the decision on resume and carries it out.
+  void prune_running() {
+    if (!state_.config.pruning) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_prune_look_) return;
+    next_prune_look_ = now + kPruneLookInterval;
+    for (const std::string& sid : executor_->running_ids()) {
+      const std::uint64_t id = std::stoull(sid);
+      TrialRun& r = state_.runs.at(id);
+      if (r.pruned) continue;
+      auto it = watched_.find(id);
+      if (it == watched_.end())
+        it = watched_
+                 .emplace(id, Watched{adapters::IntermediateFollower(trial_dir(dir_, id) / adapters::kStdoutFile,
+                                                                     state_.config.objective.name),
+                                      {}})
+                 .first;
+      const std::vector<adapters::IntermediateValue> fresh = it->second.follower.read_new();
+      if (fresh.empty()) continue;
+      for (const adapters::IntermediateValue& v : fresh) it->second.curve.push_back({v.step, v.value});
+      const std::optional<PruneVerdict> verdict =
+          prune_verdict(*state_.config.pruning, state_.config.objective.direction,
+                        reference_curves(state_.study.trial(id).level), it->second.curve);
+      if (!verdict) continue;
+      r.pruned = PruneRecord{verdict->step, verdict->last_value,
+                             verdict->explain(state_.config.objective.name, state_.config.pruning->percentile)};
+      checkpoint();
+      events_.write("prune", {{"trial", json_number(id)},
+                              {"step", json_number(verdict->step)},
+                              {"reason", json_string(r.pruned->reason)}});
+      progress_.log("trial " + sid + " stopped by pruning: " + r.pruned->reason);
+      executor_->cancel(sid);
+    }
+  }
+
   void cancel_running() {
     for (const std::string& id : executor_->running_ids()) executor_->cancel(id);
   }
@@ -552,6 +651,7 @@ class Runner {
       }
       if (leave) break;
 
+      if (!stopping) prune_running();
       if (!stopping) {
         // Also while every worker is busy: jobs still waiting in a cluster's queue are cancelled at
         // once rather than started when a slot frees.
@@ -631,6 +731,16 @@ class Runner {
   std::chrono::steady_clock::time_point launch_paused_until_{};
   std::vector<std::uint64_t> unsaved_outcomes_;  // told, not yet in state.yaml (see collect)
   std::vector<std::pair<std::string, EventFields>> unsaved_events_;  // of re-attached or re-queued trials (see resume_running_trials)
+  // The pruning rule's view of the running trials: where each one's stdout was read up to, and its
+  // curve so far; and the completed trials' curves by level (as of reference_count_ complete runs).
+  struct Watched {
+    adapters::IntermediateFollower follower;
+    LearningCurve curve;
+  };
+  std::map<std::uint64_t, Watched> watched_;
+  std::chrono::steady_clock::time_point next_prune_look_{};
+  std::map<std::optional<std::size_t>, std::vector<LearningCurve>> reference_;
+  std::size_t reference_count_ = static_cast<std::size_t>(-1);
 };
 
 }  // namespace

@@ -76,6 +76,14 @@ void write_run(Writer& w, const TrialRun& r) {
   if (r.external) write_entry(w, "external", true);
   if (!r.job.empty()) write_entry(w, "job", r.job);
   if (r.lost > 0) write_entry(w, "lost", r.lost);
+  if (r.pruned) {
+    w.key("pruned");
+    w.begin_map();
+    write_entry(w, "step", r.pruned->step);
+    write_entry(w, "value", r.pruned->value);
+    write_entry(w, "reason", r.pruned->reason);
+    w.end_map();
+  }
   w.end_map();
 }
 
@@ -91,7 +99,7 @@ TrialRun run_from_node(const Node& n, std::uint64_t expected, double& duration) 
                      std::to_string(expected) + " was expected");
   const std::string field = "runs[" + std::to_string(r.id) + "]";
   check_known_keys(n, field, {"id", "status", "attempts", "started_at", "finished_at", "exit", "failure_reason",
-                              "intermediate", "metrics", "external", "job", "lost"});
+                              "intermediate", "metrics", "external", "job", "lost", "pruned"});
   r.status = run_status_from_string(read_string(require(n, "status"), "status"), n["status"]);
   r.attempts = read_uint(require(n, "attempts"), "attempts");
   r.started_at = read_double(require(n, "started_at"), "started_at");
@@ -117,6 +125,20 @@ TrialRun run_from_node(const Node& n, std::uint64_t expected, double& duration) 
   if (n["external"]) r.external = read_bool(n["external"], "external");
   if (n["job"]) r.job = read_string(n["job"], "job");
   if (n["lost"]) r.lost = read_uint(n["lost"], "lost");
+  if (const Node p = n["pruned"]) {
+    check_known_keys(p, field + ".pruned", {"step", "value", "reason"});
+    PruneRecord pr;
+    pr.step = read_int(require(p, "step"), "pruned.step");
+    pr.value = read_double(require(p, "value"), "pruned.value");
+    pr.reason = read_string(require(p, "reason"), "pruned.reason");
+    if (!std::isfinite(pr.value))
+      throw StateError("field '" + field + ".pruned.value' at " + position_of(p) +
+                       ": a pruned trial's last value is finite: restore it, or remove 'pruned' to run the trial again");
+    if (r.status == RunStatus::failed || r.status == RunStatus::queued)
+      throw StateError("field '" + field + ".pruned' at " + position_of(p) + ": a " + to_string(r.status) +
+                       " trial was not pruned: remove 'pruned'");
+    r.pruned = pr;
+  }
   return r;
 }
 
@@ -369,6 +391,10 @@ CampaignState state_from_yaml(const YAML::Node& root, const RecordLines* lines) 
     if (!consistent)
       throw StateError("trial " + std::to_string(r.id) + " is '" + to_string(r.status) + "' in 'runs' but '" +
                        tune::to_string(t) + "' in 'study'");
+    // A complete run that was pruned is a pruned trial of the study, and only such a run is.
+    if (r.status == RunStatus::complete && r.pruned.has_value() != s.study.trials()[r.id].pruned_at_step.has_value())
+      throw StateError("trial " + std::to_string(r.id) + (r.pruned ? " is pruned in 'runs' but not in 'study'"
+                                                                   : " is pruned in 'study' but not in 'runs'"));
   }
   if (s.failed_at_failures_stop > s.count(RunStatus::failed))
     throw StateError("field 'failed_at_failures_stop' at " + position_of(root["failed_at_failures_stop"]) + ": " +

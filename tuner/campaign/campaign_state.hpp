@@ -29,6 +29,14 @@ namespace tune::tuner {
 enum class RunStatus { queued, running, complete, failed };
 const char* to_string(RunStatus status);
 
+// Why the tuner stopped a running trial early (`pruning:`): decided, recorded, then the run cancelled,
+// so that a tuner killed in between still finishes the trial as pruned on resume.
+struct PruneRecord {
+  std::int64_t step = 0;   // the trial's latest step then
+  double value = 0.0;      // its last reported value: what the strategy is told
+  std::string reason;      // PruneVerdict::explain
+};
+
 struct TrialRun {
   std::uint64_t id = 0;
   RunStatus status = RunStatus::queued;
@@ -42,6 +50,7 @@ struct TrialRun {
   bool external = false;  // handed out by `tune ask`, told by `tune tell`
   std::string job;        // the executor's handle of the last attempt (a Slurm job id); empty for local runs
   std::size_t lost = 0;   // runs lost to node failure or preemption (executor.retries bounds them)
+  std::optional<PruneRecord> pruned;  // stopped early by the pruning rule (complete once collected)
 };
 
 // The run record of a trial handed out by `tune ask` at `started_at`: running, told by `tune tell`.

@@ -64,6 +64,8 @@ std::string json_escape(const std::string& text) {
 std::string json_string(const std::string& text) { return "\"" + json_escape(text) + "\""; }
 std::string json_number(double value) { return std::isfinite(value) ? format_double(value) : "null"; }
 std::string json_number(std::uint64_t value) { return std::to_string(value); }
+
+std::string json_number(std::int64_t value) { return std::to_string(value); }
 std::string json_bool(bool value) { return value ? "true" : "false"; }
 
 EventLog::EventLog(const std::filesystem::path& path) : outcomes_(logged_outcomes(path)) {
@@ -99,6 +101,10 @@ void EventLog::write_outcome(const CampaignState& state, std::uint64_t id, bool 
   if (complete) fields.emplace_back("value", json_number(*t.value));
   else fields.emplace_back("reason", json_string(r.failure_reason));
   if (t.cost) fields.emplace_back("cost", json_number(*t.cost));
+  if (complete && r.pruned) {
+    fields.emplace_back("pruned_at_step", json_number(r.pruned->step));
+    fields.emplace_back("reason", json_string(r.pruned->reason));
+  }
   if (r.external) fields.emplace_back("external", json_bool(true));
   if (recovered) fields.emplace_back("recovered", json_bool(true));
   write(complete ? "complete" : "fail", fields);

@@ -24,6 +24,7 @@ std::string json_escape(const std::string& text);
 std::string json_string(const std::string& text);  // quoted and escaped
 std::string json_number(double value);             // shortest round-trip; null if not finite
 std::string json_number(std::uint64_t value);
+std::string json_number(std::int64_t value);
 std::string json_bool(bool value);
 
 class EventLog {

@@ -29,6 +29,7 @@ std::vector<RunSettingChange> run_setting_changes(const CampaignConfig& saved, c
   const YAML::Node a = saved.to_yaml(), b = edited.to_yaml();
   std::vector<RunSettingChange> changes;
   compare(a["resolution"], b["resolution"], "timeout", "resolution.", changes);
+  compare(a, b, "pruning", "", changes);
   for (const char* key : {"failures", "wall"}) compare(a["budget"], b["budget"], key, "budget.", changes);
   // Every key either writes (a Slurm key only with kind slurm), in to_yaml's order.
   std::vector<std::string> keys;
@@ -52,6 +53,7 @@ std::vector<RunSettingChange> budget_changes(const CampaignConfig& saved, const 
 
 CampaignConfig with_run_settings(CampaignConfig saved, const CampaignConfig& edited) {
   saved.executor = edited.executor;
+  saved.pruning = edited.pruning;
   // Only with the same levels (else the resolution differs anyway, and the difference is refused).
   if (saved.resolution && edited.resolution && saved.resolution->values == edited.resolution->values)
     saved.level_timeouts = edited.level_timeouts;

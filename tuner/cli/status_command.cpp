@@ -243,6 +243,15 @@ std::string run_settings_line(const CampaignConfig& c) {
     line += ", no time limit";
   }
   if (c.level_timeouts.size() || x.timeout_seconds) line += " (grace " + format_duration(x.grace_seconds) + ")";
+  if (c.pruning) {
+    const PruningRule& p = *c.pruning;
+    char percentile[32];
+    std::snprintf(percentile, sizeof percentile, "%g", p.percentile);
+    line += std::string("; pruning: a trial worse than ") +
+            (p.percentile == 50.0 ? std::string("the median") : "the " + std::string(percentile) + "th percentile") +
+            " of the completed ones at its step stops (after " + std::to_string(p.startup_trials) + " completed" +
+            (p.warmup_steps > 0 ? ", from step " + std::to_string(p.warmup_steps) : std::string()) + ")";
+  }
   return line;
 }
 
@@ -299,9 +308,12 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
                                : " (" + std::string(pending == s.count(RunStatus::running) ? "all" : std::to_string(pending)) +
                                      " of them pending in the " + (s.config.executor.kind == "slurm" ? "Slurm" : "cluster's") +
                                      " queue)";
-  std::printf("trials: %zu complete, %zu running%s, %zu queued, %zu failed, %s; active time %s\n",
-              s.count(RunStatus::complete), s.count(RunStatus::running), in_queue.c_str(), s.count(RunStatus::queued),
-              s.count(RunStatus::failed), trial_budget.c_str(), format_duration(active).c_str());
+  std::size_t pruned = 0;
+  for (const TrialRun& r : s.runs) pruned += r.status == RunStatus::complete && r.pruned;
+  const std::string pruned_text = pruned > 0 ? " (" + std::to_string(pruned) + " of them pruned)" : "";
+  std::printf("trials: %zu complete%s, %zu running%s, %zu queued, %zu failed, %s; active time %s\n",
+              s.count(RunStatus::complete), pruned_text.c_str(), s.count(RunStatus::running), in_queue.c_str(),
+              s.count(RunStatus::queued), s.count(RunStatus::failed), trial_budget.c_str(), format_duration(active).c_str());
   std::printf("%s\n", run_settings_line(s.config).c_str());
   // With no tuner, a trial recorded as running may have ended since (its supervisor left its exit
   // record): shown as running with a clock still going, after a kill -9 of the tuner, with no word of
@@ -415,10 +427,15 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
                                  : "-";
     const std::string level = s.config.resolution && t.level ? level_value(*s.config.resolution, *t.level) : "";
     std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id),
-                pending_job ? (r.job.empty() ? "waiting" : "pending") : ended_unseen ? "ended" : to_string(r.status),
+                pending_job                                  ? (r.job.empty() ? "waiting" : "pending")
+                : ended_unseen                               ? "ended"
+                : r.pruned && r.status == RunStatus::complete ? "pruned"
+                : r.pruned                                   ? "pruning"
+                                                             : to_string(r.status),
                 value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),
                 s.config.resolution ? "  " : "", tune::to_string(t.config).c_str());
     const int indent = 32 + value_width + (s.config.resolution ? level_width + 2 : 0);
+    if (r.pruned) std::printf("%*s%s\n", indent, "", r.pruned->reason.c_str());
     if (r.status == RunStatus::failed) {
       // Every line of a reason under the configuration: a second line at the margin broke the table.
       std::string reason = r.failure_reason;

@@ -1,0 +1,53 @@
+#include "tune/adapters/protocol/intermediate_follower.hpp"
+
+#include <fstream>
+
+namespace tune::adapters {
+
+namespace {
+// parse_trial_output skips lines longer than this; a partial line that grows beyond it is dropped
+// here rather than held (a trial printing a progress bar without newlines).
+constexpr std::size_t kLongestLine = std::size_t{64} << 10;
+}  // namespace
+
+IntermediateFollower::IntermediateFollower(std::filesystem::path stdout_path, std::string objective_name)
+    : path_(std::move(stdout_path)), objective_name_(std::move(objective_name)) {}
+
+std::vector<IntermediateValue> IntermediateFollower::read_new() {
+  std::ifstream in(path_, std::ios::binary);
+  if (!in) return {};
+  in.seekg(static_cast<std::streamoff>(offset_));
+  if (!in) return {};
+  std::string chunk(kMaxReadBytes, '\0');
+  in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+  chunk.resize(static_cast<std::size_t>(in.gcount()));
+  offset_ += chunk.size();
+  const std::size_t last_newline = chunk.rfind('\n');
+  if (last_newline == std::string::npos) {
+    if (!skipping_) partial_ += chunk;
+    if (partial_.size() > kLongestLine) {
+      partial_.clear();
+      skipping_ = true;
+    }
+    return {};
+  }
+  std::string lines;
+  if (skipping_) {
+    // The rest of the overlong line ends at the first newline: drop it with it.
+    const std::size_t end = chunk.find('\n');
+    lines = chunk.substr(end + 1, last_newline - end);
+    skipping_ = false;
+  } else {
+    lines = std::move(partial_);
+    lines.append(chunk, 0, last_newline + 1);
+  }
+  partial_.assign(chunk, last_newline + 1);
+  if (partial_.size() > kLongestLine) {
+    partial_.clear();
+    skipping_ = true;
+  }
+  if (lines.empty()) return {};
+  return parse_trial_output(lines, "", {.objective_name = objective_name_}).intermediate;
+}
+
+}  // namespace tune::adapters

@@ -1,0 +1,164 @@
+// Pruning (`pruning:` in a campaign) with the real `tune` and a real trainer that reports a loss at
+// every step: the trials the median rule stops are exactly those it should stop (recomputed here
+// from the curves' closed form), their processes really stop, they are told the value they had
+// reached, and a decision recorded by a tuner killed before it stopped the run is carried out on
+// resume.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "tune_process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using namespace tune_test;
+
+// loss(x, t) = (x - 0.3)^2 + 1 / (t + 1), reported at steps 0 .. STEPS-1, 0.12 s apart: every
+// curve has the same shape, so the rule's verdict on a trial depends on (x - 0.3)^2 alone.
+const char* kCurveTrainer = R"(#!/bin/bash
+x=$1; steps=$2
+for ((t = 0; t < steps; t++)); do
+  awk -v x="$x" -v t="$t" 'BEGIN { printf "loss=%.9f step=%d\n", (x - 0.3)^2 + 1 / (t + 1), t }'
+  sleep 0.12
+done
+awk -v x="$x" -v t="$steps" 'BEGIN { printf "loss=%.9f\n", (x - 0.3)^2 + 1 / (t + 1) }'
+touch "$TUNE_TRIAL_DIR/finished"
+)";
+
+std::string campaign(const fs::path& trainer, int steps, int trials, const std::string& pruning) {
+  return "name: prune\ncommand: [" + trainer.string() + ", \"{x}\", \"" + std::to_string(steps) +
+         "\"]\n"
+         "space:\n  x: {type: float, low: 0, high: 1}\n"
+         "objective: {name: loss, direction: minimize}\n"
+         "strategy: random\nseed: 5\n"
+         "pruning: " + pruning + "\n"
+         "budget: {trials: " + std::to_string(trials) + "}\n";
+}
+
+double gap(double x) { return (x - 0.3) * (x - 0.3); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+TEST(TunePruning, StopsExactlyTheTrialsBehindTheMedianAndTellsThemTheirLastValue) {
+  const fs::path d = fresh_dir("pruning");
+  const fs::path trainer = write_script(d, "curve.sh", kCurveTrainer);
+  write(d / "c.yaml", campaign(trainer, 10, 10, "{rule: median, startup_trials: 3}"));
+  const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node state = state_of(d / "prune");
+  const YAML::Node runs = state["runs"];
+  const YAML::Node trials = state["study"]["trials"];
+  ASSERT_EQ(trials.size(), 10u);
+  // One worker: trial i is judged against the trials before it that completed unpruned.
+  std::vector<double> reference;
+  int pruned = 0;
+  for (std::size_t i = 0; i < trials.size(); ++i) {
+    const double x = trials[i]["config"]["x"].as<double>();
+    ASSERT_EQ(trials[i]["status"].as<std::string>(), "complete") << i;
+    const bool should = reference.size() >= 3 && gap(x) > median(reference);
+    const fs::path tdir = d / "prune" / "trials" / std::to_string(i);
+    EXPECT_EQ(static_cast<bool>(runs[i]["pruned"]), should) << "trial " << i << " x=" << x;
+    EXPECT_EQ(static_cast<bool>(trials[i]["pruned_at_step"]), should) << i;
+    if (should && runs[i]["pruned"]) {
+      ++pruned;
+      const auto step = runs[i]["pruned"]["step"].as<long>();
+      EXPECT_EQ(trials[i]["pruned_at_step"].as<long>(), step);
+      EXPECT_LT(step, 9) << "a 10-step run was not stopped early";
+      // Told the loss it had reached at that step, which the trainer computed.
+      EXPECT_NEAR(trials[i]["value"].as<double>(), gap(x) + 1.0 / (static_cast<double>(step) + 1), 1e-8) << i;
+      EXPECT_FALSE(fs::exists(tdir / "finished")) << "trial " << i << "'s process ran to its end";
+      EXPECT_EQ(runs[i]["exit"]["kind"].as<std::string>(), "cancelled") << i;
+      EXPECT_NE(runs[i]["pruned"]["reason"].as<std::string>().find("the median of the"), std::string::npos);
+    } else if (!should) {
+      EXPECT_TRUE(fs::exists(tdir / "finished")) << i;
+      EXPECT_NEAR(trials[i]["value"].as<double>(), gap(x) + 1.0 / 11, 1e-8) << i;
+      reference.push_back(gap(x));
+    }
+  }
+  EXPECT_GE(pruned, 2) << "the seed should make the rule stop some trials";
+  // Not a failure: the campaign ran its 10 trials without counting any against budget.failures.
+  EXPECT_EQ(state["failed_at_failures_stop"].as<std::size_t>(0), 0u);
+
+  // tune status and export say which were pruned, tune best never names one.
+  const Result status = tune(d, {"status", "prune"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_NE(status.out.find(std::to_string(pruned) + " of them pruned"), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("pruned "), std::string::npos) << status.out;
+  EXPECT_NE(status.out.find("pruning: a trial worse than the median"), std::string::npos) << status.out;
+  const Result csv = tune(d, {"export", "prune"});
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  std::size_t pruned_rows = 0;
+  for (std::size_t at = csv.out.find(",pruned,"); at != std::string::npos; at = csv.out.find(",pruned,", at + 1))
+    ++pruned_rows;
+  EXPECT_EQ(pruned_rows, static_cast<std::size_t>(pruned)) << csv.out;
+  const Result best = tune(d, {"best", "prune", "--json"});
+  ASSERT_EQ(best.code, 0) << best.err;
+  const YAML::Node b = YAML::Load(best.out);
+  ASSERT_TRUE(b["trial"]) << best.out;
+  EXPECT_FALSE(runs[b["trial"].as<std::size_t>()]["pruned"]) << best.out;
+  EXPECT_NE(slurp(d / "prune" / "events.jsonl").find("\"event\": \"prune\", \"trial\": "), std::string::npos);
+}
+
+TEST(TunePruning, ADecisionATunerDidNotCarryOutBeforeItDiedIsCarriedOutOnResume) {
+  const fs::path d = fresh_dir("pruning-resume");
+  const fs::path trainer = write_script(d, "curve.sh", kCurveTrainer);
+  write(d / "c.yaml", campaign(trainer, 300, 1, "median"));
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  const fs::path stdout_file = d / "prune" / "trials" / "0" / "stdout";
+  ASSERT_TRUE(wait_until([&] { return slurp(stdout_file).find("step=1\n") != std::string::npos; },
+                         std::chrono::seconds(20)));
+  ::kill(tuner, SIGKILL);
+  finish(d, tuner);
+  // As if the tuner had recorded its verdict and died before stopping the run.
+  std::string text = slurp(d / "prune" / "state.yaml");
+  const std::size_t line = text.find("{id: 0, status: running");
+  ASSERT_NE(line, std::string::npos) << text;
+  text.insert(text.find('\n', line) - 1, ", pruned: {step: 1, value: 0.75, reason: \"recorded before the kill\"}");
+  write(d / "prune" / "state.yaml", text);
+  const Result r = tune(d, {"resume", "prune", "--quiet"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const YAML::Node state = state_of(d / "prune");
+  EXPECT_EQ(state["runs"][0]["status"].as<std::string>(), "complete");
+  EXPECT_EQ(state["runs"][0]["attempts"].as<int>(), 1) << "the pruned trial ran again";
+  EXPECT_EQ(state["study"]["trials"][0]["value"].as<double>(), 0.75);
+  EXPECT_EQ(state["study"]["trials"][0]["pruned_at_step"].as<long>(), 1);
+  EXPECT_FALSE(fs::exists(d / "prune" / "trials" / "0" / "finished")) << "the 36-second run was not stopped";
+}
+
+TEST(TunePruning, BadSettingsAreRefusedAtTheirLine) {
+  const fs::path d = fresh_dir("pruning-bad");
+  const fs::path trainer = write_script(d, "curve.sh", kCurveTrainer);
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"{rule: mean}", "field 'pruning.rule' at line"},
+      {"{rule: percentile}", "needs 'percentile'"},
+      {"{rule: percentile, percentile: 0}", "field 'pruning.percentile' at line"},
+      {"{rule: median, percentile: 25}", "write 'rule: percentile'"},
+      {"{min_trials: 0}", "field 'pruning.min_trials'"},
+      {"{warmup_steps: -1}", "field 'pruning.warmup_steps'"},
+      {"{startup: 3}", "pruning.startup"},
+      {"always", "expected 'median' or a map"},
+  };
+  for (const auto& [pruning, expected] : cases) {
+    write(d / "c.yaml", campaign(trainer, 3, 3, pruning));
+    const Result r = tune(d, {"run", "c.yaml", "--quiet"});
+    EXPECT_NE(r.code, 0) << pruning;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << pruning << ": " << r.err;
+    EXPECT_NE(r.err.find("c.yaml"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(d / "prune" / "state.yaml")) << pruning;
+  }
+}
+
+}  // namespace
