@@ -46,5 +46,32 @@ TEST(CampaignConfig, EachLevelsTimeoutReplacesTheExecutors) {
   EXPECT_EQ(one.longest_trial_timeout(), 3600.0);
 }
 
+// pruning: the short and the full form, the percentile rule, and the same rule read back from the
+// state's copy; absent, no pruning.
+TEST(CampaignConfig, PruningIsReadInEitherFormAndReadBackTheSame) {
+  const std::string head = "name: c\ncommand: [train]\nspace: {x: {type: float, low: 0, high: 1}}\n";
+  EXPECT_FALSE(campaign_from_yaml(YAML::Load(head), "c.yaml").pruning);
+  const CampaignConfig median = campaign_from_yaml(YAML::Load(head + "pruning: median\n"), "c.yaml");
+  ASSERT_TRUE(median.pruning);
+  EXPECT_EQ(median.pruning->percentile, 50.0);
+  EXPECT_EQ(median.pruning->startup_trials, PruningRule{}.startup_trials);
+  const CampaignConfig quarter = campaign_from_yaml(
+      YAML::Load(head + "pruning: {rule: percentile, percentile: 25, startup_trials: 8, warmup_steps: 3, min_trials: 2}\n"),
+      "c.yaml");
+  ASSERT_TRUE(quarter.pruning);
+  EXPECT_EQ(quarter.pruning->percentile, 25.0);
+  EXPECT_EQ(quarter.pruning->startup_trials, 8u);
+  EXPECT_EQ(quarter.pruning->warmup_steps, 3);
+  EXPECT_EQ(quarter.pruning->min_trials, 2u);
+  for (const CampaignConfig* c : {&median, &quarter}) {
+    const CampaignConfig again = campaign_from_yaml(c->to_yaml(), "state.yaml");
+    ASSERT_TRUE(again.pruning);
+    EXPECT_EQ(again.pruning->percentile, c->pruning->percentile);
+    EXPECT_EQ(again.pruning->startup_trials, c->pruning->startup_trials);
+    EXPECT_EQ(again.pruning->warmup_steps, c->pruning->warmup_steps);
+    EXPECT_EQ(again.pruning->min_trials, c->pruning->min_trials);
+  }
+}
+
 }  // namespace
 }  // namespace tune::tuner

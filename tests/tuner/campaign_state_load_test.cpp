@@ -90,7 +90,13 @@ CampaignState random_campaign(std::mt19937_64& rng, bool measured, bool any_byte
                    : std::nullopt;
       if (u < 0.5) {
         r.status = RunStatus::complete;
-        s.study.tell(r.id, (unit(rng) - 0.5) * 100, cost);
+        if (unit(rng) < 0.3) {  // stopped by the pruning rule
+          r.pruned = PruneRecord{static_cast<std::int64_t>(rng() % 100) - 3, (unit(rng) - 0.5) * 100,
+                                 random_text(rng, any_bytes)};
+          s.study.tell_pruned(r.id, r.pruned->step, r.pruned->value, cost);
+        } else {
+          s.study.tell(r.id, (unit(rng) - 0.5) * 100, cost);
+        }
       } else {
         r.status = RunStatus::failed;
         r.failure_reason = random_text(rng, any_bytes);
@@ -98,6 +104,8 @@ CampaignState random_campaign(std::mt19937_64& rng, bool measured, bool any_byte
       }
     } else {
       r.status = u < 0.85 ? RunStatus::running : RunStatus::queued;
+      // A verdict recorded, the run not yet stopped.
+      if (r.status == RunStatus::running && unit(rng) < 0.3) r.pruned = PruneRecord{7, unit(rng), random_text(rng, any_bytes)};
     }
     s.runs.push_back(r);
   }
@@ -136,6 +144,13 @@ void expect_identical_runs(const CampaignState& a, const CampaignState& b, const
     EXPECT_EQ(x.external, y.external) << at;
     EXPECT_EQ(x.job, y.job) << at;
     EXPECT_EQ(x.lost, y.lost) << at;
+    ASSERT_EQ(x.pruned.has_value(), y.pruned.has_value()) << at;
+    if (x.pruned) {
+      EXPECT_EQ(x.pruned->step, y.pruned->step) << at;
+      EXPECT_EQ(bits(x.pruned->value), bits(y.pruned->value)) << at;
+      EXPECT_EQ(x.pruned->reason, y.pruned->reason) << at;
+      EXPECT_EQ(a.study.trials()[i].pruned_at_step, b.study.trials()[i].pruned_at_step) << at;
+    }
   }
 }
 
