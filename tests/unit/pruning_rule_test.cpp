@@ -3,6 +3,7 @@
 // (Agreement with Optuna's own pruner on random cases: pruning_rule_optuna_test.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -177,6 +178,49 @@ TEST(StudyTellPruned, IsAResultTheStrategySeesButNeverTheBestTrial) {
   } catch (const tune::StateError& e) {
     EXPECT_NE(std::string(e.what()).find("pruned_at_step"), std::string::npos) << e.what();
   }
+}
+
+// The README's loop ("Pruning from C++"), on curves acc(x, epoch) = 1 - (x - 0.3)^2 - 1 / (epoch + 1):
+// the trials it stops are exactly those below the median of the finished ones (same shape, so the
+// order at every epoch is the order of (x - 0.3)^2), and they cost fewer epochs.
+TEST(StudyTellPruned, TheReadmeLoopStopsTheTrialsBehindTheMedian) {
+  tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy("random"),
+                    {.direction = tune::Direction::maximize, .seed = 11, .max_trials = 30});
+  std::vector<tune::LearningCurve> finished;
+  std::vector<double> finished_gaps;
+  int pruned = 0;
+  while (auto s = study.ask()) {
+    const double x = std::get<double>(s->config.at("x"));
+    const double gap = (x - 0.3) * (x - 0.3);
+    const auto train_epoch = [&](std::int64_t epoch) { return 1 - gap - 1.0 / static_cast<double>(epoch + 1); };
+    std::vector<double> sorted = finished_gaps;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const bool behind = n >= 5 && gap > (n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]));
+    tune::LearningCurve curve;
+    bool stopped = false;
+    for (std::int64_t epoch = 0; epoch < 30; ++epoch) {
+      curve.push_back({epoch, train_epoch(epoch)});
+      std::vector<const tune::LearningCurve*> reference;
+      for (const auto& c : finished) reference.push_back(&c);
+      if (auto v = tune::prune_verdict(tune::PruningRule{}, tune::Direction::maximize, reference, curve)) {
+        study.tell_pruned(s->id, v->step, v->last_value);
+        EXPECT_EQ(v->step, 0) << "the order of the curves is the same at every epoch";
+        stopped = true;
+        ++pruned;
+        break;
+      }
+    }
+    EXPECT_EQ(stopped, behind) << "trial " << s->id << " x=" << x;
+    if (!stopped) {
+      study.tell(s->id, curve.back().value);
+      finished.push_back(curve);
+      finished_gaps.push_back(gap);
+    }
+  }
+  EXPECT_GE(pruned, 5);
+  ASSERT_NE(study.best(), nullptr);
+  EXPECT_FALSE(study.best()->pruned_at_step);
 }
 
 }  // namespace
