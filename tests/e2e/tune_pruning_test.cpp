@@ -159,6 +159,20 @@ TEST(TunePruning, BadSettingsAreRefusedAtTheirLine) {
     EXPECT_NE(r.err.find("c.yaml"), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(d / "prune" / "state.yaml")) << pruning;
   }
+  // The inline form: --pruning median or a percentile.
+  const Result word = tune(d, {"run", "--name", "i", "--pruning", "mean", "--", trainer.string(), "x~uniform(0,1)", "3"});
+  EXPECT_EQ(word.code, 2);
+  EXPECT_NE(word.err.find("--pruning 'mean': expected median, or a percentile"), std::string::npos) << word.err;
+  const Result range = tune(d, {"run", "--name", "i", "--pruning", "101", "--", trainer.string(), "x~uniform(0,1)", "3"});
+  EXPECT_EQ(range.code, 2);
+  EXPECT_NE(range.err.find("--pruning '101': must lie in (0, 100]"), std::string::npos) << range.err;
+  EXPECT_FALSE(fs::exists(d / "i" / "state.yaml"));
+  const Result ok = tune(d, {"run", "--name", "i", "--trials", "1", "--objective", "loss", "--pruning", "25", "--quiet",
+                             "--", trainer.string(), "x~uniform(0,1)", "2"});
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  const YAML::Node p = state_of(d / "i")["campaign"]["pruning"];
+  EXPECT_EQ(p["rule"].as<std::string>(), "percentile");
+  EXPECT_EQ(p["percentile"].as<double>(), 25.0);
 }
 
 }  // namespace

@@ -30,6 +30,7 @@ struct InlineSettings {
   bool maximize = false;
   std::string strategy = kDefaultStrategy;
   std::optional<std::string> timeout;
+  std::optional<std::string> pruning;  // median, or a percentile (25 keeps the best quarter)
   std::uint64_t seed = 0;
 };
 

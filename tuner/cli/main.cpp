@@ -125,6 +125,12 @@ int main(int argc, char** argv) {
                   "trial at the last); "
                   "a new campaign's default: ei, or cmets with such an argument");
   run->add_option("--timeout", inline_settings.timeout, "inline form: per-trial time limit, e.g. 10m");
+  run->add_option("--pruning", inline_settings.pruning,
+                  "inline form: stop a trial whose values along the way (stdout lines such as 'loss=0.4 step=3') are "
+                  "worse than the median of the completed trials' at the same step ('median'), or outside a "
+                  "percentile from the best (a number: 25 keeps the best quarter); Optuna's MedianPruner / "
+                  "PercentilePruner, after 5 completed trials")
+      ->type_name("median|PERCENTILE");
   run->add_option("--seed", inline_settings.seed,
                   "inline form: seed of every random choice (recorded in the campaign; a new campaign's default: 0)")
       ->check(whole_number);

@@ -24,7 +24,8 @@ std::string inline_option_error(const CampaignError& error, const InlineSettings
   const std::string& field = error.field();
   std::string option;
   for (const InlineOption& o : inline_options())
-    if (o.value && (field == o.key || (std::string(o.key) == "strategy" && field.rfind("strategy.", 0) == 0)))
+    if (o.value && (field == o.key || ((std::string(o.key) == "strategy" || std::string(o.key) == "pruning") &&
+                                       field.rfind(std::string(o.key) + ".", 0) == 0)))
       option = std::string(o.option) + " " + o.value(s);
   if (option.empty()) return error.what();  // the command after --: parse_inline_command checked it
   std::string problem = error.problem();
@@ -66,6 +67,7 @@ const std::vector<InlineOption>& inline_options() {
       {"--maximize", "objective.direction: maximize", "", nullptr},
       {"--strategy", "strategy", "", [](const InlineSettings& s) { return quoted(s.strategy); }},
       {"--timeout", "executor.timeout", "", [](const InlineSettings& s) { return quoted(s.timeout.value_or("")); }},
+      {"--pruning", "pruning", "", [](const InlineSettings& s) { return quoted(s.pruning.value_or("")); }},
       {"--seed", "seed", "", [](const InlineSettings& s) { return std::to_string(s.seed); }},
   };
   return options;
@@ -110,6 +112,7 @@ CampaignConfig with_options_given(const CampaignConfig& typed, const CampaignCon
   c.budget = saved.budget;
   if (s.workers_given) c.executor.workers = typed.executor.workers;
   if (s.timeout) c.executor.timeout_seconds = typed.executor.timeout_seconds;
+  if (s.pruning) c.pruning = typed.pruning;
   if (s.trials_given) c.budget.trials = typed.budget.trials;
   if (s.cost_budget) c.budget.cost = typed.budget.cost;
   return c;
@@ -166,6 +169,20 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   if (s.cost_budget) n["budget"]["cost"] = yaml_double(*s.cost_budget);
   n["executor"]["workers"] = s.workers;
   if (s.timeout) n["executor"]["timeout"] = *s.timeout;
+  // `--pruning median`, or a number: the percentile rule (whose range the campaign's check refuses).
+  if (s.pruning) {
+    const std::string& p = *s.pruning;
+    if (p == "median") {
+      n["pruning"] = p;
+    } else if (!p.empty() && p.find_first_not_of("0123456789.") == std::string::npos) {
+      n["pruning"]["rule"] = "percentile";
+      n["pruning"]["percentile"] = p;
+    } else {
+      std::fprintf(stderr, "tune run: --pruning '%s': expected median, or a percentile counted from the best (a "
+                           "number in (0, 100]: 25 keeps the best quarter)\n", p.c_str());
+      return kExitUsage;
+    }
+  }
   n["seed"] = s.seed;
   YAML::Emitter e;
   e << n;
