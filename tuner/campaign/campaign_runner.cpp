@@ -651,7 +651,9 @@ class Runner {
       }
       if (leave) break;
 
-      if (!stopping) prune_running();
+      // Also while the session ends (a spent budget, --wait-on-stop): the trials it waits for are
+      // still judged, and a hopeless one need not run to its end.
+      prune_running();
       if (!stopping) {
         // Also while every worker is busy: jobs still waiting in a cluster's queue are cancelled at
         // once rather than started when a slot frees.
