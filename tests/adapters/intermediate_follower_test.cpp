@@ -1,6 +1,6 @@
-// IntermediateFollower: read a piece at a time while a trial writes, it finds exactly the
-// intermediate values that one parse of the finished file finds (parse_trial_output), whatever the
-// pieces, lines cut in two and lines too long to read included.
+// IntermediateFollower: read a piece at a time while a trial writes, it finds exactly the objective's
+// intermediate values that one parse of the complete lines so far finds (parse_trial_output),
+// whatever the pieces, lines cut in two and lines too long to read included.
 #include "tune/adapters/protocol/intermediate_follower.hpp"
 
 #include <gtest/gtest.h>
@@ -31,7 +31,7 @@ void append(const fs::path& p, const std::string& text) {
 }
 
 std::vector<IntermediateValue> batch(const std::string& text) {
-  return tune::adapters::parse_trial_output(text, "", {.objective_name = "loss"}).intermediate;
+  return tune::adapters::parse_trial_output(text, "", {.objective_name = "loss"}).stdout_objective_steps;
 }
 
 void expect_same(const std::vector<IntermediateValue>& a, const std::vector<IntermediateValue>& b) {
@@ -57,26 +57,27 @@ TEST(IntermediateFollower, FindsWhatOneParseOfTheWholeFileFindsWhateverThePieces
         default: text += "loss=" + std::to_string(i) + "\n"; break;
       }
     }
+    if (round % 4 == 0) text = "cost=7 step=0\ncost=5 step=1\n" + text;  // cost before the objective's first line
     text += "loss=0.125 step=1000";  // the line being written: not read until it ends
     const fs::path p = scratch("out" + std::to_string(round));
     IntermediateFollower follower(p, "loss");
-    EXPECT_TRUE(follower.read_new().empty());  // no file yet
-    std::vector<IntermediateValue> got;
+    EXPECT_FALSE(follower.read_new());  // no file yet
+    EXPECT_TRUE(follower.curve().empty());
     for (std::size_t at = 0; at < text.size();) {
       const std::size_t n = std::min<std::size_t>(text.size() - at, 1 + rng() % 90000);
       append(p, text.substr(at, n));
       at += n;
-      for (const IntermediateValue& v : follower.read_new()) got.push_back(v);
+      follower.read_new();
+      // At every point, what one parse of the complete lines so far finds.
+      const std::string written = text.substr(0, at);
+      expect_same(follower.curve(), batch(written.substr(0, written.rfind('\n') + 1)));
     }
-    for (const IntermediateValue& v : follower.read_new()) got.push_back(v);
-    const std::size_t last_newline = text.rfind('\n');
-    expect_same(got, batch(text.substr(0, last_newline + 1)));
     EXPECT_EQ(follower.offset(), text.size());
     append(p, "\n");  // the last line ends
-    const std::vector<IntermediateValue> last = follower.read_new();
-    ASSERT_EQ(last.size(), 1u);
-    EXPECT_EQ(last[0].step, 1000);
-    EXPECT_EQ(last[0].value, 0.125);
+    EXPECT_TRUE(follower.read_new());
+    ASSERT_FALSE(follower.curve().empty());
+    EXPECT_EQ(follower.curve().back().step, 1000);
+    EXPECT_EQ(follower.curve().back().value, 0.125);
   }
 }
 
@@ -87,10 +88,33 @@ TEST(IntermediateFollower, ReadsAFileLargerThanOneReadOverSeveralCalls) {
     text += "loss=" + std::to_string(i) + " step=" + std::to_string(i) + "\n";
   append(p, text);
   IntermediateFollower follower(p, "loss");
-  std::vector<IntermediateValue> got = follower.read_new();
+  EXPECT_TRUE(follower.read_new());
   EXPECT_EQ(follower.offset(), IntermediateFollower::kMaxReadBytes);
-  for (const IntermediateValue& v : follower.read_new()) got.push_back(v);
-  expect_same(got, batch(text));
+  EXPECT_LT(follower.curve().size(), batch(text).size());
+  EXPECT_TRUE(follower.read_new());
+  expect_same(follower.curve(), batch(text));
+}
+
+// A trainer that logs SMAC's cost (a metric here) every batch and the objective every epoch: read
+// piece by piece, the curve was cost's until the objective's first line, and good trials were
+// stopped on it (review of the pruning change). The follower never takes cost's values.
+TEST(IntermediateFollower, NeverTakesCostsValuesForTheObjectives) {
+  const fs::path p = scratch("cost");
+  IntermediateFollower follower(p, "loss");
+  append(p, "cost=3 step=0\n");
+  EXPECT_FALSE(follower.read_new());
+  EXPECT_TRUE(follower.curve().empty());
+  // (One parse of the whole file reads cost as the objective while nothing names it.)
+  EXPECT_EQ(tune::adapters::parse_trial_output("cost=3 step=0\n", "", {.objective_name = "loss"}).intermediate.size(), 1u);
+  append(p, "loss=0.5 step=0\ncost=6 step=1\n");
+  EXPECT_TRUE(follower.read_new());
+  append(p, "cost=9 step=2\n");
+  EXPECT_FALSE(follower.read_new());
+  append(p, "loss=0.25 step=1\n");
+  EXPECT_TRUE(follower.read_new());
+  ASSERT_EQ(follower.curve().size(), 2u);
+  EXPECT_EQ(follower.curve()[0].value, 0.5);
+  EXPECT_EQ(follower.curve()[1].value, 0.25);
 }
 
 }  // namespace

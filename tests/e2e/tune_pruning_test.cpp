@@ -1,7 +1,7 @@
 // Pruning (`pruning:` in a campaign) with the real `tune` and a real trainer that reports a loss at
 // every step: the trials the median rule stops are exactly those it should stop (recomputed here
-// from the curves' closed form), their processes really stop, they are told the value they had
-// reached, and a decision recorded by a tuner killed before it stopped the run is carried out on
+// from the curves' closed form), their processes really stop, they keep the value they had
+// reached (the study records them as failed: no result), and a decision recorded by a tuner killed before it stopped the run is carried out on
 // resume.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -67,18 +67,22 @@ TEST(TunePruning, StopsExactlyTheTrialsBehindTheMedianAndTellsThemTheirLastValue
   int pruned = 0;
   for (std::size_t i = 0; i < trials.size(); ++i) {
     const double x = trials[i]["config"]["x"].as<double>();
-    ASSERT_EQ(trials[i]["status"].as<std::string>(), "complete") << i;
     const bool should = reference.size() >= 3 && gap(x) > median(reference);
+    // Pruned: complete for the campaign, failed for the study (no result: its run did not finish).
+    EXPECT_EQ(runs[i]["status"].as<std::string>(), "complete") << i;
+    EXPECT_EQ(trials[i]["status"].as<std::string>(), should ? "failed" : "complete") << i;
     const fs::path tdir = d / "prune" / "trials" / std::to_string(i);
     EXPECT_EQ(static_cast<bool>(runs[i]["pruned"]), should) << "trial " << i << " x=" << x;
-    EXPECT_EQ(static_cast<bool>(trials[i]["pruned_at_step"]), should) << i;
+    EXPECT_EQ(static_cast<bool>(trials[i]["pruned"]), should) << i;
     if (should && runs[i]["pruned"]) {
       ++pruned;
       const auto step = runs[i]["pruned"]["step"].as<long>();
-      EXPECT_EQ(trials[i]["pruned_at_step"].as<long>(), step);
+      EXPECT_EQ(trials[i]["pruned"]["step"].as<long>(), step);
+      EXPECT_FALSE(trials[i]["value"]);
       EXPECT_LT(step, 9) << "a 10-step run was not stopped early";
       // Told the loss it had reached at that step, which the trainer computed.
-      EXPECT_NEAR(trials[i]["value"].as<double>(), gap(x) + 1.0 / (static_cast<double>(step) + 1), 1e-8) << i;
+      EXPECT_NEAR(runs[i]["pruned"]["value"].as<double>(), gap(x) + 1.0 / (static_cast<double>(step) + 1), 1e-8) << i;
+      EXPECT_EQ(trials[i]["pruned"]["last_value"].as<double>(), runs[i]["pruned"]["value"].as<double>()) << i;
       EXPECT_FALSE(fs::exists(tdir / "finished")) << "trial " << i << "'s process ran to its end";
       EXPECT_EQ(runs[i]["exit"]["kind"].as<std::string>(), "cancelled") << i;
       EXPECT_NE(runs[i]["pruned"]["reason"].as<std::string>().find("the median of the"), std::string::npos);
@@ -133,8 +137,9 @@ TEST(TunePruning, ADecisionATunerDidNotCarryOutBeforeItDiedIsCarriedOutOnResume)
   const YAML::Node state = state_of(d / "prune");
   EXPECT_EQ(state["runs"][0]["status"].as<std::string>(), "complete");
   EXPECT_EQ(state["runs"][0]["attempts"].as<int>(), 1) << "the pruned trial ran again";
-  EXPECT_EQ(state["study"]["trials"][0]["value"].as<double>(), 0.75);
-  EXPECT_EQ(state["study"]["trials"][0]["pruned_at_step"].as<long>(), 1);
+  EXPECT_EQ(state["study"]["trials"][0]["pruned"]["last_value"].as<double>(), 0.75);
+  EXPECT_EQ(state["study"]["trials"][0]["pruned"]["step"].as<long>(), 1);
+  EXPECT_EQ(state["runs"][0]["pruned"]["value"].as<double>(), 0.75);
   EXPECT_FALSE(fs::exists(d / "prune" / "trials" / "0" / "finished")) << "the 36-second run was not stopped";
 }
 

@@ -128,6 +128,16 @@ TEST(PruneVerdict, WaitsForStartupTrialsWarmupStepsAndTrialsThatReachedTheStep) 
   EXPECT_FALSE(tune::prune_verdict(rule_after(0), Direction::minimize, {}, bad));
 }
 
+TEST(PruningRule, NamesItsPercentileAsAnOrdinal) {
+  EXPECT_EQ(tune::percentile_name(50), "the median");
+  EXPECT_EQ(tune::percentile_name(1), "the 1st percentile from the best");
+  EXPECT_EQ(tune::percentile_name(2), "the 2nd percentile from the best");
+  EXPECT_EQ(tune::percentile_name(23), "the 23rd percentile from the best");
+  EXPECT_EQ(tune::percentile_name(11), "the 11th percentile from the best");
+  EXPECT_EQ(tune::percentile_name(12.5), "the 12.5th percentile from the best");
+  EXPECT_EQ(tune::percentile_name(100), "the 100th percentile from the best");
+}
+
 TEST(PruningRule, RefusesSettingsThatMeanNothing) {
   PruningRule r;
   EXPECT_NO_THROW(r.validate());
@@ -142,41 +152,50 @@ TEST(PruningRule, RefusesSettingsThatMeanNothing) {
   EXPECT_THROW(r.validate(), std::invalid_argument);
 }
 
-TEST(StudyTellPruned, IsAResultTheStrategySeesButNeverTheBestTrial) {
+TEST(StudyTellPruned, IsAFailureThatKeepsItsStepAndLastValueAndIsNeverTheBestTrial) {
   tune::Study study(tune::Space({tune::Parameter::floating("x", 0, 1)}), tune::make_strategy("ei"), tune::StudyOptions{});
   const auto a = study.ask();
   ASSERT_TRUE(a);
   study.tell(a->id, 0.5);
   const auto b = study.ask();
   ASSERT_TRUE(b);
-  study.tell_pruned(b->id, 7, 0.1);  // lower than the complete trial's 0.5, yet not the best
-  EXPECT_EQ(study.trial(b->id).status, tune::TrialStatus::complete);
-  EXPECT_EQ(study.trial(b->id).value, 0.1);
-  EXPECT_EQ(study.trial(b->id).pruned_at_step, 7);
+  study.tell_pruned(b->id, 7, 0.1);  // lower than the complete trial's 0.5, yet no result
+  const tune::Trial& pruned = study.trial(b->id);
+  EXPECT_EQ(pruned.status, tune::TrialStatus::failed);
+  EXPECT_FALSE(pruned.value);
+  ASSERT_TRUE(pruned.pruned);
+  EXPECT_EQ(pruned.pruned->step, 7);
+  EXPECT_EQ(pruned.pruned->last_value, 0.1);
+  EXPECT_EQ(pruned.failure_reason, "pruned at step 7 (its last value 0.1)");
   ASSERT_NE(study.best(), nullptr);
   EXPECT_EQ(study.best()->id, a->id);
   EXPECT_THROW(study.tell_pruned(b->id, 8, 0.2), std::invalid_argument);  // not pending any more
   const auto c = study.ask();
   ASSERT_TRUE(c);
   EXPECT_THROW(study.tell_pruned(c->id, 1, std::nan("")), std::invalid_argument);
-  EXPECT_FALSE(study.trial(c->id).pruned_at_step);  // a refused tell leaves no mark
+  EXPECT_THROW(study.tell_pruned(c->id, 1, 0.3, 2.0), std::invalid_argument);  // a cost without a resolution
+  EXPECT_EQ(study.trial(c->id).status, tune::TrialStatus::pending);  // a refused tell leaves no mark
+  EXPECT_FALSE(study.trial(c->id).pruned);
 
   const std::string text = study.to_yaml_string();
-  ASSERT_NE(text.find("pruned_at_step: 7"), std::string::npos) << text;
+  ASSERT_NE(text.find("pruned: {step: 7, last_value: 0.1}"), std::string::npos) << text;
   const tune::Study loaded = tune::Study::from_yaml_string(text, "s.yaml");
-  EXPECT_EQ(loaded.trial(b->id).pruned_at_step, 7);
+  ASSERT_TRUE(loaded.trial(b->id).pruned);
+  EXPECT_EQ(loaded.trial(b->id).pruned->step, 7);
+  EXPECT_EQ(loaded.trial(b->id).pruned->last_value, 0.1);
   EXPECT_EQ(loaded.best()->id, a->id);
   EXPECT_EQ(loaded.to_yaml_string(), text);
   // A pending trial marked pruned is damage, refused with the field named.
   std::string damaged = text;
   const std::size_t line = damaged.find("{id: " + std::to_string(c->id) + ",");
   ASSERT_NE(line, std::string::npos) << text;
-  damaged.insert(damaged.find('\n', line) - 1, ", pruned_at_step: 1");
+  damaged.insert(damaged.find('\n', line) - 1, ", pruned: {step: 1, last_value: 2}");
   try {
     (void)tune::Study::from_yaml_string(damaged, "s.yaml");
     ADD_FAILURE() << "a pending trial marked pruned was loaded";
   } catch (const tune::StateError& e) {
-    EXPECT_NE(std::string(e.what()).find("pruned_at_step"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("pruned"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a pending trial was not pruned"), std::string::npos) << e.what();
   }
 }
 
@@ -220,7 +239,7 @@ TEST(StudyTellPruned, TheReadmeLoopStopsTheTrialsBehindTheMedian) {
   }
   EXPECT_GE(pruned, 5);
   ASSERT_NE(study.best(), nullptr);
-  EXPECT_FALSE(study.best()->pruned_at_step);
+  EXPECT_FALSE(study.best()->pruned);
 }
 
 }  // namespace

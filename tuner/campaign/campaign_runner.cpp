@@ -530,14 +530,22 @@ class Runner {
     } catch (const std::exception&) {
       // The decision's step and value are recorded already; the curve is for the record only.
     }
-    const std::optional<Resolution>& res = state_.study.resolution();
-    if (!cost && res && res->measured()) cost = 0.0;  // a run lost with the tuner: its time is unknown
-    state_.study.tell_pruned(r.id, r.pruned->step, r.pruned->value, cost);
-    r.status = RunStatus::complete;
     r.job.clear();
     if (r.finished_at <= 0) r.finished_at = now_seconds();
-    progress_.log("trial " + std::to_string(r.id) + " pruned at step " + std::to_string(r.pruned->step) + ": " +
-                  state_.config.objective.name + "=" + format_double(r.pruned->value));
+    try {
+      state_.study.tell_pruned(r.id, r.pruned->step, r.pruned->value, cost);
+      r.status = RunStatus::complete;
+      progress_.log("trial " + std::to_string(r.id) + " pruned at step " + std::to_string(r.pruned->step) + ": " +
+                    state_.config.objective.name + "=" + format_double(r.pruned->value));
+    } catch (const std::exception& e) {
+      // Refused by the study (a state edited by hand): failed with the reason, never a campaign that
+      // stops at the same refusal on every resume.
+      r.failure_reason = "stopped by pruning at step " + std::to_string(r.pruned->step) + ", but " + e.what();
+      r.pruned.reset();
+      state_.study.fail(r.id, r.failure_reason, cost);
+      r.status = RunStatus::failed;
+      progress_.log("trial " + std::to_string(r.id) + " failed: " + r.failure_reason);
+    }
     ask_blocked_ = false;
     unsaved_outcomes_.push_back(r.id);
   }
@@ -566,7 +574,9 @@ class Runner {
   // verdict. A trial to stop is recorded as pruned first, then cancelled (its exit is collected as
   // any other): killed in between, the tuner finds the decision on resume and carries it out.
   void prune_running() {
-    if (!state_.config.pruning) return;
+    // Not while a stop terminates the running trials: a second cancel of a trial is a SIGKILL, which
+    // would cut short the grace its first cancel gave it (they run again on resume anyway).
+    if (!state_.config.pruning || cancelling_all_) return;
     const auto now = std::chrono::steady_clock::now();
     if (now < next_prune_look_) return;
     next_prune_look_ = now + kPruneLookInterval;
@@ -577,16 +587,16 @@ class Runner {
       auto it = watched_.find(id);
       if (it == watched_.end())
         it = watched_
-                 .emplace(id, Watched{adapters::IntermediateFollower(trial_dir(dir_, id) / adapters::kStdoutFile,
-                                                                     state_.config.objective.name),
-                                      {}})
+                 .emplace(id, adapters::IntermediateFollower(trial_dir(dir_, id) / adapters::kStdoutFile,
+                                                             state_.config.objective.name))
                  .first;
-      const std::vector<adapters::IntermediateValue> fresh = it->second.follower.read_new();
-      if (fresh.empty()) continue;
-      for (const adapters::IntermediateValue& v : fresh) it->second.curve.push_back({v.step, v.value});
+      if (!it->second.read_new()) continue;
+      LearningCurve curve;
+      curve.reserve(it->second.curve().size());
+      for (const adapters::IntermediateValue& v : it->second.curve()) curve.push_back({v.step, v.value});
       const std::optional<PruneVerdict> verdict =
           prune_verdict(*state_.config.pruning, state_.config.objective.direction,
-                        reference_curves(state_.study.trial(id).level), it->second.curve);
+                        reference_curves(state_.study.trial(id).level), curve);
       if (!verdict) continue;
       r.pruned = PruneRecord{verdict->step, verdict->last_value,
                              verdict->explain(state_.config.objective.name, state_.config.pruning->percentile)};
@@ -600,6 +610,7 @@ class Runner {
   }
 
   void cancel_running() {
+    cancelling_all_ = true;
     for (const std::string& id : executor_->running_ids()) executor_->cancel(id);
   }
 
@@ -733,14 +744,11 @@ class Runner {
   std::chrono::steady_clock::time_point launch_paused_until_{};
   std::vector<std::uint64_t> unsaved_outcomes_;  // told, not yet in state.yaml (see collect)
   std::vector<std::pair<std::string, EventFields>> unsaved_events_;  // of re-attached or re-queued trials (see resume_running_trials)
-  // The pruning rule's view of the running trials: where each one's stdout was read up to, and its
-  // curve so far; and the completed trials' curves by level (as of reference_count_ complete runs).
-  struct Watched {
-    adapters::IntermediateFollower follower;
-    LearningCurve curve;
-  };
-  std::map<std::uint64_t, Watched> watched_;
+  // The pruning rule's view of the running trials (each one's stdout, followed), and the completed
+  // trials' curves by level (as of reference_count_ complete runs).
+  std::map<std::uint64_t, adapters::IntermediateFollower> watched_;
   std::chrono::steady_clock::time_point next_prune_look_{};
+  bool cancelling_all_ = false;  // cancel_running() has asked every running trial to stop
   std::map<std::optional<std::size_t>, std::vector<LearningCurve>> reference_;
   std::size_t reference_count_ = static_cast<std::size_t>(-1);
 };

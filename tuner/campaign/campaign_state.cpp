@@ -385,16 +385,17 @@ CampaignState state_from_yaml(const YAML::Node& root, const RecordLines* lines) 
     throw StateError("field 'runs' at " + position_of(runs) + ": " + std::to_string(s.runs.size()) +
                      " run records for " + std::to_string(s.study.trials().size()) + " trials");
   for (const TrialRun& r : s.runs) {
-    const TrialStatus t = s.study.trials()[r.id].status;
-    const bool consistent = (r.status == RunStatus::complete) == (t == TrialStatus::complete) &&
-                            (r.status == RunStatus::failed) == (t == TrialStatus::failed);
+    const Trial& trial = s.study.trials()[r.id];
+    const TrialStatus t = trial.status;
+    // A pruned run is complete for the campaign (it ended as the rule decided) and failed for the
+    // study (it has no result), where it is pruned too; no other run is.
+    const bool pruned_run = r.status == RunStatus::complete && r.pruned;
+    const bool consistent = pruned_run ? t == TrialStatus::failed && trial.pruned
+                                       : (r.status == RunStatus::complete) == (t == TrialStatus::complete) &&
+                                             (r.status == RunStatus::failed) == (t == TrialStatus::failed) && !trial.pruned;
     if (!consistent)
-      throw StateError("trial " + std::to_string(r.id) + " is '" + to_string(r.status) + "' in 'runs' but '" +
-                       tune::to_string(t) + "' in 'study'");
-    // A complete run that was pruned is a pruned trial of the study, and only such a run is.
-    if (r.status == RunStatus::complete && r.pruned.has_value() != s.study.trials()[r.id].pruned_at_step.has_value())
-      throw StateError("trial " + std::to_string(r.id) + (r.pruned ? " is pruned in 'runs' but not in 'study'"
-                                                                   : " is pruned in 'study' but not in 'runs'"));
+      throw StateError("trial " + std::to_string(r.id) + " is '" + to_string(r.status) + (r.pruned ? " (pruned)" : "") +
+                       "' in 'runs' but '" + tune::to_string(t) + (trial.pruned ? " (pruned)" : "") + "' in 'study'");
   }
   if (s.failed_at_failures_stop > s.count(RunStatus::failed))
     throw StateError("field 'failed_at_failures_stop' at " + position_of(root["failed_at_failures_stop"]) + ": " +

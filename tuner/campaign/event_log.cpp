@@ -95,13 +95,15 @@ void EventLog::write(const std::string& event, const EventFields& fields) {
 void EventLog::write_outcome(const CampaignState& state, std::uint64_t id, bool recovered) {
   const TrialRun& r = state.runs.at(id);
   const Trial& t = state.study.trial(id);
-  const bool complete = r.status == RunStatus::complete && t.value;
+  const bool pruned = r.status == RunStatus::complete && r.pruned;
+  const bool complete = r.status == RunStatus::complete && (t.value || pruned);
   if ((!complete && r.status != RunStatus::failed) || !outcomes_.insert(id).second) return;
   EventFields fields{{"trial", json_number(id)}};
-  if (complete) fields.emplace_back("value", json_number(*t.value));
+  if (pruned) fields.emplace_back("value", json_number(r.pruned->value));
+  else if (complete) fields.emplace_back("value", json_number(*t.value));
   else fields.emplace_back("reason", json_string(r.failure_reason));
   if (t.cost) fields.emplace_back("cost", json_number(*t.cost));
-  if (complete && r.pruned) {
+  if (pruned) {
     fields.emplace_back("pruned_at_step", json_number(r.pruned->step));
     fields.emplace_back("reason", json_string(r.pruned->reason));
   }

@@ -98,7 +98,9 @@ std::vector<Column> trial_table(const CampaignState& s) {
     const bool finished = r.status == RunStatus::complete || r.status == RunStatus::failed;
     column("id").push_back(Cell::of_count(r.id));
     column("status").push_back(Cell::of_text(r.pruned && r.status == RunStatus::complete ? "pruned" : to_string(r.status)));
-    column("value").push_back(t.value ? Cell::of_number(*t.value) : Cell{});
+    column("value").push_back(t.value                                      ? Cell::of_number(*t.value)
+                              : r.pruned && r.status == RunStatus::complete ? Cell::of_number(r.pruned->value)
+                                                                             : Cell{});
     if (res) {
       const std::size_t level = t.level.value_or(res->top());
       column("level").push_back(Cell::of_count(level));

@@ -245,11 +245,7 @@ std::string run_settings_line(const CampaignConfig& c) {
   if (c.level_timeouts.size() || x.timeout_seconds) line += " (grace " + format_duration(x.grace_seconds) + ")";
   if (c.pruning) {
     const PruningRule& p = *c.pruning;
-    char percentile[32];
-    std::snprintf(percentile, sizeof percentile, "%g", p.percentile);
-    line += std::string("; pruning: a trial worse than ") +
-            (p.percentile == 50.0 ? std::string("the median") : "the " + std::string(percentile) + "th percentile") +
-            " of the completed ones at its step stops (after " + std::to_string(p.startup_trials) + " completed" +
+    line += "; pruning: a trial worse than " + percentile_name(p.percentile) + " of the completed ones at its step stops (after " + std::to_string(p.startup_trials) + " completed" +
             (p.warmup_steps > 0 ? ", from step " + std::to_string(p.warmup_steps) : std::string()) + ")";
   }
   return line;
@@ -411,7 +407,10 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it) {
     const TrialRun& r = *it;
     const Trial& t = s.study.trial(r.id);
-    const std::string value = t.value ? format_double(*t.value) : "-";
+    // A pruned trial's value is the last it reported (the study has none: its run did not finish).
+    const std::string value = t.value                                      ? format_double(*t.value)
+                              : r.pruned && r.status == RunStatus::complete ? format_double(r.pruned->value)
+                                                                             : "-";
     // A running trial's time is how long it has run so far: a cluster job's from when it started on
     // its node; one still in the cluster's queue has not run (its time since submission is on its
     // job line).

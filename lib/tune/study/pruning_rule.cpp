@@ -15,12 +15,17 @@ std::string short_number(double v) {
   return buf;
 }
 
+}  // namespace
+
 std::string percentile_name(double p) {
   if (p == 50.0) return "the median";
-  return "the " + short_number(p) + "th percentile from the best";
+  std::string suffix = "th";
+  if (p == std::floor(p)) {
+    const auto n = static_cast<long long>(p);
+    if (n % 100 < 11 || n % 100 > 13) suffix = n % 10 == 1 ? "st" : n % 10 == 2 ? "nd" : n % 10 == 3 ? "rd" : "th";
+  }
+  return "the " + short_number(p) + suffix + " percentile from the best";
 }
-
-}  // namespace
 
 void PruningRule::validate() const {
   if (!(percentile > 0.0 && percentile <= 100.0))

@@ -68,6 +68,9 @@ std::optional<PruneVerdict> prune_verdict(const PruningRule& rule, Direction dir
                                           const std::vector<const LearningCurve*>& completed,
                                           const LearningCurve& running);
 
+// "the median" for 50, else "the 25th percentile from the best" (1st, 2nd, 3rd, 11th, 12.5th, ...).
+std::string percentile_name(double p);
+
 // The p-th percentile (0..100) of `values` with linear interpolation, as numpy.percentile's default.
 // `values` must not be empty.
 double percentile_of(std::vector<double> values, double p);

@@ -389,9 +389,17 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
   }
 }
 
-void Study::tell_pruned(std::uint64_t id, std::int64_t step, double value, std::optional<double> cost) {
-  tell(id, value, cost);
-  trials_[id].pruned_at_step = step;
+void Study::tell_pruned(std::uint64_t id, std::int64_t step, double last_value, std::optional<double> cost) {
+  Trial& t = pending_trial(id, "tell_pruned");
+  if (!std::isfinite(last_value))
+    throw std::invalid_argument("tell_pruned: trial " + std::to_string(id) +
+                                " has a last value that is not finite; a pruning rule judges finite values only");
+  check_cost(cost, id);
+  check_cost_has_a_resolution(cost, options_.resolution, id, "tell_pruned");
+  t.cost = cost;
+  t.status = TrialStatus::failed;
+  t.failure_reason = "pruned at step " + std::to_string(step) + " (its last value " + format_double(last_value) + ")";
+  t.pruned = Trial::Pruned{step, last_value};
 }
 
 void Study::add_interrupted_cost(std::uint64_t id, double cost) {
@@ -420,7 +428,7 @@ const Trial& Study::trial(std::uint64_t id) const {
 const Trial* Study::best() const {
   const Trial* best = nullptr;
   for (const Trial& t : trials_)
-    if (t.status == TrialStatus::complete && !t.pruned_at_step && (!t.level || *t.level == options_.resolution->top()) &&
+    if (t.status == TrialStatus::complete && (!t.level || *t.level == options_.resolution->top()) &&
         (!best || reward_of(*t.value, options_.direction) > reward_of(*best->value, options_.direction)))
       best = &t;
   return best;

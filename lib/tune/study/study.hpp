@@ -115,11 +115,13 @@ class Study {
   // Without a resolution a cost is refused (std::invalid_argument): every trial counts 1.
   void tell(std::uint64_t id, double value, std::optional<double> cost = std::nullopt);
   // Pending trial `id` was stopped early at `step` by a pruning rule (prune_verdict in
-  // tune/study/pruning_rule.hpp): it is told `value`, its last reported value, as tell() does (same
-  // checks, same all or nothing), and marked pruned, so best() passes it over. The strategy models
-  // it like any result: a learning curve still improves, so the value is pessimistic for a trial
-  // that was already worse than most (Optuna's TPE takes a pruned trial's last value too).
-  void tell_pruned(std::uint64_t id, std::int64_t step, double value, std::optional<double> cost = std::nullopt);
+  // tune/study/pruning_rule.hpp), its last reported value `last_value`. It is recorded as failed,
+  // with both kept in Trial::pruned: the run did not finish, so its result is unknown, and the
+  // strategies treat it as they treat a failure (no better than the median where runs fail, or are
+  // stopped, more often than not; not proposed again). Told its early value as a result instead, a
+  // GP took that value, far above the run's end, as the point's: pruning then cost ei more than it
+  // saved (bench/results/pruning.md). Checks as fail() does, and a finite `last_value`.
+  void tell_pruned(std::uint64_t id, std::int64_t step, double last_value, std::optional<double> cost = std::nullopt);
   // Pending trial `id` could not be evaluated (a crash, a divergence, a timeout): it is recorded as
   // failed with `reason`, keeps counting against max_trials and the cost budget, and is never told
   // a value. Throws std::invalid_argument, the study unchanged, for an unknown id, a trial that is
@@ -140,7 +142,7 @@ class Study {
   const std::vector<Trial>& trials() const { return trials_; }
   const Trial& trial(std::uint64_t id) const;
   // Best completed trial, nullptr if none; with a resolution, among the full-resolution trials only
-  // (a low-resolution value is not comparable); never a pruned one (its run did not finish).
+  // (a low-resolution value is not comparable); never a pruned one (failed: its run did not finish).
   const Trial* best() const;
   std::size_t pending_count() const;
   // Set by ask() when it returns nothing and no trial is pending (and saved); cleared when an

@@ -47,7 +47,13 @@ void write_trial(Writer& w, const Space& space, const Trial& t) {
   if (t.level) write_entry(w, "level", *t.level);
   if (t.cost) write_entry(w, "cost", *t.cost);
   if (t.interrupted_cost > 0) write_entry(w, "interrupted_cost", t.interrupted_cost);
-  if (t.pruned_at_step) write_entry(w, "pruned_at_step", *t.pruned_at_step);
+  if (t.pruned) {
+    w.key("pruned");
+    w.begin_map();
+    write_entry(w, "step", t.pruned->step);
+    write_entry(w, "last_value", t.pruned->last_value);
+    w.end_map();
+  }
   w.end_map();
 }
 
@@ -55,7 +61,7 @@ void write_trial(Writer& w, const Space& space, const Trial& t) {
 // hold .nan where there was no model (random, sobol, an initial design): they are read as written.
 const std::set<std::string> kTrialKeys{"id", "status", "config", "unit", "value", "failure_reason", "source",
                                        "in_model", "test_statistic", "model_size", "acquisition", "level", "cost",
-                                       "interrupted_cost", "pruned_at_step"};
+                                       "interrupted_cost", "pruned"};
 
 // A trial record is read by one definition, trial_from_node(), from either kind of node: yaml-cpp's,
 // or the FlowNode of a record line (tune/io/flow_yaml.hpp), whose refusals name no position and make
@@ -240,12 +246,19 @@ Trial trial_from_node(const Space& space, const std::optional<Resolution>& resol
                    "a cost is finite and >= 0, not " + format_double(t.interrupted_cost) +
                        ": restore what the trial's interrupted runs spent, or remove 'interrupted_cost'");
   }
-  if (const Node pruned = n["pruned_at_step"]) {
-    t.pruned_at_step = read_int(pruned, "pruned_at_step");
-    if (t.status != TrialStatus::complete)
-      refuse_trial(t.id, pruned, "pruned_at_step",
+  if (const Node pruned = n["pruned"]) {
+    check_known_keys(pruned, "trials[" + std::to_string(t.id) + "].pruned", {"step", "last_value"});
+    Trial::Pruned p;
+    p.step = read_int(require(pruned, "step"), "pruned.step");
+    p.last_value = read_double(require(pruned, "last_value"), "pruned.last_value");
+    if (t.status != TrialStatus::failed)
+      refuse_trial(t.id, pruned, "pruned",
                    std::string("a ") + to_string(t.status) +
-                       " trial was not pruned (a pruned trial is complete, with its last value): remove 'pruned_at_step'");
+                       " trial was not pruned (a pruned trial is failed, its run stopped early): remove 'pruned'");
+    if (!std::isfinite(p.last_value))
+      refuse_trial(t.id, pruned, "pruned", "a pruned trial's last value is finite, not " + format_double(p.last_value) +
+                                                 ": restore it");
+    t.pruned = p;
   }
   return t;
 }

@@ -43,9 +43,13 @@ struct Trial {
   // What earlier runs of the trial that were interrupted (stopped, preempted) spent before it ran
   // again: charged to the cost budget beside `cost`, but not part of what a run at the level costs.
   double interrupted_cost = 0.0;
-  // A complete trial stopped early by a pruning rule (tune/study/pruning_rule.hpp) at this step: its
-  // value is the last one it reported then, not a finished run's, so it is never the best trial.
-  std::optional<std::int64_t> pruned_at_step;
+  // A trial stopped early by a pruning rule (tune/study/pruning_rule.hpp, Study::tell_pruned): failed
+  // for the strategies (no result), with the step it was stopped at and its last value then.
+  struct Pruned {
+    std::int64_t step = 0;
+    double last_value = 0.0;
+  };
+  std::optional<Pruned> pruned;
 };
 
 // The reward the strategies maximise: the value, negated when minimising.

@@ -13,11 +13,11 @@ constexpr std::size_t kLongestLine = std::size_t{64} << 10;
 IntermediateFollower::IntermediateFollower(std::filesystem::path stdout_path, std::string objective_name)
     : path_(std::move(stdout_path)), objective_name_(std::move(objective_name)) {}
 
-std::vector<IntermediateValue> IntermediateFollower::read_new() {
+bool IntermediateFollower::read_new() {
   std::ifstream in(path_, std::ios::binary);
-  if (!in) return {};
+  if (!in) return false;
   in.seekg(static_cast<std::streamoff>(offset_));
-  if (!in) return {};
+  if (!in) return false;
   std::string chunk(kMaxReadBytes, '\0');
   in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
   chunk.resize(static_cast<std::size_t>(in.gcount()));
@@ -29,7 +29,7 @@ std::vector<IntermediateValue> IntermediateFollower::read_new() {
       partial_.clear();
       skipping_ = true;
     }
-    return {};
+    return false;
   }
   std::string lines;
   if (skipping_) {
@@ -46,8 +46,10 @@ std::vector<IntermediateValue> IntermediateFollower::read_new() {
     partial_.clear();
     skipping_ = true;
   }
-  if (lines.empty()) return {};
-  return parse_trial_output(lines, "", {.objective_name = objective_name_}).intermediate;
+  if (lines.empty()) return false;
+  const TrialReport report = parse_trial_output(lines, "", {.objective_name = objective_name_});
+  objective_steps_.insert(objective_steps_.end(), report.stdout_objective_steps.begin(), report.stdout_objective_steps.end());
+  return !report.stdout_objective_steps.empty();
 }
 
 }  // namespace tune::adapters

@@ -640,6 +640,7 @@ TrialReport parse_trial_output(const std::string& stdout_text, const std::string
   std::optional<std::string> file_unreadable;
   if (!only_whitespace(result_file_text)) file_unreadable = parse_result_file(result_file_text, file, report, options);
 
+  report.stdout_objective_steps = out.value_steps;
   const std::optional<double> from_stdout = out.resolve(report.intermediate);
   const std::optional<double> from_file = file.resolve(report.intermediate);
   report.objective = from_file ? from_file : file_unreadable ? std::nullopt : from_stdout;

@@ -36,6 +36,11 @@ struct TrialReport {
   // not found at column 1; ...): '{"val_acc": 0.9'", or "stdout line 2 holds bytes that are not
   // UTF-8 (...)". A JSON-looking line or one naming the objective (or `objective`) qualifies.
   std::optional<std::string> unread_line;
+  // Stdout's values of the objective key itself with a step, whether or not `intermediate` took
+  // cost's instead (no line named the objective): for a reader that sees stdout in pieces
+  // (IntermediateFollower), to which a piece without the objective is no sign of a trial that
+  // reports only cost.
+  std::vector<IntermediateValue> stdout_objective_steps;
 };
 
 struct ProtocolOptions {
