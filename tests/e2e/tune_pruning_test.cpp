@@ -180,4 +180,40 @@ TEST(TunePruning, BadSettingsAreRefusedAtTheirLine) {
   EXPECT_EQ(p["percentile"].as<double>(), 25.0);
 }
 
+// A trial the rule is stopping keeps the grace its SIGTERM gave it when `tune stop` comes meanwhile:
+// the stop's own cancel of it was a second SIGTERM, which the supervisor answers with SIGKILL, and
+// a trainer saving a checkpoint on SIGTERM lost it (review of the pruning change).
+TEST(TunePruning, AStopWhileATrialIsBeingPrunedLeavesItItsGrace) {
+  const fs::path d = fresh_dir("pruning-stop");
+  // The curve, 5 steps at x = 0.3 (the reference) and 300 elsewhere; SIGTERM takes 1.5 s to handle
+  // (a checkpoint being saved).
+  const fs::path trainer = write_script(d, "slow_term.sh", R"(#!/bin/bash
+x=$1; steps=300
+[ "$x" = 0.3 ] && steps=5
+trap 'sleep 1.5; touch "$TUNE_TRIAL_DIR/checkpoint"; exit 0' TERM
+for ((t = 0; t < steps; t++)); do
+  awk -v x="$x" -v t="$t" 'BEGIN { printf "loss=%.9f step=%d\n", (x - 0.3)^2 + 1 / (t + 1), t }'
+  sleep 0.1 & wait $!
+done
+)");
+  write(d / "c.yaml", "name: prune\ncommand: [" + trainer.string() + ", \"{x}\"]\n"
+                      "space:\n  x: {type: float, low: 0, high: 1}\n"
+                      "objective: {name: loss, direction: minimize}\nstrategy: random\n"
+                      "pruning: {rule: median, startup_trials: 1}\n"
+                      "executor: {workers: 1, grace: 10s}\n"
+                      "budget: {trials: 3}\nenqueue: [{x: 0.3}, {x: 0.9}]\n");
+  const pid_t tuner = start(d, {"run", "c.yaml", "--quiet"});
+  // Trial 1 (x = 0.9) is behind at its first step: recorded as pruned, then sent SIGTERM.
+  ASSERT_TRUE(wait_until([&] { return slurp(d / "prune" / "state.yaml").find("pruned: {step:") != std::string::npos; },
+                         std::chrono::seconds(30)));
+  EXPECT_EQ(tune(d, {"stop", "prune"}).code, 0);
+  const Result r = finish(d, tuner);
+  EXPECT_EQ(r.code, 3) << r.err;
+  const YAML::Node run = state_of(d / "prune")["runs"][1];
+  EXPECT_EQ(run["status"].as<std::string>(), "complete");
+  ASSERT_TRUE(run["pruned"]);
+  EXPECT_EQ(run["exit"]["signal"].as<int>(), 0) << "the pruned trial was killed: " << run["exit"];
+  EXPECT_TRUE(fs::exists(d / "prune" / "trials" / "1" / "checkpoint")) << "its SIGTERM handler did not finish";
+}
+
 }  // namespace

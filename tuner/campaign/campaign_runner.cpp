@@ -532,6 +532,10 @@ class Runner {
     }
     r.job.clear();
     if (r.finished_at <= 0) r.finished_at = now_seconds();
+    // A run lost with the tuner: its time is unknown, and charged as nothing (as measured_cost does
+    // for a run whose times were not recorded), not as its level's full price.
+    const std::optional<Resolution>& res = state_.study.resolution();
+    if (!cost && res && res->measured()) cost = 0.0;
     try {
       state_.study.tell_pruned(r.id, r.pruned->step, r.pruned->value, cost);
       r.status = RunStatus::complete;
@@ -609,9 +613,13 @@ class Runner {
     }
   }
 
-  void cancel_running() {
+  // `all`: also the trials the pruning rule is stopping already. The first stop request leaves them
+  // to the cancel they have (a second one is a SIGKILL, which would cut their grace short); the
+  // second request is meant to kill everything.
+  void cancel_running(bool all) {
     cancelling_all_ = true;
-    for (const std::string& id : executor_->running_ids()) executor_->cancel(id);
+    for (const std::string& id : executor_->running_ids())
+      if (all || !state_.runs.at(std::stoull(id)).pruned) executor_->cancel(id);
   }
 
   int loop(const StopSignals& signals) {
@@ -651,11 +659,11 @@ class Runner {
                                                : "terminating running trials (they will run again on resume)"));
           // --wait-on-stop lets running trials finish but starts nothing more: jobs still waiting in
           // a cluster's queue are cancelled (they run again on resume), as when a budget is spent.
-          if (!options_.wait_on_stop) cancel_running();
+          if (!options_.wait_on_stop) cancel_running(false);
           else executor_->cancel_pending();
         } else if (handled_signals == 2) {
           progress_.log("terminating running trials now");
-          cancel_running();
+          cancel_running(true);
         } else {
           leave = true;
         }

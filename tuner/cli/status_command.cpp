@@ -388,8 +388,8 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   // widest listed, so that the columns after it stay aligned.
   int value_width = 14;
   for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it)
-    if (const Trial& t = s.study.trial(it->id); t.value)
-      value_width = std::max(value_width, static_cast<int>(format_double(*t.value).size()));
+    if (const Trial& t = s.study.trial(it->id); t.value || it->pruned)
+      value_width = std::max(value_width, static_cast<int>(format_double(t.value ? *t.value : it->pruned->value).size()));
   std::printf("\n%5s  %-9s %*s %9s %3s  %*s%s%s\n", "id", "status", value_width, "value", "time", "n", level_width,
               level_header.c_str(), s.config.resolution ? "  " : "", "configuration / failure");
   if (skipped > 0) {

@@ -40,9 +40,13 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
   if (s.runs[id].status == RunStatus::complete || s.runs[id].status == RunStatus::failed) {
     // Say what was recorded: a driver that retries a tell it is unsure of learns that the first one counted.
     const Trial& t = s.study.trial(id);
-    const std::string recorded = t.status == TrialStatus::complete
-                                     ? "complete, with " + s.config.objective.name + " = " + format_double(*t.value)
-                                     : "failed: " + t.failure_reason;
+    const TrialRun& r = s.runs[id];
+    const std::string recorded =
+        t.status == TrialStatus::complete ? "complete, with " + s.config.objective.name + " = " + format_double(*t.value)
+        : r.pruned && r.status == RunStatus::complete
+            ? "pruned at step " + std::to_string(r.pruned->step) + " with " + s.config.objective.name + " = " +
+                  format_double(r.pruned->value)
+            : "failed: " + t.failure_reason;
     std::fprintf(stderr, "tune tell: trial %llu already has its result (%s); a trial is told once\n",
                  static_cast<unsigned long long>(id), recorded.c_str());
     return kExitUsage;
