@@ -400,6 +400,17 @@ class Runner {
     return e.finished_at - e.started_at;
   }
 
+  // What an exited trial reported (its stdout, and `result_text`, its result file's), with the run
+  // record's intermediate values and metrics taken from it.
+  adapters::TrialReport record_report(TrialRun& r, const std::filesystem::path& tdir, const std::string& result_text) const {
+    std::string out = adapters::read_file(tdir / adapters::kStdoutFile, 1);
+    out += '\n';  // the trial has exited: its last line is complete (in the room read_file left)
+    adapters::TrialReport report = adapters::parse_trial_output(out, result_text, {state_.config.objective.name});
+    r.intermediate = kept_intermediate(report.intermediate);
+    r.metrics = report.metrics;
+    return report;
+  }
+
   void collect(const adapters::FinishedTrial& f) {
     const std::uint64_t id = std::stoull(f.id);
     TrialRun& r = state_.runs.at(id);
@@ -477,12 +488,7 @@ class Runner {
     const std::optional<double> cost = measured_cost(e);
     if (reason.empty()) {
       try {
-        std::string out = adapters::read_file(tdir / adapters::kStdoutFile, 1);
-        out += '\n';  // the trial has exited: its last line is complete (in the room read_file left)
-        const adapters::TrialReport report =
-            adapters::parse_trial_output(out, adapters::read_file(tdir / adapters::kResultFile), {state_.config.objective.name});
-        r.intermediate = kept_intermediate(report.intermediate);
-        r.metrics = report.metrics;
+        const adapters::TrialReport report = record_report(r, tdir, adapters::read_file(tdir / adapters::kResultFile));
         if (report.failure) reason = *report.failure;
         else if (!report.objective && report.unreadable_objective)
           reason = *report.unreadable_objective;
@@ -522,11 +528,7 @@ class Runner {
   void finish_pruned(TrialRun& r, std::optional<double> cost) {
     const std::filesystem::path tdir = trial_dir(dir_, r.id);
     try {
-      std::string out = adapters::read_file(tdir / adapters::kStdoutFile, 1);
-      out += '\n';
-      const adapters::TrialReport report = adapters::parse_trial_output(out, "", {state_.config.objective.name});
-      r.intermediate = kept_intermediate(report.intermediate);
-      r.metrics = report.metrics;
+      record_report(r, tdir, "");
     } catch (const std::exception&) {
       // The decision's step and value are recorded already; the curve is for the record only.
     }
@@ -554,23 +556,13 @@ class Runner {
     unsaved_outcomes_.push_back(r.id);
   }
 
-  // The completed, unpruned trials' curves at `level`, the pruning rule's reference (rebuilt as
-  // trials complete, not at every look).
-  std::vector<const LearningCurve*> reference_curves(std::optional<std::size_t> level) {
-    const std::size_t complete = state_.count(RunStatus::complete);
-    if (complete != reference_count_) {
-      reference_.clear();
-      for (const TrialRun& r : state_.runs) {
-        if (r.status != RunStatus::complete || r.pruned) continue;
-        LearningCurve c;
-        c.reserve(r.intermediate.size());
-        for (const adapters::IntermediateValue& v : r.intermediate) c.push_back({v.step, v.value});
-        reference_[state_.study.trial(r.id).level].push_back(std::move(c));
-      }
-      reference_count_ = complete;
-    }
+  // The completed, unpruned trials' curves at `level`, the pruning rule's reference: their run
+  // records' own (valid until the next trial is added to the state).
+  std::vector<const LearningCurve*> reference_curves(std::optional<std::size_t> level) const {
     std::vector<const LearningCurve*> out;
-    for (const LearningCurve& c : reference_[level]) out.push_back(&c);
+    for (const TrialRun& r : state_.runs)
+      if (r.status == RunStatus::complete && !r.pruned && state_.study.trial(r.id).level == level)
+        out.push_back(&r.intermediate);
     return out;
   }
 
@@ -595,12 +587,9 @@ class Runner {
                                                              state_.config.objective.name))
                  .first;
       if (!it->second.read_new()) continue;
-      LearningCurve curve;
-      curve.reserve(it->second.curve().size());
-      for (const adapters::IntermediateValue& v : it->second.curve()) curve.push_back({v.step, v.value});
       const std::optional<PruneVerdict> verdict =
           prune_verdict(*state_.config.pruning, state_.config.objective.direction,
-                        reference_curves(state_.study.trial(id).level), curve);
+                        reference_curves(state_.study.trial(id).level), it->second.curve());
       if (!verdict) continue;
       r.pruned = PruneRecord{verdict->step, verdict->last_value,
                              verdict->explain(state_.config.objective.name, state_.config.pruning->percentile)};
@@ -752,13 +741,10 @@ class Runner {
   std::chrono::steady_clock::time_point launch_paused_until_{};
   std::vector<std::uint64_t> unsaved_outcomes_;  // told, not yet in state.yaml (see collect)
   std::vector<std::pair<std::string, EventFields>> unsaved_events_;  // of re-attached or re-queued trials (see resume_running_trials)
-  // The pruning rule's view of the running trials (each one's stdout, followed), and the completed
-  // trials' curves by level (as of reference_count_ complete runs).
+  // The pruning rule's view of the running trials: each one's stdout, followed.
   std::map<std::uint64_t, adapters::IntermediateFollower> watched_;
   std::chrono::steady_clock::time_point next_prune_look_{};
   bool cancelling_all_ = false;  // cancel_running() has asked every running trial to stop
-  std::map<std::optional<std::size_t>, std::vector<LearningCurve>> reference_;
-  std::size_t reference_count_ = static_cast<std::size_t>(-1);
 };
 
 }  // namespace

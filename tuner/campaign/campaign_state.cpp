@@ -187,6 +187,12 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+std::optional<double> reached_value(const TrialRun& r, const Trial& t) {
+  if (t.value) return t.value;
+  if (r.ended_pruned()) return r.pruned->value;
+  return std::nullopt;
+}
+
 TrialRun external_run(std::uint64_t id, double started_at) {
   TrialRun r;
   r.id = id;
@@ -389,8 +395,7 @@ CampaignState state_from_yaml(const YAML::Node& root, const RecordLines* lines) 
     const TrialStatus t = trial.status;
     // A pruned run is complete for the campaign (it ended as the rule decided) and failed for the
     // study (it has no result), where it is pruned too; no other run is.
-    const bool pruned_run = r.status == RunStatus::complete && r.pruned;
-    const bool consistent = pruned_run ? t == TrialStatus::failed && trial.pruned
+    const bool consistent = r.ended_pruned() ? t == TrialStatus::failed && trial.pruned
                                        : (r.status == RunStatus::complete) == (t == TrialStatus::complete) &&
                                              (r.status == RunStatus::failed) == (t == TrialStatus::failed) && !trial.pruned;
     if (!consistent)

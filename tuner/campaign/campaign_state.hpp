@@ -51,7 +51,14 @@ struct TrialRun {
   std::string job;        // the executor's handle of the last attempt (a Slurm job id); empty for local runs
   std::size_t lost = 0;   // runs lost to node failure or preemption (executor.retries bounds them)
   std::optional<PruneRecord> pruned;  // stopped early by the pruning rule (complete once collected)
+
+  // Ended as the pruning rule decided (a run still being stopped has `pruned` too, and is running).
+  bool ended_pruned() const { return status == RunStatus::complete && pruned.has_value(); }
 };
+
+// What a run reached: the study's value of its trial `t`, or for a pruned run the value at its stop
+// (the study has none: the run did not finish); nothing for a run without either.
+std::optional<double> reached_value(const TrialRun& r, const Trial& t);
 
 // The run record of a trial handed out by `tune ask` at `started_at`: running, told by `tune tell`.
 TrialRun external_run(std::uint64_t id, double started_at);

@@ -95,7 +95,7 @@ void EventLog::write(const std::string& event, const EventFields& fields) {
 void EventLog::write_outcome(const CampaignState& state, std::uint64_t id, bool recovered) {
   const TrialRun& r = state.runs.at(id);
   const Trial& t = state.study.trial(id);
-  const bool pruned = r.status == RunStatus::complete && r.pruned;
+  const bool pruned = r.ended_pruned();
   const bool complete = r.status == RunStatus::complete && (t.value || pruned);
   if ((!complete && r.status != RunStatus::failed) || !outcomes_.insert(id).second) return;
   EventFields fields{{"trial", json_number(id)}};

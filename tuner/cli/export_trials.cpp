@@ -97,10 +97,9 @@ std::vector<Column> trial_table(const CampaignState& s) {
     const Trial& t = s.study.trial(r.id);
     const bool finished = r.status == RunStatus::complete || r.status == RunStatus::failed;
     column("id").push_back(Cell::of_count(r.id));
-    column("status").push_back(Cell::of_text(r.pruned && r.status == RunStatus::complete ? "pruned" : to_string(r.status)));
-    column("value").push_back(t.value                                      ? Cell::of_number(*t.value)
-                              : r.pruned && r.status == RunStatus::complete ? Cell::of_number(r.pruned->value)
-                                                                             : Cell{});
+    column("status").push_back(Cell::of_text(r.ended_pruned() ? "pruned" : to_string(r.status)));
+    const std::optional<double> reached = reached_value(r, t);
+    column("value").push_back(reached ? Cell::of_number(*reached) : Cell{});
     if (res) {
       const std::size_t level = t.level.value_or(res->top());
       column("level").push_back(Cell::of_count(level));

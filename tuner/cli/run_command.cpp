@@ -24,8 +24,8 @@ std::string inline_option_error(const CampaignError& error, const InlineSettings
   const std::string& field = error.field();
   std::string option;
   for (const InlineOption& o : inline_options())
-    if (o.value && (field == o.key || ((std::string(o.key) == "strategy" || std::string(o.key) == "pruning") &&
-                                       field.rfind(std::string(o.key) + ".", 0) == 0)))
+    // The option's key or a field inside it (strategy.epsilon, pruning.percentile).
+    if (o.value && (field == o.key || field.rfind(std::string(o.key) + ".", 0) == 0))
       option = std::string(o.option) + " " + o.value(s);
   if (option.empty()) return error.what();  // the command after --: parse_inline_command checked it
   std::string problem = error.problem();

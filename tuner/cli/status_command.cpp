@@ -305,7 +305,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
                                      " of them pending in the " + (s.config.executor.kind == "slurm" ? "Slurm" : "cluster's") +
                                      " queue)";
   std::size_t pruned = 0;
-  for (const TrialRun& r : s.runs) pruned += r.status == RunStatus::complete && r.pruned;
+  for (const TrialRun& r : s.runs) pruned += r.ended_pruned();
   const std::string pruned_text = pruned > 0 ? " (" + std::to_string(pruned) + " of them pruned)" : "";
   std::printf("trials: %zu complete%s, %zu running%s, %zu queued, %zu failed, %s; active time %s\n",
               s.count(RunStatus::complete), pruned_text.c_str(), s.count(RunStatus::running), in_queue.c_str(),
@@ -388,8 +388,8 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   // widest listed, so that the columns after it stay aligned.
   int value_width = 14;
   for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it)
-    if (const Trial& t = s.study.trial(it->id); t.value || it->pruned)
-      value_width = std::max(value_width, static_cast<int>(format_double(t.value ? *t.value : it->pruned->value).size()));
+    if (const std::optional<double> value = reached_value(*it, s.study.trial(it->id)))
+      value_width = std::max(value_width, static_cast<int>(format_double(*value).size()));
   std::printf("\n%5s  %-9s %*s %9s %3s  %*s%s%s\n", "id", "status", value_width, "value", "time", "n", level_width,
               level_header.c_str(), s.config.resolution ? "  " : "", "configuration / failure");
   if (skipped > 0) {
@@ -407,10 +407,8 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   for (auto it = s.runs.begin() + static_cast<std::ptrdiff_t>(skipped); it != s.runs.end(); ++it) {
     const TrialRun& r = *it;
     const Trial& t = s.study.trial(r.id);
-    // A pruned trial's value is the last it reported (the study has none: its run did not finish).
-    const std::string value = t.value                                      ? format_double(*t.value)
-                              : r.pruned && r.status == RunStatus::complete ? format_double(r.pruned->value)
-                                                                             : "-";
+    const std::optional<double> reached = reached_value(r, t);
+    const std::string value = reached ? format_double(*reached) : "-";
     // A running trial's time is how long it has run so far: a cluster job's from when it started on
     // its node; one still in the cluster's queue has not run (its time since submission is on its
     // job line).
@@ -428,7 +426,7 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     std::printf("%5llu  %-9s %*s %9s %3zu  %*s%s%s\n", static_cast<unsigned long long>(r.id),
                 pending_job                                  ? (r.job.empty() ? "waiting" : "pending")
                 : ended_unseen                               ? "ended"
-                : r.pruned && r.status == RunStatus::complete ? "pruned"
+                : r.ended_pruned()                           ? "pruned"
                 : r.pruned                                   ? "pruning"
                                                              : to_string(r.status),
                 value_width, value.c_str(), time.c_str(), r.attempts, level_width, level.c_str(),

@@ -43,7 +43,7 @@ int tell(const std::filesystem::path& dir, std::uint64_t id, const std::optional
     const TrialRun& r = s.runs[id];
     const std::string recorded =
         t.status == TrialStatus::complete ? "complete, with " + s.config.objective.name + " = " + format_double(*t.value)
-        : r.pruned && r.status == RunStatus::complete
+        : r.ended_pruned()
             ? "pruned at step " + std::to_string(r.pruned->step) + " with " + s.config.objective.name + " = " +
                   format_double(r.pruned->value)
             : "failed: " + t.failure_reason;

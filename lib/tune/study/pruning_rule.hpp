@@ -15,16 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "tune/study/learning_curve.hpp"
 #include "tune/study/trial.hpp"
 
 namespace tune {
-
-// One intermediate value: the step (epoch, iteration) it was reported at, and the objective then.
-struct CurvePoint {
-  std::int64_t step = 0;
-  double value = 0.0;
-};
-using LearningCurve = std::vector<CurvePoint>;  // in the order reported
 
 struct PruningRule {
   // The running trial must be at least as good as this percentile of the completed trials (50: the

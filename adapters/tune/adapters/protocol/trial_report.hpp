@@ -15,12 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "tune/study/learning_curve.hpp"
+
 namespace tune::adapters {
 
-struct IntermediateValue {
-  std::int64_t step = 0;
-  double value = 0.0;
-};
+// The engine's own record of a value reported with a step, so that a trial's curve goes to the
+// pruning rule as it was read.
+using IntermediateValue = tune::CurvePoint;
 
 struct TrialReport {
   std::optional<double> objective;             // the value of the objective, if reported
