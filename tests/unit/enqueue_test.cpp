@@ -4,44 +4,22 @@
 
 #include <cmath>
 #include <filesystem>
-#include <sstream>
 
+#include "lr_layers_act_study.hpp"
 #include "tune/tune.hpp"
 
 namespace {
 
 using tune::Study;
 
-tune::Space space() {
-  return tune::Space({tune::Parameter::floating("lr", 1e-5, 1, tune::Scale::log), tune::Parameter::integer("layers", 1, 8),
-                      tune::Parameter::categorical("act", {"relu", "tanh"})});
-}
-
-double objective(const tune::Config& c) {
-  const double lr = std::log10(std::get<double>(c.at("lr")));
-  const double layers = static_cast<double>(std::get<std::int64_t>(c.at("layers")));
-  return std::pow(lr + 2.5, 2) + std::pow(layers - 4, 2) / 8 + (std::get<std::string>(c.at("act")) == "tanh" ? 0 : 0.5);
-}
+using lr_layers_act::objective;
+using lr_layers_act::options_for;
+using lr_layers_act::space;
+using lr_layers_act::unit_text;
 
 // 0.001 is not what decode(encode(0.001)) gives on a log scale: the trial must run the value given.
 const tune::Config kDefault{{"lr", 0.001}, {"layers", std::int64_t{2}}, {"act", std::string("relu")}};
 const tune::Config kKnownGood{{"lr", 0.0031}, {"layers", std::int64_t{4}}, {"act", std::string("tanh")}};
-
-tune::StudyOptions options_for(const std::string& strategy) {
-  tune::StudyOptions o{tune::Direction::minimize, 5};
-  if (strategy == "cmets" || strategy == "cmes") {
-    o.resolution = tune::Resolution{"epochs", {1, 3, 9}, {1, 3, 9}};
-    o.cost_budget = 200;
-  }
-  return o;
-}
-
-std::string unit_text(const Study& s, std::uint64_t id) {
-  std::ostringstream u;
-  u.precision(17);
-  u << s.trial(id).unit.transpose();
-  return u.str();
-}
 
 class Enqueue : public ::testing::TestWithParam<std::string> {};
 

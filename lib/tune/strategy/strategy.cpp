@@ -36,6 +36,12 @@ bool coincides_with_pending(const Eigen::VectorXd& unit, const std::vector<Trial
   return false;
 }
 
+std::size_t imported_results(const std::vector<Trial>& trials, std::optional<std::size_t> level) {
+  std::size_t n = 0;
+  for (const Trial& t : trials) n += t.imported() && t.status == TrialStatus::complete && (!level || t.level == level);
+  return n;
+}
+
 std::vector<double> unit_key(const Eigen::VectorXd& unit) { return {unit.data(), unit.data() + unit.size()}; }
 
 }  // namespace tune

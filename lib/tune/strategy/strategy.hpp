@@ -148,6 +148,11 @@ void check_model_holds_results(const std::vector<std::uint64_t>& ids, const std:
 // Whether `unit` equals the point of a pending trial (parallel suggestions must differ).
 bool coincides_with_pending(const Eigen::VectorXd& unit, const std::vector<Trial>& trials);
 
+// Imported results (Study::import_result) at `level` (nullopt: any), which stand in for points of
+// an initial design: a warm start that brought 20 results of an earlier campaign would otherwise
+// spend its first runs on a space-filling design that ignores them.
+std::size_t imported_results(const std::vector<Trial>& trials, std::optional<std::size_t> level = std::nullopt);
+
 // A unit point as an ordered key: trials run at snapped points, so in a space with a discrete
 // parameter one configuration is one exact point (the strategies' sets of configurations run).
 std::vector<double> unit_key(const Eigen::VectorXd& unit);

@@ -123,6 +123,7 @@ bool level_cost_measured(const Resolution& r, const std::vector<Trial>& trials, 
 }
 
 double trial_cost(const Trial& trial, const std::vector<double>& costs) {
+  if (trial.imported()) return 0.0;  // it ran elsewhere: nothing was spent here
   if (trial.cost) return *trial.cost + trial.interrupted_cost;
   const std::size_t level = trial.level.value_or(costs.empty() ? 0 : costs.size() - 1);
   return (level < costs.size() ? costs[level] : 0.0) + trial.interrupted_cost;

@@ -70,7 +70,7 @@ inline constexpr double kUncalibratedCostPerValue = 1e-9;
 bool level_cost_measured(const Resolution& resolution, const std::vector<Trial>& trials, std::size_t level);
 
 // The cost a trial counts against a budget: its measured cost when it has one, else its level's, and
-// what its interrupted runs spent (Trial::interrupted_cost).
+// what its interrupted runs spent (Trial::interrupted_cost); nothing for an imported result.
 double trial_cost(const Trial& trial, const std::vector<double>& costs);
 
 }  // namespace tune

@@ -109,7 +109,7 @@ std::optional<Suggestion> Study::ask() {
   // before, it was accepted and silently never handed out.
   if (finished_ && enqueued_.empty()) return std::nullopt;
   if (waits_for_a_guessed_cost()) return std::nullopt;
-  if (options_.max_trials && trials_.size() >= *options_.max_trials) {
+  if (options_.max_trials && trials_.size() - imported_count() >= *options_.max_trials) {
     stop_reason_ = "the trial budget of " + std::to_string(*options_.max_trials) + " is spent";
     if (pending_count() == 0) finished_ = true;
     return std::nullopt;
@@ -254,26 +254,26 @@ Suggestion Study::suggestion_of(const Trial& t) const {
   return s;
 }
 
-void Study::enqueue(Config config, std::optional<std::size_t> level) {
+Config Study::checked_config(Config config, std::optional<std::size_t> level, const char* action) const {
+  const std::string what(action);
   if (!strategy_->accepts_enqueued_trials())
-    throw std::invalid_argument("enqueue: strategy " + strategy_->name() +
+    throw std::invalid_argument(what + ": strategy " + strategy_->name() +
                                 " runs only configurations it chose itself (gpoo evaluates cells of its "
                                 "partition, bnb the points of its lattice); use ei, ucb, cmets, cmes, random or sobol");
   const std::vector<bool> applying = space_.active(config);
   for (std::size_t i = 0; i < space_.dim(); ++i)
     if (applying[i] && !config.contains(space_.parameters()[i].name))
-      throw std::invalid_argument("enqueue: parameter '" + space_.parameters()[i].name +
+      throw std::invalid_argument(what + ": parameter '" + space_.parameters()[i].name +
                                   "' has no value; give every parameter of the space" +
                                   (space_.has_conditions() ? " that applies to the configuration" : ""));
   try {
     (void)space_.encode(config);
   } catch (const SpaceError& e) {
-    throw std::invalid_argument(std::string("enqueue: ") + e.what());
+    throw std::invalid_argument(what + ": " + e.what());
   }
-  if (level && !options_.resolution)
-    throw std::invalid_argument("enqueue: a level needs a study with a resolution");
+  if (level && !options_.resolution) throw std::invalid_argument(what + ": a level needs a study with a resolution");
   if (level && *level > options_.resolution->top())
-    throw std::invalid_argument("enqueue: level " + std::to_string(*level) + " of a resolution with " +
+    throw std::invalid_argument(what + ": level " + std::to_string(*level) + " of a resolution with " +
                                 std::to_string(options_.resolution->levels()) + " levels (0 to " +
                                 std::to_string(options_.resolution->top()) + ")");
   // The space accepts 2.0 for an integer and 1 for a float; the trial holds each value as the
@@ -288,6 +288,11 @@ void Study::enqueue(Config config, std::optional<std::size_t> level) {
     else if (p.type == ParamType::floating && std::holds_alternative<std::int64_t>(v))
       v = static_cast<double>(std::get<std::int64_t>(v));
   }
+  return config;
+}
+
+void Study::enqueue(Config config, std::optional<std::size_t> level) {
+  config = checked_config(std::move(config), level, "enqueue");
   const std::size_t at = level.value_or(options_.resolution ? options_.resolution->top() : 0);
   enqueued_.push_back({std::move(config), at});
 }
@@ -325,6 +330,17 @@ Trial& Study::pending_trial(std::uint64_t id, const char* action) {
 }
 
 namespace {
+void check_value(double value, std::uint64_t id, const char* action) {
+  if (!std::isfinite(value))
+    throw std::invalid_argument(std::string(action) + ": trial " + std::to_string(id) +
+                                " has a non-finite value; report it with fail()");
+  if (std::abs(value) > kMaxObjectiveMagnitude)
+    throw std::invalid_argument(std::string(action) + ": trial " + std::to_string(id) + " has the value " +
+                                format_double(value) + ", beyond the +-" + format_double(kMaxObjectiveMagnitude) +
+                                " the models can compute with; report a diverged run with fail(), or rescale the "
+                                "objective (its logarithm, say)");
+}
+
 void check_cost(const std::optional<double>& cost, std::uint64_t id) {
   if (cost && !(std::isfinite(*cost) && *cost >= 0))
     throw std::invalid_argument("trial " + std::to_string(id) + ": a cost must be finite and >= 0");
@@ -348,13 +364,7 @@ void check_cost_has_a_resolution(const std::optional<double>& cost, const std::o
 void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
   // Which trial first: a NaN told to an unknown or finished trial is a wrong id before a wrong value.
   Trial& t = pending_trial(id, "tell");
-  if (!std::isfinite(value))
-    throw std::invalid_argument("tell: trial " + std::to_string(id) + " has a non-finite value; report it with fail()");
-  if (std::abs(value) > kMaxObjectiveMagnitude)
-    throw std::invalid_argument("tell: trial " + std::to_string(id) + " has the value " + format_double(value) +
-                                ", beyond the +-" + format_double(kMaxObjectiveMagnitude) +
-                                " the models can compute with; report a diverged run with fail(), or rescale the "
-                                "objective (its logarithm, say)");
+  check_value(value, id, "tell");
   check_cost(cost, id);
   check_cost_has_a_resolution(cost, options_.resolution, id, "tell");
   // Without it the trial would be charged its level's guessed cost, and with no cost ever told the
@@ -387,6 +397,44 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
     }
     throw;
   }
+}
+
+std::uint64_t Study::import_result(Config config, double value, std::optional<std::size_t> level, std::string origin) {
+  config = checked_config(std::move(config), level, "import_result");
+  const std::uint64_t id = trials_.size();
+  check_value(value, id, "import_result");
+  if (origin.empty()) throw std::invalid_argument("import_result: say where the result comes from (origin is empty)");
+  Trial t;
+  t.id = id;
+  t.unit = space_.snap(space_.encode(config));
+  t.config = std::move(config);  // exactly as given, as an enqueued one
+  t.status = TrialStatus::complete;
+  t.value = value;
+  t.source = "imported";
+  t.in_model = true;  // a result, not a proposal: there is no pending point to test for informativeness
+  if (options_.resolution) t.level = level.value_or(options_.resolution->top());
+  t.imported_from = std::move(origin);
+  const YAML::Node before = strategy_->updates_on_complete() ? strategy_->save() : YAML::Node();
+  trials_.push_back(std::move(t));
+  try {
+    strategy_->on_complete(context(), trials_.back());
+  } catch (const std::exception& e) {
+    trials_.pop_back();
+    if (!strategy_->updates_on_complete()) throw;
+    try {
+      strategy_->restore(before, context());
+    } catch (const std::exception& restore_error) {
+      throw std::logic_error("import_result: " + std::string(e.what()) +
+                             "; the strategy could not be restored to its state before the import: " +
+                             restore_error.what());
+    }
+    throw;
+  }
+  return id;
+}
+
+std::size_t Study::imported_count() const {
+  return static_cast<std::size_t>(std::count_if(trials_.begin(), trials_.end(), [](const Trial& t) { return t.imported(); }));
 }
 
 void Study::tell_pruned(std::uint64_t id, std::int64_t step, double last_value, std::optional<double> cost) {

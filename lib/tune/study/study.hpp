@@ -37,7 +37,7 @@ struct StudyOptions {
   // units that cost-aware strategies (cmets) never overshoot.
   std::optional<Resolution> resolution{};
   std::optional<double> cost_budget{};
-  // At most this many trials (failed ones included): ask() then returns nothing, with the stop
+  // At most this many trials (failed ones included, imported results not): ask() then returns nothing, with the stop
   // reason "the trial budget of N is spent", and the study is finished (finished()) at the first
   // such ask() that finds none pending: telling the last pending trial does not set it.
   std::optional<std::size_t> max_trials{};
@@ -102,6 +102,19 @@ class Study {
   // (finished()) still hands it out; a spent trial or cost budget does not.
   void enqueue(Config config, std::optional<std::size_t> level = std::nullopt);
   std::size_t enqueued_count() const { return enqueued_.size(); }
+  // A result obtained elsewhere: `config` (every parameter of the space that applies, in range) gave
+  // `value`, at `level` with a resolution (default: the full resolution). `origin` says where from
+  // ("campaign lr-sweep, trial 12"). It becomes a complete trial (source "imported",
+  // Trial::imported_from) that the strategy's model takes in as any other result, and that counts
+  // toward the initial design of ei, ucb and cmes, but that no budget counts: it ran elsewhere, so it
+  // spent nothing of max_trials or the cost budget here (the warm start of a campaign whose space was
+  // widened, Optuna's add_trial). best() may return it. Returns its id. Throws std::invalid_argument,
+  // the study unchanged, as enqueue() does (a configuration outside the space, gpoo and bnb), for a
+  // value tell() would refuse, and for an empty origin; if the strategy throws taking it in, the
+  // exception propagates with the study as before.
+  std::uint64_t import_result(Config config, double value, std::optional<std::size_t> level, std::string origin);
+  // Results imported so far (import_result); trials().size() minus this is what max_trials counts.
+  std::size_t imported_count() const;
   // The objective value of a pending trial. Throws std::invalid_argument for an unknown id, a trial
   // that is not pending, a non-finite value (report those with fail()), or one beyond
   // +-kMaxObjectiveMagnitude; the trial then stays pending. All or nothing: if the strategy throws
@@ -220,6 +233,7 @@ class Study {
   bool exceeds_cost_budget(std::size_t level, const std::vector<double>& costs, double remaining,
                            std::string_view which_run);
   Suggestion suggestion_of(const Trial& t) const;
+  Config checked_config(Config config, std::optional<std::size_t> level, const char* action) const;
 
   Space space_;
   std::unique_ptr<Strategy> strategy_;

@@ -54,6 +54,7 @@ void write_trial(Writer& w, const Space& space, const Trial& t) {
     write_entry(w, "last_value", t.pruned->last_value);
     w.end_map();
   }
+  if (t.imported()) write_entry(w, "imported_from", t.imported_from);
   w.end_map();
 }
 
@@ -61,7 +62,7 @@ void write_trial(Writer& w, const Space& space, const Trial& t) {
 // hold .nan where there was no model (random, sobol, an initial design): they are read as written.
 const std::set<std::string> kTrialKeys{"id", "status", "config", "unit", "value", "failure_reason", "source",
                                        "in_model", "test_statistic", "model_size", "acquisition", "level", "cost",
-                                       "interrupted_cost", "pruned"};
+                                       "interrupted_cost", "pruned", "imported_from"};
 
 // A trial record is read by one definition, trial_from_node(), from either kind of node: yaml-cpp's,
 // or the FlowNode of a record line (tune/io/flow_yaml.hpp), whose refusals name no position and make
@@ -260,6 +261,13 @@ Trial trial_from_node(const Space& space, const std::optional<Resolution>& resol
                                                  ": restore it");
     t.pruned = p;
   }
+  if (const Node from = n["imported_from"]) {
+    t.imported_from = read_string(from, "imported_from");
+    if (t.imported_from.empty() || t.status != TrialStatus::complete)
+      refuse_trial(t.id, from, "imported_from",
+                   "an imported result is a complete trial with a value, imported from a place named here: restore "
+                   "the place, or remove the trial's 'imported_from' if it ran in this study");
+  }
   return t;
 }
 
@@ -449,9 +457,10 @@ Study Study::from_yaml(const YAML::Node& root, const std::vector<std::string_vie
                               ? ": the file is cut short (a copy interrupted?); restore it from a backup"
                               : ": trials were added by hand; restore the file from a backup"));
     }
-    // Every trial was made by an ask, and the strategies draw their random numbers by ask count.
-    if (study.ask_count_ < study.trials_.size()) {
-      const std::string count = std::to_string(study.trials_.size());
+    // Every trial but an imported result was made by an ask, and the strategies draw their random
+    // numbers by ask count.
+    if (const std::size_t asked = study.trials_.size() - study.imported_count(); study.ask_count_ < asked) {
+      const std::string count = std::to_string(asked);
       throw StateError("field 'ask_count' at " + position_of(root["ask_count"]) + ": " +
                        std::to_string(study.ask_count_) + " asks for " + count +
                        " trials; every trial comes from an ask: restore the count (at least " + count + ")");

@@ -29,7 +29,8 @@ struct Trial {
   // How the suggestion was made, for observability.
   std::string source;           // initial_design, acquisition, random, sobol, gpoo, bnb, cmets,
                                 // cmes_after_tree, cmes_tree_uninformative, cmets_reserved_full_run;
-                                // "enqueued" for a configuration of Study::enqueue; bnb's check of
+                                // "enqueued" for a configuration of Study::enqueue, "imported" for
+                                // a result of Study::import_result; bnb's check of
                                 // its best: "bnb: a re-run of trial N (is the objective deterministic?)"
   bool in_model = false;        // joins (or joined) the GP dictionary when complete
   double test_statistic = std::numeric_limits<double>::quiet_NaN();  // posterior var / noise at x
@@ -50,6 +51,11 @@ struct Trial {
     double last_value = 0.0;
   };
   std::optional<Pruned> pruned;
+  // A result from elsewhere (Study::import_result: another campaign's run, an earlier study): where it
+  // comes from; empty for a trial of this study. Complete, taken in by the model, counted by no budget.
+  std::string imported_from;
+
+  bool imported() const { return !imported_from.empty(); }
 };
 
 // The reward the strategies maximise: the value, negated when minimising.
