@@ -396,6 +396,46 @@ std::vector<EnqueuedConfig> read_enqueue(const YAML::Node& list, const CampaignC
   return out;
 }
 
+// `warm_start: DIR`, a list of such, or of {from: DIR, fixed: {PARAM: VALUE}}.
+std::vector<WarmStartSource> read_warm_start(const YAML::Node& node, const CampaignConfig& c) {
+  const std::string example =
+      "e.g. warm_start: ../earlier-campaign, or [{from: ../earlier-campaign, fixed: {dropout: 0.1}}]";
+  if (!make_strategy(c.strategy, c.strategy_options, UnusedOptions::accept)->accepts_enqueued_trials())
+    fail(node, "warm_start", "strategy " + c.strategy + " models only results of its own choosing (gpoo's cells, bnb's "
+                             "lattice); remove 'warm_start' or use ei, ucb, cmets, cmes, random or sobol");
+  const auto read_one = [&](const YAML::Node& item, const std::string& field) {
+    WarmStartSource w;
+    if (item.IsScalar()) {
+      w.from = item.Scalar();
+    } else if (item.IsMap()) {
+      refuse_unknown_keys(item, field, {"from", "fixed"});
+      w.from = read_string(require(item, "from"), field + ".from");
+      if (const YAML::Node fixed = item["fixed"]) {
+        if (!fixed.IsMap() || fixed.size() == 0)
+          fail(fixed, field + ".fixed", "expected a map of parameter values, e.g. {dropout: 0.1}");
+        for (const auto& kv : fixed) {
+          const std::string name = kv.first.Scalar();
+          if (!kv.second.IsScalar() || kv.second.Scalar().empty())
+            fail(kv.second, field + ".fixed." + name, "expected the one value the parameter had, e.g. 0.1 or relu");
+          w.fixed[name] = kv.second.Scalar();
+        }
+      }
+    } else {
+      fail(item, field, "expected a campaign directory, " + example);
+    }
+    if (w.from.empty()) fail(item, field, "expected a campaign directory, " + example);
+    return w;
+  };
+  std::vector<WarmStartSource> out;
+  if (node.IsSequence()) {
+    if (node.size() == 0) fail(node, "warm_start", "expected a campaign directory or a list of them, " + example);
+    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(read_one(node[i], "warm_start[" + std::to_string(i) + "]"));
+  } else {
+    out.push_back(read_one(node, "warm_start"));
+  }
+  return out;
+}
+
 }  // namespace
 
 CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& source, UnusedOptions unused) {
@@ -620,6 +660,7 @@ CampaignConfig campaign_from_yaml(const YAML::Node& root, const std::string& sou
     if (const YAML::Node p = root["pruning"]) c.pruning = read_pruning(p);
     if (root["seed"]) c.seed = read_uint(root["seed"], "seed");
     if (const YAML::Node e = root["enqueue"]) c.enqueue = read_enqueue(e, c);
+    if (const YAML::Node w = root["warm_start"]) c.warm_start = read_warm_start(w, c);
     return c;
   } catch (const CampaignError& e) {
     throw CampaignError(source + ": " + e.what(), e.field(), e.problem());
@@ -752,6 +793,12 @@ YAML::Node CampaignConfig::to_yaml() const {
     if (e.level) item[resolution->parameter] = yaml_double(resolution->values.at(*e.level));
     n["enqueue"].push_back(item);
   }
+  for (const WarmStartSource& w : warm_start) {
+    YAML::Node item;
+    item["from"] = w.from;
+    for (const auto& [parameter, value] : w.fixed) item["fixed"][parameter] = value;
+    n["warm_start"].push_back(item);
+  }
   return n;
 }
 
@@ -806,6 +853,9 @@ executor:
 seed: 0             # the same seed and results give the same suggestions
 # enqueue:          # configurations to run first, as written (your defaults, a known good one)
 #   - {lr: 0.001, layers: 2, act: relu}
+# warm_start: ../earlier-campaign   # start from an earlier campaign's results (e.g. before widening
+#                                   # the space); {from: DIR, fixed: {dropout: 0.1}} for a parameter
+#                                   # only one of the two searches: the value the other ran with
 )";
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -89,14 +90,24 @@ inline constexpr const char* kDefaultStrategy = "ei";
 // the full run and leave the declared levels unused, which a campaign that declares them does not mean.
 inline constexpr const char* kDefaultResolutionStrategy = "cmets";
 // The top-level keys of a campaign, in the order to_yaml() writes them.
-inline constexpr const char* kCampaignKeys[] = {"name",     "command", "space",  "resolution", "objective", "strategy",
-                                                "pruning",  "budget",  "executor", "seed",     "enqueue"};
+inline constexpr const char* kCampaignKeys[] = {"name",    "command",  "space", "resolution", "objective",
+                                                "strategy", "pruning", "budget", "executor", "seed",
+                                                "enqueue",  "warm_start"};
 
 // A configuration the campaign runs first (`enqueue:`), at a level of the resolution (by default the
 // full run).
 struct EnqueuedConfig {
   Config config;
   std::optional<std::size_t> level;
+};
+
+// `warm_start: DIR` (or a list, or {from: DIR, fixed: {PARAM: VALUE}}): an earlier campaign whose
+// complete results the campaign takes in when it is created (tuner/campaign/warm_start.hpp).
+struct WarmStartSource {
+  std::string from;  // its directory; made absolute against the campaign file's folder
+  // Parameters one campaign searches (or its resolution's) and the other does not: the value the
+  // other ran with, as written.
+  std::map<std::string, std::string> fixed;
 };
 
 struct CampaignConfig {
@@ -120,6 +131,7 @@ struct CampaignConfig {
   ExecutorSpec executor;
   std::uint64_t seed = 0;
   std::vector<EnqueuedConfig> enqueue;  // handed out before the strategy's own suggestions, in order
+  std::vector<WarmStartSource> warm_start;
 
   YAML::Node to_yaml() const;
   // The time limit of a trial at `level` (nullopt: the level of a campaign without a resolution),

@@ -210,7 +210,7 @@ std::size_t CampaignState::count(RunStatus status) const {
 }
 
 bool CampaignState::trial_budget_spent() const {
-  return config.budget.trials && study.trials().size() >= *config.budget.trials;
+  return config.budget.trials && study.trials().size() - study.imported_count() >= *config.budget.trials;
 }
 
 std::string CampaignState::trial_budget_spent_reason() const {

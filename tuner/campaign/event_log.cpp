@@ -95,6 +95,7 @@ void EventLog::write(const std::string& event, const EventFields& fields) {
 void EventLog::write_outcome(const CampaignState& state, std::uint64_t id, bool recovered) {
   const TrialRun& r = state.runs.at(id);
   const Trial& t = state.study.trial(id);
+  if (t.imported()) return;  // a warm start's result: an outcome of another campaign (its own warm_start event says so)
   const bool pruned = r.ended_pruned();
   const bool complete = r.status == RunStatus::complete && (t.value || pruned);
   if ((!complete && r.status != RunStatus::failed) || !outcomes_.insert(id).second) return;

@@ -34,7 +34,7 @@ void Progress::log(const std::string& line) {
 }
 
 std::string Progress::status_line(const CampaignState& s, std::size_t running, double elapsed) const {
-  std::string line = "done " + std::to_string(s.count(RunStatus::complete));
+  std::string line = "done " + std::to_string(s.count(RunStatus::complete) - s.study.imported_count());
   if (s.config.budget.trials) line += "/" + std::to_string(*s.config.budget.trials);
   line += "  running " + std::to_string(running) + "  failed " + std::to_string(s.count(RunStatus::failed));
   if (s.config.budget.cost && s.config.resolution) {

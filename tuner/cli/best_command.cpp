@@ -183,6 +183,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
     std::string out = "{\"trial\": " + (b ? std::to_string(b->id) : std::string("null"));
     out += ", \"" + json_escape(objective) + "\": " + (b ? format_double(*b->value) : std::string("null"));
     out += ", \"config\": " + (b ? config_json(s.config.space, b->config) : std::string("null"));
+    if (b && b->imported()) out += ", \"imported_from\": \"" + json_escape(b->imported_from) + "\"";
     out += ", \"resolution\": {\"parameter\": \"" + json_escape(res.parameter) + "\", \"value\": " +
            level_value(res, res.top()) + ", \"level\": " + std::to_string(res.top()) + "}";
     out += ", \"recommendation\": ";
@@ -220,6 +221,7 @@ int best_with_resolution(const std::filesystem::path& dir, const CampaignState& 
   n[objective] = b ? yaml_double(*b->value) : YAML::Node(YAML::NodeType::Null);
   if (b) {
     n["config"] = config_for_readers(s.config.space, b->config);
+    if (b->imported()) n["imported_from"] = b->imported_from;
   } else {
     n["config"] = YAML::Node(YAML::NodeType::Null);
   }
@@ -269,14 +271,18 @@ int best(const std::filesystem::path& dir, bool json) {
   if (json) {
     const std::string recommendation = rec ? ", \"recommendation\": " + recommendation_json(s.config.space, fields()) : "";
     const std::string warning_field = warning ? ", \"warning\": \"" + json_escape(*warning) + "\"" : "";
-    std::printf("{\"trial\": %llu, \"%s\": %s, \"config\": %s%s%s}\n", static_cast<unsigned long long>(b->id),
+    const std::string imported_field =
+        b->imported() ? ", \"imported_from\": \"" + json_escape(b->imported_from) + "\"" : std::string();
+    std::printf("{\"trial\": %llu, \"%s\": %s, \"config\": %s%s%s%s}\n", static_cast<unsigned long long>(b->id),
                 json_escape(s.config.objective.name).c_str(), format_double(*b->value).c_str(),
-                config_json(s.config.space, b->config).c_str(), recommendation.c_str(), warning_field.c_str());
+                config_json(s.config.space, b->config).c_str(), imported_field.c_str(), recommendation.c_str(),
+                warning_field.c_str());
   } else {
     YAML::Node n;
     n["trial"] = b->id;
     n[s.config.objective.name] = yaml_double(*b->value);
     n["config"] = config_for_readers(s.config.space, b->config);
+    if (b->imported()) n["imported_from"] = b->imported_from;  // a warm start's result, run elsewhere
     if (rec) n["recommendation"] = recommendation_yaml(s.config.space, fields());
     const std::string text = emit_for_readers(n);
     if (warning) std::printf("# warning: %s\n", warning->c_str());

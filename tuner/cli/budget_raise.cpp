@@ -52,7 +52,7 @@ std::optional<int> raise_trial_budget(const std::filesystem::path& dir, Campaign
                  cost ? " ('--cost-budget B' raises the cost budget to B)" : "");
     return kExitUsage;
   }
-  const std::size_t so_far = s.study.trials().size();
+  const std::size_t so_far = s.study.trials().size() - s.study.imported_count();  // a warm start's count in no budget
   if (trials <= so_far) {
     std::fprintf(stderr, "tune %s: %s %zu: %s has %zu trials already; give the new total, more than %zu\n",
                  command, given_as, trials, dir.c_str(), so_far, so_far);

@@ -5,8 +5,10 @@
 #include "tune/io/yaml_values.hpp"
 #include "tuner/campaign/campaign_files.hpp"
 #include "tuner/campaign/campaign_runner.hpp"
+#include "tuner/campaign/event_log.hpp"
 #include "tuner/campaign/progress.hpp"
 #include "tuner/campaign/run_settings.hpp"
+#include "tuner/campaign/warm_start.hpp"
 #include "tuner/cli/budget_raise.hpp"
 #include "tuner/cli/command_support.hpp"
 #include "tuner/cli/commands.hpp"
@@ -72,6 +74,12 @@ std::optional<int> adopt_file_changes(const std::filesystem::path& dir, Campaign
 }  // namespace
 
 void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& base) {
+  for (WarmStartSource& w : config.warm_start) {
+    std::error_code ec;
+    const std::filesystem::path from = std::filesystem::absolute(base / w.from, ec);
+    if (!ec) w.from = from.lexically_normal().string();
+    if (w.from.size() > 1 && w.from.back() == '/') w.from.pop_back();  // ../old/ and ../old are one campaign
+  }
   for (std::string& arg : config.command) {
     if (arg.empty() || arg.find('{') != std::string::npos || std::filesystem::path(arg).is_absolute()) continue;
     std::error_code ec;
@@ -87,7 +95,28 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
   const std::optional<CampaignLock> own_lock = take_lock ? lock_campaign(dir, command) : std::optional<CampaignLock>();
   if (take_lock && !own_lock) return {.refused = kExitLocked};
   if (!has_state(dir)) {  // (under the lock: no one else can write one now)
-    save_state(dir, CampaignState::create(config, now_seconds()));
+    CampaignState fresh = CampaignState::create(config, now_seconds());
+    std::vector<WarmStartOutcome> warm;
+    try {
+      warm = import_warm_start(fresh);
+    } catch (const CampaignError& e) {
+      std::fprintf(stderr, "tune %s: %s: %s\n", command, source.c_str(), e.what());
+      // What was made for the campaign is not left behind: its empty trials/, its lock file, and the
+      // directory if nothing else is in it (fs::remove leaves a directory that is not empty).
+      std::error_code ignored;
+      std::filesystem::remove(dir / campaign_files::kTrials, ignored);
+      std::filesystem::remove(dir / campaign_files::kLock, ignored);
+      std::filesystem::remove(dir, ignored);
+      return {.refused = kExitError};
+    }
+    save_state(dir, fresh);
+    EventLog events(dir / campaign_files::kEvents);
+    for (const WarmStartOutcome& w : warm) {
+      std::fprintf(stderr, "tune %s: warm start: %s\n", command, describe(w).c_str());
+      events.write("warm_start", {{"from", json_string(w.from)},
+                                  {"imported", json_number(static_cast<std::uint64_t>(w.imported))},
+                                  {"trials", json_number(static_cast<std::uint64_t>(w.trials))}});
+    }
     return {.created = true};
   }
   CampaignState existing = load_state(dir);

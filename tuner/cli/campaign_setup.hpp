@@ -13,7 +13,8 @@ namespace tune::tuner {
 
 // Trials run in their own directory, so a command element that names an existing file relative to
 // where the campaign was defined (the campaign file's folder, or the current directory for the
-// inline form) is made absolute: `python3 train.py` keeps working from trials/<id>/.
+// inline form) is made absolute: `python3 train.py` keeps working from trials/<id>/. So is every
+// warm_start directory, so that the saved campaign names the same one from anywhere.
 void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& base);
 
 // What prepare() found or made in the campaign directory.

@@ -31,6 +31,7 @@ struct InlineSettings {
   std::string strategy = kDefaultStrategy;
   std::optional<std::string> timeout;
   std::optional<std::string> pruning;  // median, or a percentile (25 keeps the best quarter)
+  std::vector<std::string> warm_start;  // earlier campaigns' directories (a new campaign's definition)
   std::uint64_t seed = 0;
 };
 

@@ -93,6 +93,7 @@ std::vector<Column> trial_table(const CampaignState& s) {
   std::set<std::string> metric_names;
   for (const TrialRun& r : s.runs)
     for (const auto& [name, value] : r.metrics) metric_names.insert(name);
+  const bool any_imported = s.study.imported_count() > 0;  // (a warm start's; the column only then)
   for (const TrialRun& r : s.runs) {
     const Trial& t = s.study.trial(r.id);
     const bool finished = r.status == RunStatus::complete || r.status == RunStatus::failed;
@@ -115,6 +116,7 @@ std::vector<Column> trial_table(const CampaignState& s) {
     column("duration").push_back(finished && r.started_at > 0 && duration >= 0 ? Cell::of_number(duration) : Cell{});
     column("attempts").push_back(Cell::of_count(r.attempts));
     column("source").push_back(Cell::of_text(t.source));
+    if (any_imported) column("imported_from").push_back(t.imported() ? Cell::of_text(t.imported_from) : Cell{});
     column("external").push_back(Cell::of_bool(r.external));
     column("failure").push_back(r.failure_reason.empty() ? Cell{} : Cell::of_text(r.failure_reason));
     for (const Parameter& p : s.config.space.parameters()) {

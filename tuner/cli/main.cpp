@@ -131,6 +131,13 @@ int main(int argc, char** argv) {
                   "percentile from the best (a number: 25 keeps the best quarter); Optuna's MedianPruner / "
                   "PercentilePruner, after 5 completed trials")
       ->type_name("median|PERCENTILE");
+  run->add_option("--warm-start", inline_settings.warm_start,
+                  "inline form: an earlier campaign's directory, whose complete results the new campaign starts from "
+                  "(its model takes them in; no budget counts them): after widening the space, say; may be given "
+                  "more than once; a campaign file's warm_start: also takes values of parameters only one campaign "
+                  "varies")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
   run->add_option("--seed", inline_settings.seed,
                   "inline form: seed of every random choice (recorded in the campaign; a new campaign's default: 0)")
       ->check(whole_number);

@@ -69,6 +69,12 @@ const std::vector<InlineOption>& inline_options() {
       {"--timeout", "executor.timeout", "", [](const InlineSettings& s) { return quoted(s.timeout.value_or("")); }},
       {"--pruning", "pruning", "", [](const InlineSettings& s) { return quoted(s.pruning.value_or("")); }},
       {"--seed", "seed", "", [](const InlineSettings& s) { return std::to_string(s.seed); }},
+      {"--warm-start", "warm_start", "",
+       [](const InlineSettings& s) {
+         std::string dirs;
+         for (const std::string& d : s.warm_start) dirs += (dirs.empty() ? "" : " ") + quoted(d);
+         return dirs;
+       }},
   };
   return options;
 }
@@ -115,6 +121,8 @@ CampaignConfig with_options_given(const CampaignConfig& typed, const CampaignCon
   if (s.pruning) c.pruning = typed.pruning;
   if (s.trials_given) c.budget.trials = typed.budget.trials;
   if (s.cost_budget) c.budget.cost = typed.budget.cost;
+  // A warm start happened when the campaign was made: a re-run that leaves it out keeps it.
+  if (s.warm_start.empty()) c.warm_start = saved.warm_start;
   return c;
 }
 
@@ -184,6 +192,7 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
     }
   }
   n["seed"] = s.seed;
+  for (const std::string& from : s.warm_start) n["warm_start"].push_back(from);
   YAML::Emitter e;
   e << n;
   CampaignConfig config;

@@ -307,8 +307,12 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
   std::size_t pruned = 0;
   for (const TrialRun& r : s.runs) pruned += r.ended_pruned();
   const std::string pruned_text = pruned > 0 ? " (" + std::to_string(pruned) + " of them pruned)" : "";
-  std::printf("trials: %zu complete%s, %zu running%s, %zu queued, %zu failed, %s; active time %s\n",
-              s.count(RunStatus::complete), pruned_text.c_str(), s.count(RunStatus::running), in_queue.c_str(),
+  // A warm start's results are complete runs of the record, made elsewhere: counted apart.
+  const std::size_t imported = s.study.imported_count();
+  const std::string imported_text =
+      imported > 0 ? " (and " + std::to_string(imported) + " results imported by the warm start)" : "";
+  std::printf("trials: %zu complete%s%s, %zu running%s, %zu queued, %zu failed, %s; active time %s\n",
+              s.count(RunStatus::complete) - imported, pruned_text.c_str(), imported_text.c_str(), s.count(RunStatus::running), in_queue.c_str(),
               s.count(RunStatus::queued), s.count(RunStatus::failed), trial_budget.c_str(), format_duration(active).c_str());
   std::printf("%s\n", run_settings_line(s.config).c_str());
   // With no tuner, a trial recorded as running may have ended since (its supervisor left its exit
@@ -371,9 +375,10 @@ int status(const std::filesystem::path& dir, std::optional<std::size_t> last) {
     std::printf("warning: %s\n", warning->c_str());
   print_floored_results(s);
   if (const Trial* b = s.study.best())
-    std::printf("best: trial %llu, %s = %s, %s%s\n", static_cast<unsigned long long>(b->id), s.config.objective.name.c_str(),
+    std::printf("best: trial %llu, %s = %s, %s%s%s\n", static_cast<unsigned long long>(b->id), s.config.objective.name.c_str(),
                 format_double(*b->value).c_str(), tune::to_string(b->config).c_str(),
-                s.config.resolution ? " (full resolution)" : "");
+                s.config.resolution ? " (full resolution)" : "",
+                b->imported() ? (" (imported from " + b->imported_from + ")").c_str() : "");
   else if (s.config.resolution && s.count(RunStatus::complete) > 0)
     std::printf("best: no full-resolution trial has completed yet (lower levels are not comparable)\n");
   if (!s.stop_reason.empty()) std::printf("last session ended: %s\n", s.stop_reason.c_str());
