@@ -42,7 +42,10 @@
 // seed's warm run is left out (counted in a note), never worked around.
 //
 // Usage: warm_start [--seeds N] [--trials-a N] [--trials-b N] [--target F] [--functions a,b]
-//                   [--misleading a,b] [--csv PATH] [--quick]
+//                   [--misleading a,b] [--csv PATH] [--quick] [--keep-design]
+// --keep-design: the ablation of the default, in which imported results stand in for ei's initial
+// design: warm B runs its whole design (2d + 1 own points) after the imports (ei's option
+// initial_design = 2d + 1 + the imports).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -82,11 +85,12 @@ struct Options {
   std::vector<std::string> functions = {"branin", "hartmann3", "hartmann6"};
   std::vector<std::string> misleading = {"branin", "hartmann3", "hartmann6"};
   std::string csv = "warm_start.csv";
+  bool keep_design = false;
 };
 
 const char* const kUsage =
     "usage: warm_start [--seeds N] [--trials-a N] [--trials-b N] [--target F] [--functions a,b] "
-    "[--misleading a,b] [--csv PATH] [--quick]\n";
+    "[--misleading a,b] [--csv PATH] [--quick] [--keep-design]\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "warm_start: %s\n%s", message.c_str(), kUsage);
@@ -126,6 +130,8 @@ Options parse(int argc, char** argv) {
       o.csv = value();
     } else if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--keep-design") {
+      o.keep_design = true;
     } else if (arg == "--help" || arg == "-h") {
       std::printf("%s", kUsage);
       std::exit(0);
@@ -263,8 +269,11 @@ struct RunB {
 };
 
 RunB campaign_b(const tune::testfn::TestFunction& fn, const tune::Space& space, std::uint64_t seed, std::size_t trials,
-                const std::vector<Result>* history, std::uint64_t history_seed) {
-  tune::Study study(space, tune::make_strategy("ei"),
+                const std::vector<Result>* history, std::uint64_t history_seed, bool keep_design) {
+  YAML::Node strategy_options;
+  if (history && keep_design)
+    strategy_options["initial_design"] = std::min<std::size_t>(2 * fn.dim() + 1, 20) + history->size();
+  tune::Study study(space, tune::make_strategy("ei", strategy_options),
                     {.direction = tune::Direction::minimize, .seed = seed, .max_trials = trials});
   RunB run;
   if (history) {
@@ -460,7 +469,7 @@ int main(int argc, char** argv) {
 
     std::vector<RunB> cold_runs;
     for (std::size_t seed = 0; seed < opt.seeds; ++seed) {
-      RunB run = campaign_b(fn, full_space, seed, opt.trials_b, nullptr, 0);
+      RunB run = campaign_b(fn, full_space, seed, opt.trials_b, nullptr, 0, false);
       if (!run.note.empty()) notes.push_back("cold seed " + std::to_string(seed) + ": " + run.note);
       cold_init_design_total += run.initial_design_trials;
       corners["cold"].first += run.corners_first5;
@@ -481,7 +490,7 @@ int main(int argc, char** argv) {
         std::string note_a;
         const std::vector<Result> history = campaign_a(f_a, sc.box, dim, seed_a, opt.trials_a, note_a);
         if (!note_a.empty()) notes.push_back(sc.name + " seed " + std::to_string(seed) + ": " + note_a);
-        RunB run = campaign_b(fn, full_space, seed, opt.trials_b, &history, seed_a);
+        RunB run = campaign_b(fn, full_space, seed, opt.trials_b, &history, seed_a, opt.keep_design);
         if (!run.note.empty()) notes.push_back(sc.name + " warm seed " + std::to_string(seed) + ": " + run.note);
         if (run.failed) {
           warm_all[si].series.push_back({{}, false});
