@@ -11,6 +11,7 @@
 #include <cmath>
 #include <csignal>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -108,6 +109,21 @@ TEST(TunePruning, StopsExactlyTheTrialsBehindTheMedianAndTellsThemTheirLastValue
   for (std::size_t at = csv.out.find(",pruned,"); at != std::string::npos; at = csv.out.find(",pruned,", at + 1))
     ++pruned_rows;
   EXPECT_EQ(pruned_rows, static_cast<std::size_t>(pruned)) << csv.out;
+  EXPECT_NE(csv.out.find(",failure,pruned_at_step,"), std::string::npos) << csv.out;
+  // Each pruned trial's step and the rule's verdict, as the state records them.
+  const Result jsonl = tune(d, {"export", "prune", "--format", "jsonl"});
+  ASSERT_EQ(jsonl.code, 0) << jsonl.err;
+  std::istringstream lines(jsonl.out);
+  std::size_t row = 0;
+  for (std::string line; std::getline(lines, line); ++row) {
+    const YAML::Node o = YAML::Load(line);
+    const YAML::Node run = runs[row];
+    EXPECT_EQ(o["status"].as<std::string>() == "pruned", static_cast<bool>(run["pruned"])) << line;
+    if (!run["pruned"]) continue;
+    EXPECT_EQ(o["pruned_at_step"].as<long>(), run["pruned"]["step"].as<long>()) << line;
+    EXPECT_EQ(o["failure"].as<std::string>(), run["pruned"]["reason"].as<std::string>()) << line;
+  }
+  EXPECT_EQ(row, trials.size());
   const Result best = tune(d, {"best", "prune", "--json"});
   ASSERT_EQ(best.code, 0) << best.err;
   const YAML::Node b = YAML::Load(best.out);

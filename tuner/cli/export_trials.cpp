@@ -94,6 +94,7 @@ std::vector<Column> trial_table(const CampaignState& s) {
   for (const TrialRun& r : s.runs)
     for (const auto& [name, value] : r.metrics) metric_names.insert(name);
   const bool any_imported = s.study.imported_count() > 0;  // (a warm start's; the column only then)
+  const bool any_pruned = std::any_of(s.runs.begin(), s.runs.end(), [](const TrialRun& r) { return r.ended_pruned(); });
   for (const TrialRun& r : s.runs) {
     const Trial& t = s.study.trial(r.id);
     const bool finished = r.status == RunStatus::complete || r.status == RunStatus::failed;
@@ -118,7 +119,11 @@ std::vector<Column> trial_table(const CampaignState& s) {
     column("source").push_back(Cell::of_text(t.source));
     if (any_imported) column("imported_from").push_back(t.imported() ? Cell::of_text(t.imported_from) : Cell{});
     column("external").push_back(Cell::of_bool(r.external));
-    column("failure").push_back(r.failure_reason.empty() ? Cell{} : Cell::of_text(r.failure_reason));
+    // A pruned run's reason is the rule's verdict, and its step where it stopped (the column only
+    // when a run was pruned).
+    const std::string& why = r.ended_pruned() ? r.pruned->reason : r.failure_reason;
+    column("failure").push_back(why.empty() ? Cell{} : Cell::of_text(why));
+    if (any_pruned) column("pruned_at_step").push_back(r.ended_pruned() ? Cell{Cell::Kind::number, std::to_string(r.pruned->step)} : Cell{});
     for (const Parameter& p : s.config.space.parameters()) {
       const auto it = t.config.find(p.name);
       column("param." + p.name).push_back(it == t.config.end() ? Cell{} : value_cell(it->second));
