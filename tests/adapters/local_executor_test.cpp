@@ -268,6 +268,27 @@ TEST_F(LocalExecutorTest, IgnoredSigtermIsFollowedBySigkillAfterTheGrace) {
   EXPECT_LT(exit.duration(), 3.0);
 }
 
+// A second stop request (Ctrl-C twice, tune stop during a timeout's grace) kills at once, and the
+// record says so rather than that the grace ran out.
+TEST_F(LocalExecutorTest, ASecondCancelKillsAtOnceAndSaysSo) {
+  const fs::path dir = fresh_dir("cancel-twice");
+  LocalExecutor executor(supervisor_command());
+  executor.launch(shell_trial("t", dir, "trap '' TERM; sleep 1000", 0ms, 20000ms));
+  supervisor_record(dir);  // the command runs
+  executor.cancel("t");
+  std::this_thread::sleep_for(200ms);  // the supervisor has sent SIGTERM, which the trial ignores
+  executor.cancel("t");
+  const std::vector<FinishedTrial> finished = wait_for(executor);
+  ASSERT_EQ(finished.size(), 1u);
+  const TrialExit& exit = finished[0].exit;
+  EXPECT_EQ(exit.kind, ExitKind::cancelled) << exit.message;
+  EXPECT_EQ(exit.signal, SIGKILL) << exit.message;
+  EXPECT_LT(exit.duration(), 5.0) << "the second request waited for the 20 s grace";
+  EXPECT_NE(exit.message.find("killed with SIGKILL when asked to stop again, within its 20 s grace period"),
+            std::string::npos)
+      << exit.message;
+}
+
 TEST_F(LocalExecutorTest, TimeoutKillsTheWholeProcessGroup) {
   const fs::path dir = fresh_dir("grandchildren");
   LocalExecutor executor(supervisor_command());

@@ -375,6 +375,7 @@ int supervise(const Arguments& args, const sigset_t& handled, int lock_fd) {
   Termination reason = Termination::none;
   int request_signal = 0;
   bool killed_hard = false;
+  bool asked_again = false;  // a second stop request, answered with SIGKILL at once
   // Instants to act at; kNever when there is nothing to do.
   constexpr Clock::time_point kNever = Clock::time_point::max();
   const Clock::time_point deadline = args.timeout.count() > 0 ? started + args.timeout : kNever;
@@ -409,6 +410,7 @@ int supervise(const Arguments& args, const sigset_t& handled, int lock_fd) {
         request_signal = sig;
         terminate(Termination::cancelled, now);
       } else {
+        if (kill_at != kNever) asked_again = true;
         kill_now();  // asked again while terminating: do not wait for the grace period
       }
     }
@@ -426,8 +428,12 @@ int supervise(const Arguments& args, const sigset_t& handled, int lock_fd) {
   exit.finished_at = wall_seconds();
   if (WIFEXITED(status)) exit.code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
-  const std::string how = killed_hard ? "killed with SIGKILL after the " + format_ms(args.grace) + " grace period"
-                                      : describe_status(status);
+  // A kill on a second request came before the grace period was over: saying "after the grace
+  // period" told a user who pressed Ctrl-C twice that the trial had had its 10 s to save its work.
+  const std::string how = !killed_hard ? describe_status(status)
+                          : asked_again ? "killed with SIGKILL when asked to stop again, within its " +
+                                              format_ms(args.grace) + " grace period"
+                                        : "killed with SIGKILL after the " + format_ms(args.grace) + " grace period";
   switch (reason) {
     case Termination::timeout:
       exit.kind = ExitKind::timeout;
