@@ -204,6 +204,15 @@ TEST(TuneWarmStart, ResultsCarryOverAtTheLevelsBothResolutionsHave) {
     EXPECT_EQ(trials[i]["value"].as<double>(), t["value"].as<double>()) << i;
     ++i;
   }
+  // tune status's level table counts them apart from the runs made here (none has finished), and
+  // they spent nothing here.
+  const Result status = tune(d, {"status", "new"});
+  EXPECT_NE(status.out.find("cost: 0s spent + unknown (not yet measured) committed to 1 running"), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("and imported by the warm start (results run elsewhere, no cost here), by level: " +
+                            std::to_string(at_level["1"]) + ", " + std::to_string(at_level["2"]) + ", 0\n"),
+            std::string::npos)
+      << status.out;
   // A campaign without a resolution takes the full runs it names.
   write(d / "flat.yaml", "name: flat\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: loss\n"
                          "warm_start: {from: old, fixed: {epochs: 9}}\n");

@@ -40,7 +40,7 @@ CampaignSpend campaign_spend(const CampaignState& s) {
   for (const TrialRun& r : s.runs) {
     const Trial& t = s.study.trial(r.id);
     const std::size_t level = t.level.value_or(res.top());
-    if (level >= n) continue;
+    if (level >= n || t.imported()) continue;  // a warm start's result spent nothing here (trial_cost)
     const double cost = t.cost ? *t.cost : calibrated ? costs[level] : std::numeric_limits<double>::quiet_NaN();
     const bool finished = t.status != TrialStatus::pending;
     (finished ? spent[level] : committed[level]) += cost;

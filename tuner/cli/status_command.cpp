@@ -48,13 +48,16 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
   const bool calibrated = costs_calibrated(res, s.study.trials());
   const char* unit = res.measured() ? "s" : "";
   const std::size_t n = res.levels();
-  std::vector<std::size_t> complete(n), failed(n), running(n), queued(n);
+  // `complete` counts the runs made here that gave a result: a pruned run (stopped early, no result)
+  // and a warm start's imported result are counted apart, under the table.
+  std::vector<std::size_t> complete(n), failed(n), running(n), queued(n), pruned(n), imported(n);
   const CampaignSpend spend_now = campaign_spend(s);
   for (const TrialRun& r : s.runs) {
-    const std::size_t level = s.study.trial(r.id).level.value_or(res.top());
+    const Trial& t = s.study.trial(r.id);
+    const std::size_t level = t.level.value_or(res.top());
     if (level >= n) continue;
     switch (r.status) {
-      case RunStatus::complete: ++complete[level]; break;
+      case RunStatus::complete: ++(r.ended_pruned() ? pruned : t.imported() ? imported : complete)[level]; break;
       case RunStatus::failed: ++failed[level]; break;
       case RunStatus::running: ++running[level]; break;
       case RunStatus::queued: ++queued[level]; break;
@@ -110,6 +113,18 @@ std::vector<std::size_t> print_resolution_status(const CampaignState& s) {
                 complete[l], failed[l], running[l], queued[l], cost_text(spend_now.spent_by_level[l], unit).c_str(),
                 pending.c_str());
   }
+  const auto per_level = [](const std::vector<std::size_t>& counts) {
+    std::string text;
+    for (const std::size_t c : counts) text += (text.empty() ? "" : ", ") + std::to_string(c);
+    return text;
+  };
+  if (std::any_of(pruned.begin(), pruned.end(), [](std::size_t c) { return c > 0; }))
+    std::printf("  and pruned (stopped early, no result), by level: %s\n", per_level(pruned).c_str());
+  if (std::any_of(imported.begin(), imported.end(), [](std::size_t c) { return c > 0; }))
+    std::printf("  and imported by the warm start (results run elsewhere, no cost here), by level: %s\n",
+                per_level(imported).c_str());
+  // What the model holds at each level: the results, wherever they were run.
+  for (std::size_t l = 0; l < n; ++l) complete[l] += imported[l];
   return complete;
 }
 
