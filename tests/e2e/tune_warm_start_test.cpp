@@ -7,9 +7,11 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -82,6 +84,21 @@ TEST(TuneWarmStart, AWidenedSpaceStartsFromTheEarlierResultsAndRunsItsOwnBudget)
   EXPECT_EQ(count_lines_with(events, "\"event\": \"warm_start\""), 1u);
   EXPECT_EQ(count_lines_with(events, "\"event\": \"complete\""), 4u) << events;  // the own trials' outcomes only
 
+  // tune export's CSV of the earlier campaign carries over the same results as its directory.
+  const Result table = tune(d, {"export", "narrow", "-o", (d / "narrow.csv").string()});
+  ASSERT_EQ(table.code, 0) << table.err;
+  write(d / "from-table.yaml", quadratic("from-table", 1.0, 1, "warm_start: narrow.csv\n"));
+  const Result from_table = tune(d, {"run", "from-table.yaml", "--quiet"});
+  ASSERT_EQ(from_table.code, 0) << from_table.err;
+  const YAML::Node tabled = state_of(d / "from-table")["study"]["trials"];
+  ASSERT_EQ(tabled.size(), 9u);
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(tabled[i]["value"].as<double>(), before[i]["value"].as<double>()) << i;
+    EXPECT_EQ(tabled[i]["config"]["x"].as<double>(), before[i]["config"]["x"].as<double>()) << i;
+    EXPECT_EQ(tabled[i]["config"]["y"].as<double>(), before[i]["config"]["y"].as<double>()) << i;
+    EXPECT_EQ(tabled[i]["imported_from"].as<std::string>(), (d / "narrow.csv").string() + ", line " + std::to_string(i + 2));
+  }
+
   // The same file again, with a raised budget: the campaign continues, nothing imported twice.
   write(d / "wide.yaml", quadratic("wide", 1.0, 6, "warm_start: narrow\n"));
   const Result again = tune(d, {"run", "wide.yaml", "--quiet"});
@@ -136,7 +153,8 @@ TEST(TuneWarmStart, FixedValuesCarryOverTheTrialsOfAParameterOnlyOneCampaignVari
   EXPECT_EQ(plain.code, 1);
   EXPECT_NE(plain.err.find("none of the 12 trials of " + (d / "old").string() + " carries over"), std::string::npos)
       << plain.err;
-  EXPECT_NE(plain.err.find("which the earlier campaign does not vary (fixed: {wd: V}"), std::string::npos) << plain.err;
+  EXPECT_NE(plain.err.find("which " + (d / "old").string() + " does not vary (fixed: {wd: V}"), std::string::npos)
+      << plain.err;
   EXPECT_FALSE(fs::exists(d / "plain")) << "a refused campaign left its directory behind";
 
   write(d / "new.yaml", space + "warm_start: {from: old, fixed: {act: relu, wd: 0}}\n");
@@ -219,6 +237,50 @@ TEST(TuneWarmStart, ResultsCarryOverAtTheLevelsBothResolutionsHave) {
   const Result flat = tune(d, {"ask", "flat.yaml", "--dir", "flat"});
   ASSERT_EQ(flat.code, 0) << flat.err;
   EXPECT_EQ(state_of(d / "flat")["study"]["trials"].size(), static_cast<std::size_t>(at_level["2"]) + 1);
+}
+
+// Optuna's own CSV (study.trials_dataframe().to_csv(), written by tests/e2e/fixtures/optuna_trials.py
+// with a real Optuna study): its COMPLETE trials carry over with the values and parameters Optuna
+// holds (optuna_trials.expected), a conditional parameter's empty cells left out.
+TEST(TuneWarmStart, AnOptunaStudysCsvCarriesOverItsCompleteTrials) {
+  const fs::path d = fresh_dir("warm-start-optuna");
+  const fs::path csv = fs::path(TUNE_FIXTURES_DIR) / "optuna_trials.csv";
+  write(d / "c.yaml", "name: c\nspace:\n  lr: {type: float, low: 1.0e-5, high: 0.1, log: true}\n"
+                      "  layers: {type: int, low: 1, high: 8}\n  act: {type: categorical, choices: [relu, tanh]}\n"
+                      "  slope: {type: float, low: 0, high: 0.3, when: {act: [relu]}}\n"
+                      "objective: loss\nwarm_start: " + csv.string() + "\n");
+  const Result made = tune(d, {"ask", "c.yaml"});
+  ASSERT_EQ(made.code, 0) << made.err;
+  std::vector<std::string> expected;
+  {
+    std::ifstream in(fs::path(TUNE_FIXTURES_DIR) / "optuna_trials.expected");
+    for (std::string line; std::getline(in, line);) expected.push_back(line);
+  }
+  ASSERT_EQ(expected.size(), 8u);
+  EXPECT_NE(made.err.find("warm start: 8 of the 30 trials of " + csv.string() +
+                          " (not carried over: 22: failed, were stopped early or did not finish)"),
+            std::string::npos)
+      << made.err;
+  const YAML::Node trials = state_of(d / "c")["study"]["trials"];
+  ASSERT_EQ(trials.size(), expected.size() + 1);
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    // "3 0.634... act='relu' layers=3 lr=0.0039... slope=0.0071..."
+    std::istringstream fields(expected[i]);
+    std::string number, value;
+    fields >> number >> value;
+    const YAML::Node t = trials[i];
+    EXPECT_EQ(t["value"].as<double>(), std::stod(value)) << expected[i];
+    std::size_t params = 0;
+    for (std::string kv; fields >> kv; ++params) {
+      const std::string name = kv.substr(0, kv.find('=')), v = kv.substr(kv.find('=') + 1);
+      if (v.front() == '\'')
+        EXPECT_EQ(t["config"][name].as<std::string>(), v.substr(1, v.size() - 2)) << expected[i];
+      else
+        EXPECT_EQ(t["config"][name].as<double>(), std::stod(v)) << expected[i];
+    }
+    EXPECT_EQ(t["config"].size(), params) << expected[i];  // slope only where act is relu
+    EXPECT_NE(t["imported_from"].as<std::string>().find(csv.string() + ", line "), std::string::npos);
+  }
 }
 
 TEST(TuneWarmStart, StrategiesThatChooseTheirOwnPointsAndTheInlineForm) {

@@ -1,5 +1,6 @@
 #include "tuner/campaign/warm_start.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -7,6 +8,7 @@
 #include <stdexcept>
 
 #include "tune/io/yaml_values.hpp"
+#include "tuner/campaign/csv_table.hpp"
 
 namespace tune::tuner {
 
@@ -36,23 +38,39 @@ std::optional<Value> converted(const Value& v, const Parameter& p) {
     case ParamType::floating:
       if (const auto* d = std::get_if<double>(&v)) return *d;
       if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (const auto d = double_from_text(*s)) return *d;
+      }
       return std::nullopt;
-    case ParamType::integer:
+    case ParamType::integer: {
       if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-      if (const auto* d = std::get_if<double>(&v); d && std::nearbyint(*d) == *d && std::abs(*d) < 9e15)
-        return static_cast<std::int64_t>(*d);
+      std::optional<double> d;
+      if (const auto* x = std::get_if<double>(&v)) d = *x;
+      if (const auto* s = std::get_if<std::string>(&v)) {
+        if (const auto i = int_from_text(*s)) return *i;
+        d = double_from_text(*s);  // 3.0, as pandas writes an integer column that has gaps
+      }
+      if (d && std::nearbyint(*d) == *d && std::abs(*d) < 9e15) return static_cast<std::int64_t>(*d);
       return std::nullopt;
+    }
     default:
       if (const auto* s = std::get_if<std::string>(&v)) return *s;
       return tune::to_string(v);
   }
 }
 
+std::optional<double> number_of(const Value& v) {
+  if (const auto* d = std::get_if<double>(&v)) return *d;
+  if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+  return double_from_text(std::get<std::string>(v));
+}
+
+// Numbers compare as numbers whatever their form (a table's text "0.10", a campaign's 0.1), words
+// as text.
 bool same_value(const Value& a, const Value& b) {
-  const auto* x = std::get_if<double>(&a);
-  const auto* y = std::get_if<double>(&b);
+  const std::optional<double> x = number_of(a), y = number_of(b);
   if (x && y) return std::abs(*x - *y) <= 1e-12 * std::max(std::abs(*x), std::abs(*y));
-  return a == b;
+  return tune::to_string(a) == tune::to_string(b);
 }
 
 // A `fixed` value as `p` reads it (a number for a float or an integer, else its text).
@@ -81,31 +99,49 @@ std::string levels_text(const Resolution& r) {
   return text + "]";
 }
 
-// What the earlier campaign's `fixed` entries say, checked against both campaigns.
+// What a source offers: its results, and what it varied (a campaign's space and resolution, or a
+// table's parameter columns), for the checks of `fixed`.
+struct EarlierResult {
+  Config config;                   // as the source holds it (a table's cells as text)
+  double value = 0.0;
+  std::optional<double> ran_at;    // the value of the source's resolution it ran at
+  std::string origin;              // "DIR, trial 12" or "FILE, line 7"
+  const TrialRun* run = nullptr;   // a campaign's record of it (its times, metrics, curve)
+};
+
+struct Earlier {
+  std::string name;                       // the directory or file, as in messages
+  std::set<std::string> parameters;       // what it varied
+  std::optional<std::string> resolution;  // its resolution's parameter
+  std::size_t total = 0;                  // trials or rows, finished or not
+  std::vector<EarlierResult> results;
+  SkipTally skip;                         // what was left out already (unfinished trials, rows without a value)
+};
+
+// What the `fixed` entries say, checked against both.
 struct FixedValues {
-  std::map<std::string, Value> here;   // parameters only this campaign searches: what the other ran with
-  std::map<std::string, Value> there;  // parameters only the other searches: the value to import at
+  std::map<std::string, Value> here;   // parameters only this campaign varies: what the other ran with
+  std::map<std::string, Value> there;  // parameters only the other varies: the value to import at (text)
   std::optional<double> level_here;    // this campaign's resolution value the other ran at
   std::optional<double> level_there;   // the other's resolution value to import at
 };
 
-FixedValues read_fixed(const WarmStartSource& w, std::size_t index, const CampaignConfig& here,
-                       const CampaignConfig& there) {
+FixedValues read_fixed(const WarmStartSource& w, std::size_t index, const CampaignConfig& here, const Earlier& there) {
   FixedValues f;
   for (const auto& [name, text] : w.fixed) {
     const std::string field = "warm_start[" + std::to_string(index) + "].fixed." + name;
     const Parameter* p_here = here.space.find(name);
-    const Parameter* p_there = there.space.find(name);
+    const bool p_there = there.parameters.contains(name);
     const bool res_here = here.resolution && here.resolution->parameter == name;
-    const bool res_there = there.resolution && there.resolution->parameter == name;
+    const bool res_there = there.resolution == name;
     if ((p_here || res_here) && (p_there || res_there))
       throw CampaignError("field '" + field + "': both campaigns vary '" + name +
                           "'; `fixed` names a parameter only one of them varies (the value the other ran with)");
     if (!p_here && !p_there && !res_here && !res_there)
-      throw CampaignError("field '" + field + "': neither this campaign nor " + w.from + " has a parameter '" + name +
-                          "'; remove it");
+      throw CampaignError("field '" + field + "': neither this campaign nor " + there.name + " has a parameter '" +
+                          name + "'; remove it");
     if (p_here) f.here[name] = fixed_value(*p_here, text, field);
-    if (p_there) f.there[name] = fixed_value(*p_there, text, field);
+    if (p_there) f.there[name] = text;
     if (res_here) {
       f.level_here = fixed_resolution_value(text, field);
       if (!level_of(*here.resolution, *f.level_here))
@@ -117,16 +153,15 @@ FixedValues read_fixed(const WarmStartSource& w, std::size_t index, const Campai
   return f;
 }
 
-// The level of this campaign the earlier trial `t` ran at (nullopt without a resolution here), or
+// The level of this campaign the earlier result `r` ran at (nullopt without a resolution here), or
 // the reason it ran at none of them (in `skip`).
-std::optional<std::size_t> level_here(const Trial& t, const CampaignConfig& here, const CampaignConfig& there,
+std::optional<std::size_t> level_here(const EarlierResult& r, const CampaignConfig& here, const Earlier& there,
                                       const FixedValues& f, SkipTally& skip, bool& skipped) {
   skipped = false;
-  const std::optional<double> ran_at =
-      there.resolution && t.level ? std::optional<double>(there.resolution->values.at(*t.level)) : std::nullopt;
-  const bool same_parameter = here.resolution && there.resolution && here.resolution->parameter == there.resolution->parameter;
+  const std::optional<double>& ran_at = r.ran_at;
+  const bool same_parameter = here.resolution && there.resolution == here.resolution->parameter;
   if (ran_at && !same_parameter) {  // the other varied a resolution this campaign does not
-    const std::string& name = there.resolution->parameter;
+    const std::string& name = *there.resolution;
     if (!f.level_there) {
       skip.add("resolution-there", "ran at " + name + " = " + format_double(*ran_at) +
                                        ", which this campaign does not vary (fixed: {" + name +
@@ -159,16 +194,16 @@ std::optional<std::size_t> level_here(const Trial& t, const CampaignConfig& here
   return level;
 }
 
-// The earlier trial's configuration as one of this campaign's, or nothing (the reason in `skip`).
-std::optional<Config> config_here(const Trial& t, const Space& here, const Space& there, const FixedValues& f,
+// The earlier result's configuration as one of this campaign's, or nothing (the reason in `skip`).
+std::optional<Config> config_here(const EarlierResult& r, const Space& here, const Earlier& there, const FixedValues& f,
                                   SkipTally& skip) {
   Config config;
   for (const Parameter& p : here.parameters()) {
-    if (const auto it = t.config.find(p.name); it != t.config.end()) {
+    if (const auto it = r.config.find(p.name); it != r.config.end()) {
       const std::optional<Value> v = converted(it->second, p);
       if (!v) {
-        skip.add("type " + p.name, "has '" + p.name + "' = " + tune::to_string(it->second) + ", not a value of its type here (" +
-                                       tune::to_string(p.type) + ")");
+        skip.add("type " + p.name, "has '" + p.name + "' = " + tune::to_string(it->second) +
+                                       ", not a value of its type here (" + tune::to_string(p.type) + ")");
         return std::nullopt;
       }
       config[p.name] = *v;
@@ -183,14 +218,14 @@ std::optional<Config> config_here(const Trial& t, const Space& here, const Space
       config.erase(p.name);  // the other campaign varied it where this one says it does not matter
     } else if (!config.contains(p.name)) {
       skip.add("missing " + p.name,
-               there.find(p.name)
+               there.parameters.contains(p.name)
                    ? "has no value for '" + p.name + "' (it did not apply there)"
-                   : "has no value for '" + p.name + "', which the earlier campaign does not vary (fixed: {" + p.name +
+                   : "has no value for '" + p.name + "', which " + there.name + " does not vary (fixed: {" + p.name +
                          ": V} gives the value it ran with)");
       return std::nullopt;
     }
   }
-  for (const auto& [name, value] : t.config) {
+  for (const auto& [name, value] : r.config) {
     if (here.find(name)) continue;
     const auto fixed = f.there.find(name);
     if (fixed == f.there.end()) {
@@ -221,42 +256,154 @@ std::string reasons_text(const WarmStartOutcome& o) {
   return text;
 }
 
-WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, std::size_t index) {
-  const std::filesystem::path dir = w.from;
-  if (!has_state(dir))
-    throw CampaignError("field 'warm_start" + (state.config.warm_start.size() > 1 ? "[" + std::to_string(index) + "]" : std::string()) +
-                        "': " + w.from + " holds no campaign (no " + state_path(dir).filename().string() +
-                        "); give the directory of an earlier campaign, as 'tune status DIR' takes");
-  const CampaignState there = load_state(dir);  // refuses a damaged one, naming the file
+std::string source_field(const CampaignState& state, std::size_t index) {
+  return "warm_start" + (state.config.warm_start.size() > 1 ? "[" + std::to_string(index) + "]" : std::string());
+}
+
+constexpr const char* kUnfinished = "failed, were stopped early or did not finish";
+
+// An earlier campaign, read from its directory (never written).
+Earlier campaign_source(const CampaignState& state, const CampaignState& there, const std::string& dir) {
   if (there.config.objective.name != state.config.objective.name)
-    throw CampaignError("warm_start: " + w.from + " measured '" + there.config.objective.name + "', this campaign '" +
+    throw CampaignError("warm_start: " + dir + " measured '" + there.config.objective.name + "', this campaign '" +
                         state.config.objective.name + "': its results are not values of this objective");
-  const FixedValues f = read_fixed(w, index, state.config, there.config);
-  WarmStartOutcome out;
-  out.from = w.from;
-  SkipTally skip;
+  Earlier e;
+  e.name = dir;
+  for (const Parameter& p : there.config.space.parameters()) e.parameters.insert(p.name);
+  if (there.config.resolution) e.resolution = there.config.resolution->parameter;
   for (const Trial& t : there.study.trials()) {
-    ++out.trials;
+    ++e.total;
     if (t.status != TrialStatus::complete) {
-      skip.add("unfinished", "failed, were stopped early or did not finish");
+      e.skip.add("unfinished", kUnfinished);
       continue;
     }
+    EarlierResult r;
+    r.config = t.config;
+    r.value = *t.value;
+    if (there.config.resolution && t.level) r.ran_at = there.config.resolution->values.at(*t.level);
+    r.origin = dir + ", trial " + std::to_string(t.id);
+    r.run = &there.runs.at(t.id);
+    e.results.push_back(std::move(r));
+  }
+  return e;
+}
+
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// A CSV table of earlier results: `tune export`'s (param.NAME, value, status, resolution.NAME),
+// Optuna's trials_dataframe (params_NAME, value, state) or Ray Tune's (config/NAME and the metric's
+// own column), or one written by hand (a column per parameter and one for the value).
+Earlier table_source(const CampaignState& state, const CsvTable& table, const std::string& file) {
+  const CampaignConfig& c = state.config;
+  Earlier e;
+  e.name = file;
+  std::size_t value_column = table.column(c.objective.name);
+  if (value_column == std::string::npos) value_column = table.column("value");
+  if (value_column == std::string::npos)
+    throw CampaignError(file + ", line 1: no column '" + c.objective.name +
+                        "' or 'value' holds the objective; name the results' column so");
+  std::size_t status_column = table.column("status");
+  if (status_column == std::string::npos) status_column = table.column("state");
+  // Parameter columns: by prefix, or (a table without any) named as this campaign's parameters.
+  std::vector<std::pair<std::size_t, std::string>> parameter_columns;
+  std::optional<std::size_t> resolution_column;
+  for (const char* prefix : {"param.", "params_", "config/"})
+    for (std::size_t i = 0; i < table.header.size(); ++i)
+      if (table.header[i].starts_with(prefix) && table.header[i].size() > std::string_view(prefix).size())
+        parameter_columns.emplace_back(i, table.header[i].substr(std::string_view(prefix).size()));
+  if (parameter_columns.empty())
+    for (std::size_t i = 0; i < table.header.size(); ++i)
+      if (c.space.find(table.header[i]) || (c.resolution && table.header[i] == c.resolution->parameter))
+        parameter_columns.emplace_back(i, table.header[i]);
+  for (std::size_t i = 0; i < table.header.size(); ++i)
+    if (table.header[i].starts_with("resolution.") && table.header[i].size() > 11) {
+      resolution_column = i;
+      e.resolution = table.header[i].substr(11);
+    }
+  // A parameter column named as this campaign's resolution is the level it ran at.
+  for (auto it = parameter_columns.begin(); it != parameter_columns.end();)
+    if (c.resolution && it->second == c.resolution->parameter && !resolution_column) {
+      resolution_column = it->first;
+      e.resolution = it->second;
+      it = parameter_columns.erase(it);
+    } else {
+      ++it;
+    }
+  if (parameter_columns.empty())
+    throw CampaignError(file + ", line 1: no column holds a parameter; name them param.NAME (tune export), "
+                        "params_NAME (Optuna), config/NAME (Ray Tune) or as this campaign's parameters");
+  for (const auto& [column, name] : parameter_columns) e.parameters.insert(name);
+  for (std::size_t row = 0; row < table.rows.size(); ++row) {
+    const std::vector<std::string>& cells = table.rows[row];
+    const std::string where = file + ", line " + std::to_string(table.row_lines[row]);
+    ++e.total;
+    const std::string status = status_column == std::string::npos ? "" : lowercase(cells[status_column]);
+    const std::optional<double> value = double_from_text(cells[value_column]);
+    if ((!status.empty() && status != "complete") || cells[value_column].empty()) {
+      e.skip.add("unfinished", kUnfinished);
+      continue;
+    }
+    if (!value)
+      throw CampaignError(where + ": the value '" + cells[value_column] + "' is not a number; a trial without a "
+                          "result has an empty value");
+    EarlierResult r;
+    for (const auto& [column, name] : parameter_columns)
+      if (!cells[column].empty()) r.config[name] = cells[column];  // empty: it did not apply (pandas' NaN)
+    if (resolution_column && !cells[*resolution_column].empty()) {
+      r.ran_at = double_from_text(cells[*resolution_column]);
+      if (!r.ran_at)
+        throw CampaignError(where + ": the resolution's value '" + cells[*resolution_column] + "' is not a number");
+    }
+    r.value = *value;
+    r.origin = where;
+    e.results.push_back(std::move(r));
+  }
+  return e;
+}
+
+WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, std::size_t index) {
+  const std::filesystem::path path = w.from;
+  std::error_code ec;
+  std::optional<CampaignState> campaign;  // keeps the records the results point into
+  std::optional<Earlier> read;
+  if (std::filesystem::is_regular_file(path, ec)) {
+    read = table_source(state, read_csv_file(path), w.from);
+  } else if (has_state(path)) {
+    campaign = load_state(path);  // refuses a damaged one, naming the file
+    read = campaign_source(state, *campaign, w.from);
+  } else {
+    throw CampaignError("field '" + source_field(state, index) + "': " + w.from + " holds no campaign (no " +
+                        state_path(path).filename().string() +
+                        ") and is no file; give the directory of an earlier campaign, as 'tune status DIR' takes, "
+                        "or a CSV file of results ('tune export', Optuna's trials_dataframe)");
+  }
+  Earlier& there = *read;
+  const FixedValues f = read_fixed(w, index, state.config, there);
+  WarmStartOutcome out;
+  out.from = w.from;
+  out.trials = there.total;
+  SkipTally& skip = there.skip;
+  for (const EarlierResult& r : there.results) {
     bool skipped = false;
-    const std::optional<std::size_t> level = level_here(t, state.config, there.config, f, skip, skipped);
+    const std::optional<std::size_t> level = level_here(r, state.config, there, f, skip, skipped);
     if (skipped) continue;
-    const std::optional<Config> config = config_here(t, state.config.space, there.config.space, f, skip);
+    const std::optional<Config> config = config_here(r, state.config.space, there, f, skip);
     if (!config) continue;
     try {
-      const std::uint64_t id = state.study.import_result(*config, *t.value, level, w.from + ", trial " + std::to_string(t.id));
-      const TrialRun& ran = there.runs.at(t.id);
-      TrialRun r;
-      r.id = id;
-      r.status = RunStatus::complete;
-      r.started_at = ran.started_at;
-      r.finished_at = ran.finished_at;
-      r.metrics = ran.metrics;
-      r.intermediate = ran.intermediate;
-      state.runs.push_back(std::move(r));
+      const std::uint64_t id = state.study.import_result(*config, r.value, level, r.origin);
+      TrialRun run;
+      run.id = id;
+      run.status = RunStatus::complete;
+      if (r.run) {
+        run.started_at = r.run->started_at;
+        run.finished_at = r.run->finished_at;
+        run.metrics = r.run->metrics;
+        run.intermediate = r.run->intermediate;
+      }
+      state.runs.push_back(std::move(run));
       ++out.imported;
     } catch (const std::invalid_argument& e) {
       skip.add(std::string("refused ") + e.what(), std::string("refused: ") + e.what());
