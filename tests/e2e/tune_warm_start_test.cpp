@@ -106,6 +106,27 @@ TEST(TuneWarmStart, AWidenedSpaceStartsFromTheEarlierResultsAndRunsItsOwnBudget)
   EXPECT_EQ(again.err.find("warm start:"), std::string::npos) << again.err;
   EXPECT_EQ(state_of(d / "wide")["study"]["trials"].size(), 14u);
   EXPECT_EQ(count_lines_with(slurp(d / "wide" / "events.jsonl"), "\"event\": \"warm_start\""), 1u);
+
+  // A chain: wide holds narrow's results and its own; naming narrow too adds none of them twice, and
+  // each keeps the name of the campaign that ran it. The file is reached through a symbolic link
+  // from elsewhere, its `..` the link target's parent (as the system resolves it).
+  fs::create_directories(d / "sub");
+  fs::create_directories(d / "elsewhere");
+  fs::create_symlink(d / "sub", d / "elsewhere" / "lnk");
+  write(d / "sub" / "chain.yaml", quadratic("chain", 1.0, 1, "warm_start: [../wide, ../narrow]\n"));
+  const Result chain = tune(d, {"run", "elsewhere/lnk/chain.yaml", "--quiet"});
+  ASSERT_EQ(chain.code, 0) << chain.err;
+  EXPECT_NE(chain.err.find("warm start: 14 of the 14 trials of " + (d / "wide").string()), std::string::npos) << chain.err;
+  EXPECT_NE(chain.err.find("warm start: 0 of the 8 trials of " + (d / "narrow").string() +
+                           " (not carried over: 8: are the same runs as results of an earlier source"),
+            std::string::npos)
+      << chain.err;
+  const YAML::Node chained = state_of(d / "chain")["study"]["trials"];
+  ASSERT_EQ(chained.size(), 15u);
+  for (std::size_t i = 0; i < 14; ++i)
+    EXPECT_EQ(chained[i]["imported_from"].as<std::string>(),
+              i < 8 ? (d / "narrow").string() + ", trial " + std::to_string(i) : (d / "wide").string() + ", trial " + std::to_string(i))
+        << i;
 }
 
 // An earlier campaign driven by ask and tell: `results` maps each handed-out trial to its value
@@ -174,11 +195,19 @@ TEST(TuneWarmStart, FixedValuesCarryOverTheTrialsOfAParameterOnlyOneCampaignVari
     EXPECT_FALSE(trials[i]["config"]["act"]);
   }
 
+  // A choice the earlier campaign never had is named as such.
+  write(d / "sigmoid.yaml", space + "warm_start: {from: old, fixed: {act: sigmoid, wd: 0}}\n");
+  const Result sigmoid = tune(d, {"ask", "sigmoid.yaml", "--dir", "sigmoid"});
+  EXPECT_EQ(sigmoid.code, 1);
+  EXPECT_NE(sigmoid.err.find("field 'warm_start.fixed.act': 'sigmoid' is not one of the choices of 'act' in " +
+                             (d / "old").string() + " [relu, tanh]"),
+            std::string::npos)
+      << sigmoid.err;
   // A parameter both vary is not `fixed`'s to set; a directory without a campaign is named.
   write(d / "both.yaml", space + "warm_start: {from: old, fixed: {lr: 0.01}}\n");
   const Result both = tune(d, {"ask", "both.yaml", "--dir", "both"});
   EXPECT_EQ(both.code, 1);
-  EXPECT_NE(both.err.find("field 'warm_start[0].fixed.lr': both campaigns vary 'lr'"), std::string::npos) << both.err;
+  EXPECT_NE(both.err.find("field 'warm_start.fixed.lr': both campaigns vary 'lr'"), std::string::npos) << both.err;
   write(d / "none.yaml", space + "warm_start: [{from: old, fixed: {act: relu, wd: 0}}, nowhere]\n");
   const Result none = tune(d, {"ask", "none.yaml", "--dir", "none"});
   EXPECT_EQ(none.code, 1);
@@ -189,6 +218,14 @@ TEST(TuneWarmStart, FixedValuesCarryOverTheTrialsOfAParameterOnlyOneCampaignVari
   EXPECT_EQ(other.code, 1);
   EXPECT_NE(other.err.find("measured 'loss', this campaign 'acc'"), std::string::npos) << other.err;
   for (const char* refused : {"both", "none", "other"}) EXPECT_FALSE(fs::exists(d / refused)) << refused;
+  // A directory that was there before stays (empty, as it was); one made with its parents goes with them.
+  fs::create_directories(d / "was-there");
+  EXPECT_EQ(tune(d, {"ask", "none.yaml", "--dir", "was-there"}).code, 1);
+  EXPECT_TRUE(fs::is_directory(d / "was-there"));
+  EXPECT_TRUE(fs::is_empty(d / "was-there"));
+  EXPECT_EQ(tune(d, {"run", "none.yaml", "--dir", "deep/a/b"}).code, 2);  // no command: tune run refuses first
+  EXPECT_EQ(tune(d, {"ask", "none.yaml", "--dir", "deep/a/b"}).code, 1);
+  EXPECT_FALSE(fs::exists(d / "deep"));
 }
 
 TEST(TuneWarmStart, ResultsCarryOverAtTheLevelsBothResolutionsHave) {
@@ -231,6 +268,16 @@ TEST(TuneWarmStart, ResultsCarryOverAtTheLevelsBothResolutionsHave) {
                             std::to_string(at_level["1"]) + ", " + std::to_string(at_level["2"]) + ", 0\n"),
             std::string::npos)
       << status.out;
+  // Epochs chosen as a level there are the epochs parameter of a campaign that searches them so.
+  write(d / "param.yaml", "name: param\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                          "  epochs: {type: int, low: 1, high: 27}\nobjective: loss\nwarm_start: old\n");
+  const Result param = tune(d, {"ask", "param.yaml", "--dir", "param"});
+  ASSERT_EQ(param.code, 0) << param.err;
+  const YAML::Node by_param = state_of(d / "param")["study"]["trials"];
+  ASSERT_EQ(by_param.size(), old_trials.size() + 1);
+  const int epochs_of_level[] = {1, 3, 9};
+  for (std::size_t k = 0; k < old_trials.size(); ++k)
+    EXPECT_EQ(by_param[k]["config"]["epochs"].as<int>(), epochs_of_level[old_trials[k]["level"].as<int>()]) << k;
   // A campaign without a resolution takes the full runs it names.
   write(d / "flat.yaml", "name: flat\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: loss\n"
                          "warm_start: {from: old, fixed: {epochs: 9}}\n");

@@ -206,8 +206,9 @@ TEST(ImportResultRefusal, RefusedAsEnqueueAndTellRefuseLeavingTheStudyUnchanged)
   tune::Config out_of_range = good;
   out_of_range["layers"] = std::int64_t{9};
   EXPECT_NE(refusal(out_of_range, 1.0).find("'layers'"), std::string::npos) << refusal(out_of_range, 1.0);
-  EXPECT_EQ(refusal(good, std::nan("")), "import_result: trial 0 has a non-finite value; report it with fail()");
-  EXPECT_NE(refusal(good, 1e200).find("beyond the"), std::string::npos);
+  EXPECT_EQ(refusal(good, std::nan("")), "import_result: the value .nan is not a result the models can take in "
+                                          "(finite, within +-1e+100); a run without a result is not imported");
+  EXPECT_NE(refusal(good, 1e200).find("the value 1e+200 is not a result"), std::string::npos) << refusal(good, 1e200);
   EXPECT_EQ(refusal(good, 1.0, 0), "import_result: a level needs a study with a resolution");
   EXPECT_EQ(refusal(good, 1.0, std::nullopt, ""), "import_result: say where the result comes from (origin is empty)");
   EXPECT_TRUE(study.trials().empty());

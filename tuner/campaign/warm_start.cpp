@@ -1,5 +1,6 @@
 #include "tuner/campaign/warm_start.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -111,6 +112,7 @@ struct EarlierResult {
 
 struct Earlier {
   std::string name;                       // the directory or file, as in messages
+  const CampaignConfig* campaign = nullptr;  // a campaign's definition (a table has none)
   std::set<std::string> parameters;       // what it varied
   std::optional<std::string> resolution;  // its resolution's parameter
   std::size_t total = 0;                  // trials or rows, finished or not
@@ -126,10 +128,11 @@ struct FixedValues {
   std::optional<double> level_there;   // the other's resolution value to import at
 };
 
-FixedValues read_fixed(const WarmStartSource& w, std::size_t index, const CampaignConfig& here, const Earlier& there) {
+FixedValues read_fixed(const WarmStartSource& w, const std::string& source_field, const CampaignConfig& here,
+                       const Earlier& there) {
   FixedValues f;
   for (const auto& [name, text] : w.fixed) {
-    const std::string field = "warm_start[" + std::to_string(index) + "].fixed." + name;
+    const std::string field = source_field + ".fixed." + name;
     const Parameter* p_here = here.space.find(name);
     const bool p_there = there.parameters.contains(name);
     const bool res_here = here.resolution && here.resolution->parameter == name;
@@ -141,14 +144,31 @@ FixedValues read_fixed(const WarmStartSource& w, std::size_t index, const Campai
       throw CampaignError("field '" + field + "': neither this campaign nor " + there.name + " has a parameter '" +
                           name + "'; remove it");
     if (p_here) f.here[name] = fixed_value(*p_here, text, field);
-    if (p_there) f.there[name] = text;
+    if (p_there) {
+      // A value the source never ran at carries nothing over: said here, not as "none carries over".
+      const Parameter* choices = there.campaign ? there.campaign->space.find(name) : nullptr;
+      if (choices && (choices->type == ParamType::categorical || choices->type == ParamType::ordinal) &&
+          std::find(choices->choices.begin(), choices->choices.end(), text) == choices->choices.end())
+      {
+        std::string listed;
+        for (const std::string& c : choices->choices) listed += (listed.empty() ? "" : ", ") + c;
+        throw CampaignError("field '" + field + "': '" + text + "' is not one of the choices of '" + name + "' in " +
+                            there.name + " [" + listed + "]");
+      }
+      f.there[name] = text;
+    }
     if (res_here) {
       f.level_here = fixed_resolution_value(text, field);
       if (!level_of(*here.resolution, *f.level_here))
         throw CampaignError("field '" + field + "': " + text + " is not one of this campaign's levels " +
                             levels_text(*here.resolution));
     }
-    if (res_there) f.level_there = fixed_resolution_value(text, field);
+    if (res_there) {
+      f.level_there = fixed_resolution_value(text, field);
+      if (there.campaign && there.campaign->resolution && !level_of(*there.campaign->resolution, *f.level_there))
+        throw CampaignError("field '" + field + "': " + text + " is not one of the levels of " + there.name + " " +
+                            levels_text(*there.campaign->resolution));
+    }
   }
   return f;
 }
@@ -163,14 +183,14 @@ std::optional<std::size_t> level_here(const EarlierResult& r, const CampaignConf
   if (ran_at && !same_parameter) {  // the other varied a resolution this campaign does not
     const std::string& name = *there.resolution;
     if (!f.level_there) {
-      skip.add("resolution-there", "ran at " + name + " = " + format_double(*ran_at) +
+      skip.add("resolution-there " + format_double(*ran_at), "ran at " + name + " = " + format_double(*ran_at) +
                                        ", which this campaign does not vary (fixed: {" + name +
                                        ": V} carries over the runs made at V)");
       skipped = true;
       return std::nullopt;
     }
     if (*f.level_there != *ran_at) {
-      skip.add("resolution-there-other", "ran at " + name + " = " + format_double(*ran_at) + ", not the fixed " +
+      skip.add("resolution-there-other " + format_double(*ran_at), "ran at " + name + " = " + format_double(*ran_at) + ", not the fixed " +
                                              format_double(*f.level_there));
       skipped = true;
       return std::nullopt;
@@ -269,6 +289,7 @@ Earlier campaign_source(const CampaignState& state, const CampaignState& there, 
                         state.config.objective.name + "': its results are not values of this objective");
   Earlier e;
   e.name = dir;
+  e.campaign = &there.config;
   for (const Parameter& p : there.config.space.parameters()) e.parameters.insert(p.name);
   if (there.config.resolution) e.resolution = there.config.resolution->parameter;
   for (const Trial& t : there.study.trials()) {
@@ -281,7 +302,9 @@ Earlier campaign_source(const CampaignState& state, const CampaignState& there, 
     r.config = t.config;
     r.value = *t.value;
     if (there.config.resolution && t.level) r.ran_at = there.config.resolution->values.at(*t.level);
-    r.origin = dir + ", trial " + std::to_string(t.id);
+    // A result the source imported itself keeps where it was run: a second source that holds the
+    // same run is then seen to (import_warm_start), and the record names the run, not a relay.
+    r.origin = t.imported() ? t.imported_from : dir + ", trial " + std::to_string(t.id);
     r.run = &there.runs.at(t.id);
     e.results.push_back(std::move(r));
   }
@@ -305,6 +328,7 @@ Earlier table_source(const CampaignState& state, const CsvTable& table, const st
   if (value_column == std::string::npos)
     throw CampaignError(file + ", line 1: no column '" + c.objective.name +
                         "' or 'value' holds the objective; name the results' column so");
+  const std::size_t origin_column = table.column("imported_from");  // tune export's, of a warm-started campaign
   std::size_t status_column = table.column("status");
   if (status_column == std::string::npos) status_column = table.column("state");
   // Parameter columns: by prefix, or (a table without any) named as this campaign's parameters.
@@ -358,13 +382,38 @@ Earlier table_source(const CampaignState& state, const CsvTable& table, const st
         throw CampaignError(where + ": the resolution's value '" + cells[*resolution_column] + "' is not a number");
     }
     r.value = *value;
-    r.origin = where;
+    r.origin = origin_column != std::string::npos && !cells[origin_column].empty() ? cells[origin_column] : where;
     e.results.push_back(std::move(r));
   }
   return e;
 }
 
-WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, std::size_t index) {
+// A resolution of one that is an ordinary parameter of the other: the epochs a run was trained for
+// are the epochs, whether a strategy chose them as a level or as a parameter.
+void normalise_resolutions(Earlier& e, const CampaignConfig& here) {
+  if (e.resolution && here.space.find(*e.resolution)) {
+    for (EarlierResult& r : e.results)
+      if (r.ran_at) {
+        r.config[*e.resolution] = *r.ran_at;
+        r.ran_at.reset();
+      }
+    e.parameters.insert(*e.resolution);
+    e.resolution.reset();
+  }
+  if (here.resolution && !e.resolution && e.parameters.contains(here.resolution->parameter)) {
+    const std::string& name = here.resolution->parameter;
+    for (EarlierResult& r : e.results)
+      if (const auto it = r.config.find(name); it != r.config.end()) {
+        r.ran_at = number_of(it->second);
+        r.config.erase(it);
+      }
+    e.parameters.erase(name);
+    e.resolution = name;
+  }
+}
+
+WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, std::size_t index,
+                               std::set<std::string>& origins) {
   const std::filesystem::path path = w.from;
   std::error_code ec;
   std::optional<CampaignState> campaign;  // keeps the records the results point into
@@ -381,12 +430,19 @@ WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, s
                         "or a CSV file of results ('tune export', Optuna's trials_dataframe)");
   }
   Earlier& there = *read;
-  const FixedValues f = read_fixed(w, index, state.config, there);
+  normalise_resolutions(there, state.config);
+  const FixedValues f = read_fixed(w, source_field(state, index), state.config, there);
   WarmStartOutcome out;
   out.from = w.from;
   out.trials = there.total;
   SkipTally& skip = there.skip;
+  std::size_t repeated = 0;
   for (const EarlierResult& r : there.results) {
+    if (origins.contains(r.origin)) {
+      skip.add("imported already", "are the same runs as results of an earlier source (" + r.origin + ")");
+      ++repeated;
+      continue;
+    }
     bool skipped = false;
     const std::optional<std::size_t> level = level_here(r, state.config, there, f, skip, skipped);
     if (skipped) continue;
@@ -404,13 +460,15 @@ WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, s
         run.intermediate = r.run->intermediate;
       }
       state.runs.push_back(std::move(run));
+      origins.insert(r.origin);
       ++out.imported;
     } catch (const std::invalid_argument& e) {
       skip.add(std::string("refused ") + e.what(), std::string("refused: ") + e.what());
     }
   }
   out.skipped = skip.lines();
-  if (out.imported == 0)
+  // (A source whose results all came through an earlier one adds nothing, and is no mistake.)
+  if (out.imported == 0 && repeated == 0)
     throw CampaignError("warm_start: none of the " + std::to_string(out.trials) + " trials of " + w.from +
                         " carries over" + (out.skipped.empty() ? std::string() : " (" + reasons_text(out) + ")") +
                         "; remove it from warm_start, or see README, Warm starts");
@@ -422,13 +480,14 @@ WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, s
 std::vector<WarmStartOutcome> import_warm_start(CampaignState& state) {
   std::vector<WarmStartOutcome> outcomes;
   std::set<std::filesystem::path> seen;
+  std::set<std::string> origins;  // of the results imported so far: where each was run
   for (std::size_t i = 0; i < state.config.warm_start.size(); ++i) {
     const WarmStartSource& w = state.config.warm_start[i];
     std::error_code ec;
     const std::filesystem::path canonical = std::filesystem::weakly_canonical(w.from, ec);
     if (!seen.insert(ec ? std::filesystem::path(w.from) : canonical).second)
       throw CampaignError("warm_start: " + w.from + " is named twice; its results would count twice");
-    outcomes.push_back(import_source(state, w, i));
+    outcomes.push_back(import_source(state, w, i, origins));
   }
   return outcomes;
 }

@@ -146,10 +146,10 @@ int ask_campaign_file(const std::filesystem::path& file, std::optional<std::file
   const std::filesystem::path d = dir ? *dir : std::filesystem::path(config.name);
   // One lock from before the campaign is created (or compared with the file) to the suggestion, so
   // that no other command can slip in between. It lives in DIR, which may not exist yet.
-  std::filesystem::create_directories(d / campaign_files::kTrials);
+  const std::vector<std::filesystem::path> made = make_campaign_directories(d);
   const std::optional<CampaignLock> lock = lock_campaign(d, "ask");
   if (!lock) return kExitLocked;
-  Prepared prepared = prepare(config, d, file.string(), "ask", lock);
+  Prepared prepared = prepare(config, d, file.string(), "ask", lock, made);
   if (prepared.refused) return *prepared.refused;
   if (prepared.created) note_strategy_and_resolution(config, "ask");
   return hand_out(d, json, std::move(prepared.existing));

@@ -75,9 +75,11 @@ std::optional<int> adopt_file_changes(const std::filesystem::path& dir, Campaign
 
 void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& base) {
   for (WarmStartSource& w : config.warm_start) {
+    // Through symbolic links as the system resolves them (`..` of a linked folder is the folder's real
+    // parent), so that one directory is always named alike: the saved campaign compares it.
     std::error_code ec;
-    const std::filesystem::path from = std::filesystem::absolute(base / w.from, ec);
-    if (!ec) w.from = from.lexically_normal().string();
+    const std::filesystem::path from = std::filesystem::weakly_canonical(std::filesystem::absolute(base / w.from, ec), ec);
+    if (!ec) w.from = from.string();
     if (w.from.size() > 1 && w.from.back() == '/') w.from.pop_back();  // ../old/ and ../old are one campaign
   }
   for (std::string& arg : config.command) {
@@ -88,10 +90,30 @@ void anchor_relative_paths(CampaignConfig& config, const std::filesystem::path& 
   }
 }
 
+std::vector<std::filesystem::path> make_campaign_directories(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> made;
+  std::error_code ec;
+  for (std::filesystem::path p = std::filesystem::absolute(dir / campaign_files::kTrials, ec);
+       !ec && !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    made.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  std::filesystem::create_directories(dir / campaign_files::kTrials);
+  return made;
+}
+
+void remove_made_directories(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& made) {
+  std::error_code ignored;
+  // The lock file of a campaign that was never made (DIR holds no state: the caller refused it).
+  if (!has_state(dir)) std::filesystem::remove(dir / campaign_files::kLock, ignored);
+  for (const std::filesystem::path& p : made) std::filesystem::remove(p, ignored);  // deepest first; only if empty
+}
+
 Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
-                 const char* command, const std::optional<CampaignLock>& lock) {
+                 const char* command, const std::optional<CampaignLock>& lock,
+                 std::vector<std::filesystem::path> made_directories) {
   const bool take_lock = !lock && !has_state(dir);
-  if (take_lock) std::filesystem::create_directories(dir / campaign_files::kTrials);  // the lock file lives in DIR
+  if (take_lock) made_directories = make_campaign_directories(dir);  // the lock file lives in DIR
   const std::optional<CampaignLock> own_lock = take_lock ? lock_campaign(dir, command) : std::optional<CampaignLock>();
   if (take_lock && !own_lock) return {.refused = kExitLocked};
   if (!has_state(dir)) {  // (under the lock: no one else can write one now)
@@ -101,12 +123,8 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
       warm = import_warm_start(fresh);
     } catch (const CampaignError& e) {
       std::fprintf(stderr, "tune %s: %s: %s\n", command, source.c_str(), e.what());
-      // What was made for the campaign is not left behind: its empty trials/, its lock file, and the
-      // directory if nothing else is in it (fs::remove leaves a directory that is not empty).
-      std::error_code ignored;
-      std::filesystem::remove(dir / campaign_files::kTrials, ignored);
-      std::filesystem::remove(dir / campaign_files::kLock, ignored);
-      std::filesystem::remove(dir, ignored);
+      // What was made for the campaign is not left behind; a directory that was there stays.
+      remove_made_directories(dir, made_directories);
       return {.refused = kExitError};
     }
     save_state(dir, fresh);

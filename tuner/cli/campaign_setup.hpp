@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tuner/campaign/campaign_config.hpp"
 #include "tuner/campaign/campaign_lock.hpp"
@@ -30,8 +31,18 @@ struct Prepared {
 // commands creating one campaign at once cannot both write one: `lock` is DIR's lock if the caller
 // holds it already (tune ask, which goes on to change the campaign), else prepare takes it to create
 // the campaign and lets it go on return (tune run's runner takes it again).
+// `made_directories`: those the caller made for the campaign (make_campaign_directories, before it
+// took the lock), removed again if the campaign is refused.
 Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir, const std::string& source,
-                 const char* command, const std::optional<CampaignLock>& lock);
+                 const char* command, const std::optional<CampaignLock>& lock,
+                 std::vector<std::filesystem::path> made_directories = {});
+
+// Makes DIR/trials and whatever above it is missing; returns the directories it made, deepest
+// first. remove_made_directories removes them again (and DIR's lock file, DIR holding no campaign),
+// each only if empty: a campaign refused at its creation leaves nothing behind, and a directory that
+// was there before stays.
+std::vector<std::filesystem::path> make_campaign_directories(const std::filesystem::path& dir);
+void remove_made_directories(const std::filesystem::path& dir, const std::vector<std::filesystem::path>& made);
 
 // cmets is there to choose a cheap level per trial; without levels to choose from it runs every trial
 // in full, which the user who asked for it (the inline form had no way to declare levels) should hear

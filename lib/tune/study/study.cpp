@@ -402,7 +402,11 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
 std::uint64_t Study::import_result(Config config, double value, std::optional<std::size_t> level, std::string origin) {
   config = checked_config(std::move(config), level, "import_result");
   const std::uint64_t id = trials_.size();
-  check_value(value, id, "import_result");
+  // (tell's message names a pending trial and fail(): an import has neither)
+  if (!std::isfinite(value) || std::abs(value) > kMaxObjectiveMagnitude)
+    throw std::invalid_argument("import_result: the value " + format_double(value) +
+                                " is not a result the models can take in (finite, within +-" +
+                                format_double(kMaxObjectiveMagnitude) + "); a run without a result is not imported");
   if (origin.empty()) throw std::invalid_argument("import_result: say where the result comes from (origin is empty)");
   Trial t;
   t.id = id;
