@@ -249,3 +249,35 @@ TEST(ImportResultLoad, AnEditedFileThatMarksAFailedTrialImportedIsRefusedNamingT
 }
 
 }  // namespace
+
+namespace {
+
+// A batch is the same as its results imported one by one, and all or nothing.
+TEST(ImportResults, ABatchIsItsResultsOneByOneAndAllOrNothing) {
+  const std::vector<tune::Config> configs = history(6);
+  Study one_by_one(space(), tune::make_strategy("ei"), options_for("ei"));
+  Study batched(space(), tune::make_strategy("ei"), options_for("ei"));
+  std::vector<Study::ImportedResult> batch;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    one_by_one.import_result(configs[i], objective(configs[i]), std::nullopt, "earlier, trial " + std::to_string(i));
+    batch.push_back({configs[i], objective(configs[i]), std::nullopt, "earlier, trial " + std::to_string(i)});
+  }
+  std::vector<Study::ImportedResult> bad = batch;
+  bad[4].value = std::nan("");
+  Study refused(space(), tune::make_strategy("ei"), options_for("ei"));
+  try {
+    refused.import_results(bad);
+    ADD_FAILURE() << "a batch with a NaN was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("import_results: result 4: the value .nan", 0), 0u) << e.what();
+  }
+  EXPECT_TRUE(refused.trials().empty());
+  EXPECT_EQ(batched.import_results(batch), 0u);
+  EXPECT_EQ(batched.to_yaml_string(), one_by_one.to_yaml_string());
+  const auto a = batched.ask();
+  const auto b = one_by_one.ask();
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(unit_text(batched, a->id), unit_text(one_by_one, b->id));
+}
+
+}  // namespace

@@ -400,30 +400,46 @@ void Study::tell(std::uint64_t id, double value, std::optional<double> cost) {
 }
 
 std::uint64_t Study::import_result(Config config, double value, std::optional<std::size_t> level, std::string origin) {
-  config = checked_config(std::move(config), level, "import_result");
-  const std::uint64_t id = trials_.size();
-  // (tell's message names a pending trial and fail(): an import has neither)
-  if (!std::isfinite(value) || std::abs(value) > kMaxObjectiveMagnitude)
-    throw std::invalid_argument("import_result: the value " + format_double(value) +
-                                " is not a result the models can take in (finite, within +-" +
-                                format_double(kMaxObjectiveMagnitude) + "); a run without a result is not imported");
-  if (origin.empty()) throw std::invalid_argument("import_result: say where the result comes from (origin is empty)");
-  Trial t;
-  t.id = id;
-  t.unit = space_.snap(space_.encode(config));
-  t.config = std::move(config);  // exactly as given, as an enqueued one
-  t.status = TrialStatus::complete;
-  t.value = value;
-  t.source = "imported";
-  t.in_model = true;  // a result, not a proposal: there is no pending point to test for informativeness
-  if (options_.resolution) t.level = level.value_or(options_.resolution->top());
-  t.imported_from = std::move(origin);
+  std::vector<ImportedResult> one;
+  one.push_back({std::move(config), value, level, std::move(origin)});
+  return import_results(std::move(one));
+}
+
+std::uint64_t Study::import_results(std::vector<ImportedResult> results) {
+  const std::uint64_t first = trials_.size();
+  std::vector<Trial> made;
+  made.reserve(results.size());
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    ImportedResult& r = results[i];
+    // Every result is checked before any is taken in: all or nothing.
+    const std::string which = results.size() > 1 ? "import_results: result " + std::to_string(i) : "import_result";
+    Config config = checked_config(std::move(r.config), r.level, which.c_str());
+    // (tell's message names a pending trial and fail(): an import has neither)
+    if (!std::isfinite(r.value) || std::abs(r.value) > kMaxObjectiveMagnitude)
+      throw std::invalid_argument(which + ": the value " + format_double(r.value) +
+                                  " is not a result the models can take in (finite, within +-" +
+                                  format_double(kMaxObjectiveMagnitude) + "); a run without a result is not imported");
+    if (r.origin.empty()) throw std::invalid_argument(which + ": say where the result comes from (origin is empty)");
+    Trial t;
+    t.id = first + i;
+    t.unit = space_.snap(space_.encode(config));
+    t.config = std::move(config);  // exactly as given, as an enqueued one
+    t.status = TrialStatus::complete;
+    t.value = r.value;
+    t.source = "imported";
+    t.in_model = true;  // a result, not a proposal: there is no pending point to test for informativeness
+    if (options_.resolution) t.level = r.level.value_or(options_.resolution->top());
+    t.imported_from = std::move(r.origin);
+    made.push_back(std::move(t));
+  }
+  // One save of the strategy for the whole batch: one per result made importing n results O(n^2)
+  // (2000 took 10 s).
   const YAML::Node before = strategy_->updates_on_complete() ? strategy_->save() : YAML::Node();
-  trials_.push_back(std::move(t));
+  for (Trial& t : made) trials_.push_back(std::move(t));
   try {
-    strategy_->on_complete(context(), trials_.back());
+    for (std::size_t id = first; id < trials_.size(); ++id) strategy_->on_complete(context(), trials_[id]);
   } catch (const std::exception& e) {
-    trials_.pop_back();
+    trials_.resize(first);
     if (!strategy_->updates_on_complete()) throw;
     try {
       strategy_->restore(before, context());
@@ -434,7 +450,7 @@ std::uint64_t Study::import_result(Config config, double value, std::optional<st
     }
     throw;
   }
-  return id;
+  return first;
 }
 
 std::size_t Study::imported_count() const {
