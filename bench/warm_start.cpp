@@ -46,6 +46,9 @@
 // --keep-design: the ablation of the default, in which imported results stand in for ei's initial
 // design: warm B runs its whole design (2d + 1 own points) after the imports (ei's option
 // initial_design = 2d + 1 + the imports).
+// --import-scale 1000,3000: instead, the cost of a large warm start: ei on Hartmann-6's domain, N
+// random results imported in one batch (Study::import_results), then its first ask (which fits the
+// GP to them all) and the next one; median of 3 runs each, in ms.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -86,11 +89,12 @@ struct Options {
   std::vector<std::string> misleading = {"branin", "hartmann3", "hartmann6"};
   std::string csv = "warm_start.csv";
   bool keep_design = false;
+  std::vector<std::size_t> import_scale;  // --import-scale: time imports of these many results instead
 };
 
 const char* const kUsage =
     "usage: warm_start [--seeds N] [--trials-a N] [--trials-b N] [--target F] [--functions a,b] "
-    "[--misleading a,b] [--csv PATH] [--quick] [--keep-design]\n";
+    "[--misleading a,b] [--csv PATH] [--quick] [--keep-design] [--import-scale N,N]\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
   std::fprintf(stderr, "warm_start: %s\n%s", message.c_str(), kUsage);
@@ -132,6 +136,8 @@ Options parse(int argc, char** argv) {
       quick = true;
     } else if (arg == "--keep-design") {
       o.keep_design = true;
+    } else if (arg == "--import-scale") {
+      for (const std::string& n : tune::bench::split_commas(value())) o.import_scale.push_back(parse_count(arg, n));
     } else if (arg == "--help" || arg == "-h") {
       std::printf("%s", kUsage);
       std::exit(0);
@@ -376,8 +382,47 @@ struct Arm {
 
 }  // namespace
 
+// --import-scale: the time to import n results and to make the first two asks after them.
+int import_scale(const Options& opt) {
+  const tune::testfn::TestFunction fn = tune::testfn::by_name("hartmann6");
+  const tune::Space space = space_of(Box{fn.lower, fn.upper});
+  std::printf("| results imported | import ms | first ask ms | second ask ms |\n|---|---|---|---|\n");
+  for (const std::size_t n : opt.import_scale) {
+    std::vector<double> import_ms, first_ms, second_ms;
+    for (std::uint64_t rep = 0; rep < 3; ++rep) {
+      tune::Study source(space, tune::make_strategy("random"), {.seed = rep});
+      std::vector<tune::Study::ImportedResult> batch;
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto s = source.ask();
+        batch.push_back({s->config, fn.f(point_of(s->config, fn.dim())), std::nullopt, "random, trial " + std::to_string(i)});
+      }
+      tune::Study study(space, tune::make_strategy("ei"), {.seed = rep});
+      const auto ms = [](Clock::time_point a, Clock::time_point b) {
+        return std::chrono::duration<double, std::milli>(b - a).count();
+      };
+      const auto t0 = Clock::now();
+      study.import_results(std::move(batch));
+      const auto t1 = Clock::now();
+      const auto first = study.ask();
+      const auto t2 = Clock::now();
+      study.tell(first->id, fn.f(point_of(first->config, fn.dim())));
+      const auto t3 = Clock::now();
+      (void)study.ask();
+      const auto t4 = Clock::now();
+      import_ms.push_back(ms(t0, t1));
+      first_ms.push_back(ms(t1, t2));
+      second_ms.push_back(ms(t3, t4));
+      std::fprintf(stderr, "  %zu results, run %llu\n", n, static_cast<unsigned long long>(rep));
+    }
+    std::printf("| %zu | %s | %s | %s |\n", n, fmt(median(import_ms)).c_str(), fmt(median(first_ms)).c_str(),
+                fmt(median(second_ms)).c_str());
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
+  if (!opt.import_scale.empty()) return import_scale(opt);
 
   std::vector<tune::testfn::TestFunction> functions;
   for (const std::string& name : opt.functions) {

@@ -330,6 +330,73 @@ TEST(TuneWarmStart, AnOptunaStudysCsvCarriesOverItsCompleteTrials) {
   }
 }
 
+// Tables as people and other tools write them: choices as numbers or in other letters, a column
+// only `fixed` names, a parameter called status, an Excel byte order mark, a metric named as the
+// objective beside `value`.
+TEST(TuneWarmStart, TablesAsOtherToolsWriteThem) {
+  const fs::path d = fresh_dir("warm-start-tables");
+  // pandas writes a choice column with gaps as floats, and Python's booleans capitalised.
+  write(d / "optuna.csv", ",number,value,params_units,params_bn,params_lr,state\n"
+                          "0,0,0.5,256.0,True,0.001,COMPLETE\n1,1,0.25,,False,0.1,COMPLETE\n"
+                          "2,2,0.75,64.0,True,1e-3,PRUNED\n");
+  write(d / "choices.yaml", "name: choices\nspace:\n  lr: {type: categorical, choices: [1e-3, 0.1]}\n"
+                            "  bn: {type: categorical, choices: [true, false]}\n"
+                            "  units: {type: ordinal, choices: [64, 128, 256], when: {bn: [true]}}\n"
+                            "objective: loss\nwarm_start: optuna.csv\n");
+  const Result choices = tune(d, {"ask", "choices.yaml"});
+  ASSERT_EQ(choices.code, 0) << choices.err;
+  EXPECT_NE(choices.err.find("warm start: 2 of the 3 trials of " + (d / "optuna.csv").string() +
+                             " (not carried over: 1: failed, were stopped early or did not finish)"),
+            std::string::npos)
+      << choices.err;
+  const YAML::Node t = state_of(d / "choices")["study"]["trials"];
+  EXPECT_EQ(t[0]["config"]["lr"].as<std::string>(), "1e-3");
+  EXPECT_EQ(t[0]["config"]["bn"].as<std::string>(), "true");
+  EXPECT_EQ(t[0]["config"]["units"].as<std::string>(), "256");
+  EXPECT_EQ(t[1]["config"]["bn"].as<std::string>(), "false");
+  EXPECT_FALSE(t[1]["config"]["units"]);
+
+  // A hand-written table (Excel's byte order mark, spaces after commas): `act` is not a parameter here,
+  // `fixed` names it, so only its relu rows carry over; `status` is a parameter, not the rows' status.
+  write(d / "hand.csv", "\xEF\xBB\xBFx, act, status, loss\n0.1, relu, on, 1\n0.2, tanh, on, 2\n0.3, relu, off, 3\n");
+  write(d / "hand.yaml", "name: hand\nspace:\n  x: {type: float, low: 0, high: 1}\n"
+                         "  status: {type: categorical, choices: [on, off]}\n"
+                         "objective: loss\nwarm_start: {from: hand.csv, fixed: {act: relu}}\n");
+  const Result hand = tune(d, {"ask", "hand.yaml"});
+  ASSERT_EQ(hand.code, 0) << hand.err;
+  const YAML::Node h = state_of(d / "hand")["study"]["trials"];
+  ASSERT_EQ(h.size(), 3u);
+  EXPECT_EQ(h[0]["value"].as<double>(), 1.0);
+  EXPECT_EQ(h[1]["value"].as<double>(), 3.0);
+  EXPECT_EQ(h[1]["config"]["status"].as<std::string>(), "off");
+
+  // tune export's `duration` column is a metric: the objective named `duration` is its `value`.
+  write(d / "dur.yaml", "name: dur\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: duration\n");
+  ASSERT_EQ(tune(d, {"ask", "dur.yaml"}).code, 0);
+  ASSERT_EQ(tune(d, {"tell", "dur", "0", "100"}).code, 0);
+  ASSERT_EQ(tune(d, {"export", "dur", "-o", "dur.csv"}).code, 0);
+  write(d / "dur2.yaml", "name: dur2\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: duration\n"
+                         "warm_start: [dur, dur.csv]\n");
+  const Result dur2 = tune(d, {"ask", "dur2.yaml"});
+  ASSERT_EQ(dur2.code, 0) << dur2.err;
+  // The campaign and its own export hold one run: it is imported once, with its value.
+  const YAML::Node t2 = state_of(d / "dur2")["study"]["trials"];
+  ASSERT_EQ(t2.size(), 2u) << dur2.err;
+  EXPECT_EQ(t2[0]["value"].as<double>(), 100.0);
+  EXPECT_NE(dur2.err.find("0 of the 1 trial of " + (d / "dur.csv").string() +
+                          " (not carried over: 1: are the same runs as results of an earlier source"),
+            std::string::npos)
+      << dur2.err;
+
+  // A file separated by ';' is said to be one.
+  write(d / "semi.csv", "x;value\n0.5;1\n");
+  write(d / "semi.yaml", "name: semi\nspace:\n  x: {type: float, low: 0, high: 1}\nobjective: loss\nwarm_start: semi.csv\n");
+  const Result semi = tune(d, {"ask", "semi.yaml"});
+  EXPECT_EQ(semi.code, 1);
+  EXPECT_NE(semi.err.find("the header is one column ('x;value'): the file is separated by ';'"), std::string::npos)
+      << semi.err;
+}
+
 TEST(TuneWarmStart, StrategiesThatChooseTheirOwnPointsAndTheInlineForm) {
   const fs::path d = fresh_dir("warm-start-inline");
   write(d / "narrow.yaml", quadratic("narrow", 0.0, 3));

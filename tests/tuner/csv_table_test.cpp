@@ -29,6 +29,12 @@ TEST(CsvTable, LineEndsAndTheLastLine) {
   EXPECT_EQ(pandas.rows[1][3], "0.1");
 }
 
+TEST(CsvTable, AByteOrderMarkAndSpacesAroundNamesAreNoPartOfTheNames) {
+  const CsvTable t = parse_csv("\xEF\xBB\xBFx , value, c\n1, 2 , \" a \"\n", "excel.csv");
+  EXPECT_EQ(t.header, (std::vector<std::string>{"x", "value", "c"}));
+  EXPECT_EQ(t.rows, (Rows{{"1", "2", " a "}}));  // in quotes, a field keeps its spaces
+}
+
 TEST(CsvTable, DamagedFilesAreRefusedNamingTheLine) {
   const auto refusal = [](const std::string& text) {
     try {
@@ -39,7 +45,7 @@ TEST(CsvTable, DamagedFilesAreRefusedNamingTheLine) {
     return std::string("accepted");
   };
   EXPECT_EQ(refusal("a,b\n1,2\n3\n"),
-            "runs.csv, line 3: 1 fields where the header has 2 columns; a field holding a comma is written in double "
+            "runs.csv, line 3: 1 field where the header has 2 columns; a field holding a comma is written in double "
             "quotes");
   EXPECT_EQ(refusal("a,b\n1,\"2\n3,4\n"),
             "runs.csv: the quoted field that starts on line 2 is not closed (a '\"' is missing): the file is cut short, "

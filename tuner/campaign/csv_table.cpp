@@ -20,11 +20,17 @@ CsvTable parse_csv(const std::string& text, const std::string& source) {
   std::vector<std::string> record;
   std::string field;
   std::size_t line = 1, record_line = 1;
-  bool quoted = false, field_started = false;
+  bool quoted = false, field_started = false, was_quoted = false;
   const auto end_field = [&] {
+    // Spaces around an unquoted field ("0.1, relu", as people type) are not part of it; in quotes
+    // they are (tune export quotes a choice that has them).
+    if (!was_quoted) {
+      field.erase(0, field.find_first_not_of(" \t"));
+      field.erase(field.find_last_not_of(" \t") + 1);
+    }
     record.push_back(std::move(field));
     field.clear();
-    field_started = false;
+    field_started = was_quoted = false;
   };
   const auto end_record = [&] {
     end_field();
@@ -35,7 +41,9 @@ CsvTable parse_csv(const std::string& text, const std::string& source) {
     }
     record.clear();
   };
-  for (std::size_t i = 0; i < text.size(); ++i) {
+  // A byte order mark (Excel's "CSV UTF-8") is no part of the first column's name.
+  const std::size_t start = text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+  for (std::size_t i = start; i < text.size(); ++i) {
     const char c = text[i];
     if (quoted) {
       if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
@@ -49,8 +57,9 @@ CsvTable parse_csv(const std::string& text, const std::string& source) {
       }
       continue;
     }
-    if (c == '"' && !field_started) {
-      quoted = field_started = true;
+    if (c == '"' && field.find_first_not_of(" \t") == std::string::npos) {  // (after spaces, too)
+      field.clear();
+      quoted = field_started = was_quoted = true;
     } else if (c == ',') {
       end_field();
     } else if (c == '\n' || c == '\r') {
@@ -81,8 +90,8 @@ CsvTable parse_csv(const std::string& text, const std::string& source) {
   for (std::size_t r = 1; r < records.size(); ++r) {
     if (records[r].size() != table.header.size())
       throw CampaignError(source + ", line " + std::to_string(lines[r]) + ": " + std::to_string(records[r].size()) +
-                          " fields where the header has " + std::to_string(table.header.size()) +
-                          " columns; a field holding a comma is written in double quotes");
+                          (records[r].size() == 1 ? " field" : " fields") + " where the header has " +
+                          std::to_string(table.header.size()) + " columns; a field holding a comma is written in double quotes");
     table.rows.push_back(std::move(records[r]));
     table.row_lines.push_back(lines[r]);
   }

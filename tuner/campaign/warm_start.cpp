@@ -31,6 +31,17 @@ class SkipTally {
   std::vector<std::pair<std::string, std::size_t>> lines_;
 };
 
+std::string trimmed(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
+}
+
+std::string lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 // A value of the earlier campaign as this campaign's parameter holds it: a whole number is a
 // float's value and an integral float an integer's; a number is a choice's text. Nothing where
 // the types do not meet (a word for a number).
@@ -40,7 +51,7 @@ std::optional<Value> converted(const Value& v, const Parameter& p) {
       if (const auto* d = std::get_if<double>(&v)) return *d;
       if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
       if (const auto* s = std::get_if<std::string>(&v)) {
-        if (const auto d = double_from_text(*s)) return *d;
+        if (const auto d = double_from_text(trimmed(*s))) return *d;
       }
       return std::nullopt;
     case ParamType::integer: {
@@ -48,15 +59,25 @@ std::optional<Value> converted(const Value& v, const Parameter& p) {
       std::optional<double> d;
       if (const auto* x = std::get_if<double>(&v)) d = *x;
       if (const auto* s = std::get_if<std::string>(&v)) {
-        if (const auto i = int_from_text(*s)) return *i;
-        d = double_from_text(*s);  // 3.0, as pandas writes an integer column that has gaps
+        if (const auto i = int_from_text(trimmed(*s))) return *i;
+        d = double_from_text(trimmed(*s));  // 3.0, as pandas writes an integer column that has gaps
       }
       if (d && std::nearbyint(*d) == *d && std::abs(*d) < 9e15) return static_cast<std::int64_t>(*d);
       return std::nullopt;
     }
-    default:
-      if (const auto* s = std::get_if<std::string>(&v)) return *s;
-      return tune::to_string(v);
+    default: {
+      // A choice by its text; or, as pandas and Optuna write them, by its number (0.001 for 1e-3,
+      // 256.0 for 256) or in other letters (True for true).
+      const auto* s = std::get_if<std::string>(&v);
+      const std::string text = s ? trimmed(*s) : tune::to_string(v);
+      if (std::find(p.choices.begin(), p.choices.end(), text) != p.choices.end()) return text;
+      const std::optional<double> number = double_from_text(text);
+      for (const std::string& choice : p.choices) {
+        const std::optional<double> c = double_from_text(choice);
+        if ((number && c && *number == *c) || lowercase(choice) == lowercase(text)) return choice;
+      }
+      return text;  // not a choice: the space's check says so
+    }
   }
 }
 
@@ -311,37 +332,62 @@ Earlier campaign_source(const CampaignState& state, const CampaignState& there, 
   return e;
 }
 
-std::string lowercase(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
 
 // A CSV table of earlier results: `tune export`'s (param.NAME, value, status, resolution.NAME),
 // Optuna's trials_dataframe (params_NAME, value, state) or Ray Tune's (config/NAME and the metric's
 // own column), or one written by hand (a column per parameter and one for the value).
-Earlier table_source(const CampaignState& state, const CsvTable& table, const std::string& file) {
+Earlier table_source(const CampaignState& state, const WarmStartSource& w, const CsvTable& table,
+                     const std::string& file) {
   const CampaignConfig& c = state.config;
   Earlier e;
   e.name = file;
-  std::size_t value_column = table.column(c.objective.name);
-  if (value_column == std::string::npos) value_column = table.column("value");
-  if (value_column == std::string::npos)
-    throw CampaignError(file + ", line 1: no column '" + c.objective.name +
-                        "' or 'value' holds the objective; name the results' column so");
-  const std::size_t origin_column = table.column("imported_from");  // tune export's, of a warm-started campaign
-  std::size_t status_column = table.column("status");
-  if (status_column == std::string::npos) status_column = table.column("state");
-  // Parameter columns: by prefix, or (a table without any) named as this campaign's parameters.
+  // Parameter columns: by prefix (tune export's param.NAME, Optuna's params_NAME, Ray Tune's
+  // config/NAME, the last part of a nested one), or in a table without any, named as this campaign's
+  // parameters or as those `fixed` names.
   std::vector<std::pair<std::size_t, std::string>> parameter_columns;
   std::optional<std::size_t> resolution_column;
+  std::map<std::string, std::string> prefixed;  // parameter -> its column, to refuse two for one
   for (const char* prefix : {"param.", "params_", "config/"})
     for (std::size_t i = 0; i < table.header.size(); ++i)
-      if (table.header[i].starts_with(prefix) && table.header[i].size() > std::string_view(prefix).size())
-        parameter_columns.emplace_back(i, table.header[i].substr(std::string_view(prefix).size()));
-  if (parameter_columns.empty())
+      if (table.header[i].starts_with(prefix) && table.header[i].size() > std::string_view(prefix).size()) {
+        std::string name = table.header[i].substr(std::string_view(prefix).size());
+        if (std::string_view(prefix) == "config/" && name.find('/') != std::string::npos && !c.space.find(name))
+          name = name.substr(name.rfind('/') + 1);  // Ray Tune's config/train_loop_config/lr
+        if (const auto [it, fresh] = prefixed.emplace(name, table.header[i]); !fresh)
+          throw CampaignError(file + ", line 1: the columns '" + it->second + "' and '" + table.header[i] +
+                              "' both hold the parameter '" + name + "'; keep one");
+        parameter_columns.emplace_back(i, name);
+      }
+  const bool by_prefix = !parameter_columns.empty();
+  if (!by_prefix)
     for (std::size_t i = 0; i < table.header.size(); ++i)
-      if (c.space.find(table.header[i]) || (c.resolution && table.header[i] == c.resolution->parameter))
+      if (c.space.find(table.header[i]) || (c.resolution && table.header[i] == c.resolution->parameter) ||
+          w.fixed.contains(table.header[i]))
         parameter_columns.emplace_back(i, table.header[i]);
+  const auto is_parameter = [&](std::size_t column) {
+    return std::any_of(parameter_columns.begin(), parameter_columns.end(),
+                       [&](const auto& pc) { return pc.first == column; });
+  };
+  // The results' column: `value` in a table of tune's or Optuna's (beside them, a column named as the
+  // objective is a metric: `duration`, `cost`), else the one named as the objective.
+  std::size_t value_column = by_prefix ? table.column("value") : std::string::npos;
+  if (value_column == std::string::npos) value_column = table.column(c.objective.name);
+  if (value_column == std::string::npos) value_column = table.column("value");
+  if (value_column == std::string::npos || is_parameter(value_column)) {
+    std::string why = "no column '" + c.objective.name + "' or 'value' holds the objective; name the results' column so";
+    if (table.header.size() == 1 && table.header[0].find_first_of(";\t") != std::string::npos)
+      why = "the header is one column ('" + table.header[0] + "'): the file is separated by ';' or tabs, and tune "
+            "reads comma-separated files (pandas: to_csv writes commas)";
+    else if (table.column("values_0") != std::string::npos)
+      why = "the table has the values_0, values_1, ... of a study of several objectives; keep the one to tune as a "
+            "column named 'value' (or '" + c.objective.name + "')";
+    throw CampaignError(file + ", line 1: " + why);
+  }
+  const std::size_t origin_column = table.column("imported_from");  // tune export's, of a warm-started campaign
+  std::size_t status_column = std::string::npos;
+  for (const char* name : {"status", "state"})
+    if (const std::size_t i = table.column(name); status_column == std::string::npos && i != std::string::npos && !is_parameter(i))
+      status_column = i;
   for (std::size_t i = 0; i < table.header.size(); ++i)
     if (table.header[i].starts_with("resolution.") && table.header[i].size() > 11) {
       resolution_column = i;
@@ -364,9 +410,9 @@ Earlier table_source(const CampaignState& state, const CsvTable& table, const st
     const std::vector<std::string>& cells = table.rows[row];
     const std::string where = file + ", line " + std::to_string(table.row_lines[row]);
     ++e.total;
-    const std::string status = status_column == std::string::npos ? "" : lowercase(cells[status_column]);
-    const std::optional<double> value = double_from_text(cells[value_column]);
-    if ((!status.empty() && status != "complete") || cells[value_column].empty()) {
+    const std::string status = status_column == std::string::npos ? "" : lowercase(trimmed(cells[status_column]));
+    const std::optional<double> value = double_from_text(trimmed(cells[value_column]));
+    if ((!status.empty() && status != "complete") || trimmed(cells[value_column]).empty()) {
       e.skip.add("unfinished", kUnfinished);
       continue;
     }
@@ -375,9 +421,9 @@ Earlier table_source(const CampaignState& state, const CsvTable& table, const st
                           "result has an empty value");
     EarlierResult r;
     for (const auto& [column, name] : parameter_columns)
-      if (!cells[column].empty()) r.config[name] = cells[column];  // empty: it did not apply (pandas' NaN)
+      if (!trimmed(cells[column]).empty()) r.config[name] = cells[column];  // empty: it did not apply (pandas' NaN)
     if (resolution_column && !cells[*resolution_column].empty()) {
-      r.ran_at = double_from_text(cells[*resolution_column]);
+      r.ran_at = double_from_text(trimmed(cells[*resolution_column]));
       if (!r.ran_at)
         throw CampaignError(where + ": the resolution's value '" + cells[*resolution_column] + "' is not a number");
     }
@@ -413,13 +459,13 @@ void normalise_resolutions(Earlier& e, const CampaignConfig& here) {
 }
 
 WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, std::size_t index,
-                               std::set<std::string>& origins) {
+                               std::set<std::string>& origins, std::set<std::string>& contents) {
   const std::filesystem::path path = w.from;
   std::error_code ec;
   std::optional<CampaignState> campaign;  // keeps the records the results point into
   std::optional<Earlier> read;
   if (std::filesystem::is_regular_file(path, ec)) {
-    read = table_source(state, read_csv_file(path), w.from);
+    read = table_source(state, w, read_csv_file(path), w.from);
   } else if (has_state(path)) {
     campaign = load_state(path);  // refuses a damaged one, naming the file
     read = campaign_source(state, *campaign, w.from);
@@ -450,6 +496,14 @@ WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, s
     if (skipped) continue;
     std::optional<Config> config = config_here(r, state.config.space, there, f, skip);
     if (!config) continue;
+    // The same result by another road (a campaign and its own export): its configuration, level and
+    // value, which two runs of a noisy objective never share.
+    const std::string content = std::to_string(level.value_or(0)) + " " + tune::to_string(*config) + " " + format_double(r.value);
+    if (!contents.insert(content).second) {
+      skip.add("imported already", "are the same runs as results of an earlier source (" + r.origin + ")");
+      ++repeated;
+      continue;
+    }
     if (!std::isfinite(r.value) || std::abs(r.value) > kMaxObjectiveMagnitude) {
       skip.add("value", "have a value the models cannot take in (not finite, or beyond +-" +
                             format_double(kMaxObjectiveMagnitude) + ")");
@@ -481,8 +535,8 @@ WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, s
   out.skipped = skip.lines();
   // (A source whose results all came through an earlier one adds nothing, and is no mistake.)
   if (out.imported == 0 && repeated == 0)
-    throw CampaignError("warm_start: none of the " + std::to_string(out.trials) + " trials of " + w.from +
-                        " carries over" + (out.skipped.empty() ? std::string() : " (" + reasons_text(out) + ")") +
+    throw CampaignError("warm_start: " + std::string(out.trials == 1 ? "the one trial of " : "none of the " + std::to_string(out.trials) + " trials of ") + w.from +
+                        (out.trials == 1 ? " does not carry over" : " carries over") + (out.skipped.empty() ? std::string() : " (" + reasons_text(out) + ")") +
                         "; remove it from warm_start, or see README, Warm starts");
   return out;
 }
@@ -492,14 +546,15 @@ WarmStartOutcome import_source(CampaignState& state, const WarmStartSource& w, s
 std::vector<WarmStartOutcome> import_warm_start(CampaignState& state) {
   std::vector<WarmStartOutcome> outcomes;
   std::set<std::filesystem::path> seen;
-  std::set<std::string> origins;  // of the results imported so far: where each was run
+  std::set<std::string> origins;   // of the results imported so far: where each was run
+  std::set<std::string> contents;  // and what each was (level, configuration, value)
   for (std::size_t i = 0; i < state.config.warm_start.size(); ++i) {
     const WarmStartSource& w = state.config.warm_start[i];
     std::error_code ec;
     const std::filesystem::path canonical = std::filesystem::weakly_canonical(w.from, ec);
     if (!seen.insert(ec ? std::filesystem::path(w.from) : canonical).second)
       throw CampaignError("warm_start: " + w.from + " is named twice; its results would count twice");
-    outcomes.push_back(import_source(state, w, i, origins));
+    outcomes.push_back(import_source(state, w, i, origins, contents));
   }
   return outcomes;
 }
