@@ -414,6 +414,14 @@ TEST(TuneWarmStart, StrategiesThatChooseTheirOwnPointsAndTheInlineForm) {
   EXPECT_NE(inline_run.err.find("warm start: 3 of the 3 trials of " + (d / "narrow").string()), std::string::npos)
       << inline_run.err;
   EXPECT_EQ(state_of(d / "inl")["study"]["trials"].size(), 5u);
+  // The inline form cannot give `fixed` values: its refusal says where they go.
+  const Result no_y = tune(d, {"run", "--name", "no-y", "--trials", "2", "--objective", "loss", "--warm-start", "narrow",
+                               "--quiet", "--", trainer, "--x~uniform(-1,1)", "--y", "-1"});
+  EXPECT_EQ(no_y.code, 1);
+  EXPECT_NE(no_y.err.find("sets 'y', which this campaign does not vary"), std::string::npos) << no_y.err;
+  EXPECT_NE(no_y.err.find("(fixed values are given in a campaign file: warm_start: {from: DIR, fixed: {...}})"),
+            std::string::npos)
+      << no_y.err;
   // Continued without the option: the campaign keeps its warm start (made once), and runs on.
   const Result more = tune(d, {"run", "--name", "inl", "--trials", "3", "--objective", "loss", "--quiet", "--", trainer,
                                "--x~uniform(-1,1)", "--y~uniform(-3,1)"});

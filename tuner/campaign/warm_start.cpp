@@ -68,8 +68,9 @@ std::optional<Value> converted(const Value& v, const Parameter& p) {
     default: {
       // A choice by its text; or, as pandas and Optuna write them, by its number (0.001 for 1e-3,
       // 256.0 for 256) or in other letters (True for true).
+      // (A table's unquoted cells come trimmed; a choice may have spaces of its own.)
       const auto* s = std::get_if<std::string>(&v);
-      const std::string text = s ? trimmed(*s) : tune::to_string(v);
+      const std::string text = s ? *s : tune::to_string(v);
       if (std::find(p.choices.begin(), p.choices.end(), text) != p.choices.end()) return text;
       const std::optional<double> number = double_from_text(text);
       for (const std::string& choice : p.choices) {

@@ -122,7 +122,11 @@ Prepared prepare(const CampaignConfig& config, const std::filesystem::path& dir,
     try {
       warm = import_warm_start(fresh);
     } catch (const CampaignError& e) {
-      std::fprintf(stderr, "tune %s: %s: %s\n", command, source.c_str(), e.what());
+      // --warm-start takes a source only: the advice to give `fixed` values needs a campaign file.
+      const bool inline_form = source == "the command line" && std::string(e.what()).find("fixed:") != std::string::npos;
+      std::fprintf(stderr, "tune %s: %s: %s%s\n", command, source.c_str(), e.what(),
+                   inline_form ? " (fixed values are given in a campaign file: warm_start: {from: DIR, fixed: {...}})"
+                               : "");
       // What was made for the campaign is not left behind; a directory that was there stays.
       remove_made_directories(dir, made_directories);
       return {.refused = kExitError};
