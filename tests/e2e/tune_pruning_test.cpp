@@ -183,7 +183,7 @@ TEST(TunePruning, BadSettingsAreRefusedAtTheirLine) {
   // The inline form: --pruning median or a percentile.
   const Result word = tune(d, {"run", "--name", "i", "--pruning", "mean", "--", trainer.string(), "x~uniform(0,1)", "3"});
   EXPECT_EQ(word.code, 2);
-  EXPECT_NE(word.err.find("--pruning 'mean': expected median, or a percentile"), std::string::npos) << word.err;
+  EXPECT_NE(word.err.find("--pruning 'mean': expected median, a percentile"), std::string::npos) << word.err;
   const Result range = tune(d, {"run", "--name", "i", "--pruning", "101", "--", trainer.string(), "x~uniform(0,1)", "3"});
   EXPECT_EQ(range.code, 2);
   EXPECT_NE(range.err.find("--pruning '101': must lie in (0, 100]"), std::string::npos) << range.err;
@@ -194,6 +194,21 @@ TEST(TunePruning, BadSettingsAreRefusedAtTheirLine) {
   const YAML::Node p = state_of(d / "i")["campaign"]["pruning"];
   EXPECT_EQ(p["rule"].as<std::string>(), "percentile");
   EXPECT_EQ(p["percentile"].as<double>(), 25.0);
+  // Continued with the inline form: a percentile in any number form, and `none`, which drops the rule
+  // (an option left out keeps the campaign's).
+  const Result tenth = tune(d, {"run", "--name", "i", "--trials", "2", "--objective", "loss", "--pruning", "1e1",
+                                "--quiet", "--", trainer.string(), "x~uniform(0,1)", "2"});
+  ASSERT_EQ(tenth.code, 0) << tenth.err;
+  EXPECT_EQ(state_of(d / "i")["campaign"]["pruning"]["percentile"].as<double>(), 10.0);
+  const Result kept = tune(d, {"run", "--name", "i", "--trials", "3", "--objective", "loss", "--quiet", "--",
+                               trainer.string(), "x~uniform(0,1)", "2"});
+  ASSERT_EQ(kept.code, 0) << kept.err;
+  EXPECT_EQ(state_of(d / "i")["campaign"]["pruning"]["percentile"].as<double>(), 10.0);
+  const Result none = tune(d, {"run", "--name", "i", "--trials", "4", "--objective", "loss", "--pruning", "none",
+                               "--", trainer.string(), "x~uniform(0,1)", "2"});
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_FALSE(state_of(d / "i")["campaign"]["pruning"]);
+  EXPECT_NE(none.err.find("pruning"), std::string::npos) << none.err;  // the run settings' change is said
 }
 
 // A trial the rule is stopping keeps the grace its SIGTERM gave it when `tune stop` comes meanwhile:

@@ -129,8 +129,8 @@ int main(int argc, char** argv) {
                   "inline form: stop a trial whose values along the way (stdout lines such as 'loss=0.4 step=3') are "
                   "worse than the median of the completed trials' at the same step ('median'), or outside a "
                   "percentile from the best (a number: 25 keeps the best quarter); Optuna's MedianPruner / "
-                  "PercentilePruner, after 5 completed trials")
-      ->type_name("median|PERCENTILE");
+                  "PercentilePruner, after 5 completed trials; 'none' stops pruning in a campaign continued")
+      ->type_name("median|PERCENTILE|none");
   run->add_option("--warm-start", inline_settings.warm_start,
                   "inline form: an earlier campaign's directory, whose complete results the new campaign starts from "
                   "(its model takes them in; no budget counts them): after widening the space, say; may be given "

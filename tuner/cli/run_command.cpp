@@ -177,17 +177,20 @@ int run_inline(const InlineSettings& s, const std::vector<std::string>& command,
   if (s.cost_budget) n["budget"]["cost"] = yaml_double(*s.cost_budget);
   n["executor"]["workers"] = s.workers;
   if (s.timeout) n["executor"]["timeout"] = *s.timeout;
-  // `--pruning median`, or a number: the percentile rule (whose range the campaign's check refuses).
+  // `--pruning median`, a number (the percentile rule, whose range the campaign's check refuses), or
+  // `none`: no pruning (for a campaign continued with the inline form, which keeps an option left out).
   if (s.pruning) {
     const std::string& p = *s.pruning;
     if (p == "median") {
       n["pruning"] = p;
-    } else if (!p.empty() && p.find_first_not_of("0123456789.") == std::string::npos) {
+    } else if (p == "none") {
+      // (no key: the campaign prunes nothing)
+    } else if (double_from_text(p)) {
       n["pruning"]["rule"] = "percentile";
       n["pruning"]["percentile"] = p;
     } else {
-      std::fprintf(stderr, "tune run: --pruning '%s': expected median, or a percentile counted from the best (a "
-                           "number in (0, 100]: 25 keeps the best quarter)\n", p.c_str());
+      std::fprintf(stderr, "tune run: --pruning '%s': expected median, a percentile counted from the best (a "
+                           "number in (0, 100]: 25 keeps the best quarter), or none\n", p.c_str());
       return kExitUsage;
     }
   }
