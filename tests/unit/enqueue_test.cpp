@@ -15,7 +15,6 @@ using tune::Study;
 using lr_layers_act::objective;
 using lr_layers_act::options_for;
 using lr_layers_act::space;
-using lr_layers_act::unit_text;
 
 // 0.001 is not what decode(encode(0.001)) gives on a log scale: the trial must run the value given.
 const tune::Config kDefault{{"lr", 0.001}, {"layers", std::int64_t{2}}, {"act", std::string("relu")}};
@@ -81,15 +80,7 @@ TEST_P(Enqueue, QueueSurvivesASaveAndTheLoadedStudyContinuesAsTheOriginal) {
   EXPECT_EQ(second->config, kKnownGood);
   EXPECT_EQ(original.ask()->config, kKnownGood);
   for (Study* s : {&original, &loaded}) s->tell(second->id, objective(second->config));
-  for (int i = 0; i < 6; ++i) {
-    const auto x = original.ask();
-    const auto y = loaded.ask();
-    ASSERT_TRUE(x && y);
-    EXPECT_EQ(unit_text(original, x->id), unit_text(loaded, y->id)) << "step " << i;
-    original.tell(x->id, objective(x->config));
-    loaded.tell(y->id, objective(y->config));
-  }
-  EXPECT_EQ(loaded.to_yaml_string(), original.to_yaml_string());
+  lr_layers_act::expect_the_same_continuation(original, loaded, 6);
   // Nothing waiting: the saved text has no `enqueued` key (older files stay as they were).
   EXPECT_EQ(loaded.to_yaml_string().find("enqueued:"), std::string::npos);
 }

@@ -100,15 +100,7 @@ TEST_P(ImportResult, SurvivesASaveAndTheLoadedStudyContinuesAsTheOriginal) {
   EXPECT_EQ(loaded.to_yaml_string(), original.to_yaml_string());
   EXPECT_EQ(loaded.imported_count(), 5u);
   EXPECT_EQ(loaded.trial(3).imported_from, "old/state.yaml");
-  for (int i = 0; i < 5; ++i) {
-    const auto x = original.ask();
-    const auto y = loaded.ask();
-    ASSERT_TRUE(x && y);
-    EXPECT_EQ(unit_text(original, x->id), unit_text(loaded, y->id)) << "step " << i;
-    original.tell(x->id, objective(x->config));
-    loaded.tell(y->id, objective(y->config));
-  }
-  EXPECT_EQ(loaded.to_yaml_string(), original.to_yaml_string());
+  lr_layers_act::expect_the_same_continuation(original, loaded, 5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, ImportResult, ::testing::Values("random", "sobol", "ei", "ucb", "cmets", "cmes"));

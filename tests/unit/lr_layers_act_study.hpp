@@ -2,6 +2,8 @@
 // The three-parameter study of the enqueue and import tests: a learning rate on a log scale, an
 // integer and a categorical, with a quadratic objective; cmets and cmes get three levels and a cost
 // budget.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <sstream>
 #include <string>
@@ -36,6 +38,20 @@ inline std::string unit_text(const tune::Study& s, std::uint64_t id) {
   u.precision(17);
   u << s.trial(id).unit.transpose();
   return u.str();
+}
+
+// A study and its saved-and-loaded copy propose the same points for `steps` asks, each told
+// objective(), and end with the same saved text.
+inline void expect_the_same_continuation(tune::Study& original, tune::Study& loaded, int steps) {
+  for (int i = 0; i < steps; ++i) {
+    const auto x = original.ask();
+    const auto y = loaded.ask();
+    ASSERT_TRUE(x && y);
+    EXPECT_EQ(unit_text(original, x->id), unit_text(loaded, y->id)) << "step " << i;
+    original.tell(x->id, objective(x->config));
+    loaded.tell(y->id, objective(y->config));
+  }
+  EXPECT_EQ(loaded.to_yaml_string(), original.to_yaml_string());
 }
 
 }  // namespace lr_layers_act

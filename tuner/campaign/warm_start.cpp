@@ -116,12 +116,6 @@ double fixed_resolution_value(const std::string& text, const std::string& field)
   throw CampaignError("field '" + field + "': expected a number (a value of the resolution), found '" + text + "'");
 }
 
-std::string levels_text(const Resolution& r) {
-  std::string text;
-  for (const double v : r.values) text += (text.empty() ? "[" : ", ") + format_double(v);
-  return text + "]";
-}
-
 // What a source offers: its results, and what it varied (a campaign's space and resolution, or a
 // table's parameter columns), for the checks of `fixed`.
 struct EarlierResult {
@@ -183,13 +177,13 @@ FixedValues read_fixed(const WarmStartSource& w, const std::string& source_field
       f.level_here = fixed_resolution_value(text, field);
       if (!level_of(*here.resolution, *f.level_here))
         throw CampaignError("field '" + field + "': " + text + " is not one of this campaign's levels " +
-                            levels_text(*here.resolution));
+                            level_values_text(*here.resolution));
     }
     if (res_there) {
       f.level_there = fixed_resolution_value(text, field);
       if (there.campaign && there.campaign->resolution && !level_of(*there.campaign->resolution, *f.level_there))
         throw CampaignError("field '" + field + "': " + text + " is not one of the levels of " + there.name + " " +
-                            levels_text(*there.campaign->resolution));
+                            level_values_text(*there.campaign->resolution));
     }
   }
   return f;
@@ -230,7 +224,7 @@ std::optional<std::size_t> level_here(const EarlierResult& r, const CampaignConf
   const std::optional<std::size_t> level = level_of(*here.resolution, *value);
   if (!level) {
     skip.add("level " + format_double(*value), "ran at " + name + " = " + format_double(*value) +
-                                                   ", not one of this campaign's levels " + levels_text(*here.resolution));
+                                                   ", not one of this campaign's levels " + level_values_text(*here.resolution));
     skipped = true;
   }
   return level;

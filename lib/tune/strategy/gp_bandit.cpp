@@ -227,7 +227,8 @@ Observation GpBandit::observation_of(const Trial& trial, Direction direction) co
 
 ProposalResult GpBandit::propose(const StrategyContext& context) {
   const std::size_t n_init = options_.initial_design_size(context.space.dim());
-  if (design_index_ + imported_results(context.trials) < n_init || dictionary_.size() < 2) {
+  // (the scan of the trials for imported results only while the design may still run)
+  if ((design_index_ < n_init && design_index_ + imported_results(context.trials) < n_init) || dictionary_.size() < 2) {
     const std::set<std::vector<double>> ran = options_.repeat_configurations ? std::set<std::vector<double>>{}
                                                                               : configurations_run(context.trials);
     for (int attempt = 0; attempt < 1000; ++attempt) {

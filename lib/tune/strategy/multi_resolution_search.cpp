@@ -916,7 +916,8 @@ ProposalResult MultiResolutionSearch::propose_flat(const StrategyContext& contex
   const std::size_t top = levels_ - 1;
   const std::size_t n_init = options_.initial_design > 0 ? options_.initial_design
                                                          : std::min<std::size_t>(2 * context.space.dim() + 1, 20);
-  if (design_index_ + imported_results(context.trials, top) < n_init || in_model_.size() < 2) {
+  if ((design_index_ < n_init && design_index_ + imported_results(context.trials, top) < n_init) ||
+      in_model_.size() < 2) {
     if (!full_run_fits(context, top)) return {std::nullopt, kNoFullRunFits};
     // In a discrete space the design's points snap onto few configurations (fewer still with
     // conditional parameters): one that has run at full resolution is not run again, as the
